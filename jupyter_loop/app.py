@@ -1,0 +1,74 @@
+"""The jupyter-loop server extension: configuration, services and routes."""
+
+from __future__ import annotations
+
+import asyncio
+
+from jupyter_server.extension.application import ExtensionApp
+from traitlets import Float
+
+from .document import LiveDocuments
+from .execution.queue import QueueSettings
+from .execution.service import ExecutionService
+from .handlers import route_table
+
+
+class JupyterLoopApp(ExtensionApp):
+    """Runs notebook cells on the server and writes their outputs to the shared notebook."""
+
+    name = "jupyter_loop"
+
+    batch_interval = Float(
+        0.05,
+        config=True,
+        help="Seconds over which a cell's outputs are gathered into one write (default 0.05).",
+    )
+
+    save_interval = Float(
+        5.0,
+        allow_none=True,
+        config=True,
+        help=(
+            "While a cell writes outputs, save the notebook at least this often, in seconds "
+            "(default 5). Every run also saves when it ends. None or 0 leaves saving to "
+            "autosave alone."
+        ),
+    )
+
+    kernel_ready_timeout = Float(
+        60.0,
+        config=True,
+        help="Seconds to wait for a starting kernel before the run fails (default 60).",
+    )
+
+    liveness_interval = Float(
+        2.0,
+        config=True,
+        help="Seconds between checks that the kernel of a running cell is alive (default 2).",
+    )
+
+    def initialize_settings(self) -> None:
+        self.documents = LiveDocuments(
+            self.serverapp.web_app.settings, self.log, save_interval=self.save_interval
+        )
+        self.execution = ExecutionService(
+            self.documents,
+            self.serverapp.kernel_manager,
+            self.serverapp.session_manager,
+            self.serverapp.event_logger,
+            QueueSettings(
+                batch_interval=self.batch_interval,
+                kernel_ready_timeout=self.kernel_ready_timeout,
+                liveness_interval=self.liveness_interval,
+            ),
+            self.log,
+        )
+        self.execution.start()
+        self.settings.update({"jupyter_loop_execution": self.execution})
+
+    def initialize_handlers(self) -> None:
+        self.handlers.extend(route_table())
+
+    async def stop_extension(self) -> None:
+        await asyncio.wait_for(self.execution.stop(), timeout=10)
+        await self.documents.stop()

@@ -1,0 +1,212 @@
+"""Live shared notebooks: resolve them, keep their rooms alive while we write, save them.
+
+jupyter_server_ydoc owns the rooms. We only borrow them:
+
+* The document is resolved again for every batch of writes (never cached), so a room
+  that was evicted and rebuilt is picked up instead of writing into a detached copy.
+* While a run or an agent turn is in flight the room is *pinned*: a silent stand-in
+  client sits in the room's client set, so closing the last tab does not schedule the
+  room's deletion. When the last pin goes and no tab is connected, the room is cleaned
+  up after the same delay jupyter_server_ydoc would have used.
+* Saves are forced every ``save_interval`` seconds while writing, because autosave is
+  a debounce that never fires while a cell prints more than once a second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from jupyter_server.utils import ensure_async
+from jupyter_ydoc import YNotebook
+from tornado.web import HTTPError
+
+from ..errors import BadRequest, JupyterLoopError, NotFound, Unavailable
+
+ORIGIN = "jupyter_loop"
+"""Origin of every transaction we make: keeps our writes out of the server's undo stack."""
+
+_YDOC_EXTENSION = "jupyter_server_ydoc"
+
+
+class _StandInClient:
+    """A room client that receives nothing: its presence keeps the room from being cleaned."""
+
+    def __init__(self, room_id: str) -> None:
+        self.path = room_id
+
+    async def send(self, message: bytes) -> None:
+        return None
+
+
+class LiveDocuments:
+    """Access to the server-side ``YNotebook`` of each open (or openable) notebook."""
+
+    def __init__(
+        self,
+        settings: dict[str, Any],
+        log: logging.Logger,
+        save_interval: float | None = 5.0,
+    ) -> None:
+        self._settings = settings
+        self._log = log
+        self._save_interval = save_interval
+        self._pins: Counter[str] = Counter()
+        self._stand_ins: dict[str, _StandInClient] = {}
+        self._last_save: dict[str, float] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # -- resolving -----------------------------------------------------------------
+
+    def _extension(self) -> Any:
+        extension = self._settings.get(_YDOC_EXTENSION)
+        if extension is None:
+            raise Unavailable(
+                "Real-time collaboration (jupyter_server_ydoc) is not enabled on this server; "
+                "jupyter-loop needs it to keep outputs on the server."
+            )
+        return extension
+
+    async def room_id(self, path: str) -> str:
+        """The room of the notebook at ``path``; raises if it is not a notebook."""
+        if not path or path.startswith("/") or ".." in path.split("/"):
+            raise BadRequest(f"'{path}' is not a path inside the server's root directory.")
+        contents = self._settings["contents_manager"]
+        try:
+            model = await ensure_async(contents.get(path, content=False))
+        except HTTPError as e:
+            raise NotFound(f"No notebook at '{path}'.") from e
+        if model.get("type") != "notebook":
+            raise BadRequest(f"'{path}' is not a notebook.")
+        file_id = self._settings["file_id_manager"].index(path)
+        if file_id is None:
+            raise NotFound(f"No notebook at '{path}'.")
+        return f"json:notebook:{file_id}"
+
+    def path_of(self, room_id: str) -> str | None:
+        """The notebook's current path (it follows renames)."""
+        file_id = room_id.split(":", 2)[-1]
+        path = self._settings["file_id_manager"].get_path(file_id)
+        return str(path) if path is not None else None
+
+    async def notebook(self, room_id: str) -> YNotebook:
+        """The live shared notebook; loads its room if no tab has it open."""
+        extension = self._extension()
+        try:
+            document = await extension.get_document(room_id=room_id, copy=False, create=True)
+        except JupyterLoopError:
+            raise
+        except Exception as e:  # the room failed to load: file gone, unreadable
+            raise NotFound(f"The notebook could not be loaded: {e}") from e
+        if not isinstance(document, YNotebook):
+            raise NotFound("The notebook could not be loaded.")
+        if self._pins[room_id]:
+            self._hold(room_id)
+        return document
+
+    def _room(self, room_id: str) -> Any | None:
+        return self._extension().ywebsocket_server.rooms.get(room_id)
+
+    # -- pinning -------------------------------------------------------------------
+
+    def pin(self, room_id: str) -> None:
+        """Keep the room in memory until as many :meth:`unpin` calls."""
+        self._pins[room_id] += 1
+        if self._pins[room_id] == 1 and self._room(room_id) is not None:
+            self._hold(room_id)
+
+    def unpin(self, room_id: str) -> None:
+        self._pins[room_id] -= 1
+        if self._pins[room_id] <= 0:
+            del self._pins[room_id]
+            self._release(room_id)
+
+    @asynccontextmanager
+    async def pinned(self, room_id: str) -> AsyncIterator[None]:
+        """Keep the room in memory for the duration of the block."""
+        self.pin(room_id)
+        try:
+            yield
+        finally:
+            self.unpin(room_id)
+
+    def is_pinned(self, room_id: str) -> bool:
+        return self._pins[room_id] > 0
+
+    def _hold(self, room_id: str) -> None:
+        room = self._room(room_id)
+        if room is None:
+            return
+        stand_in = self._stand_ins.setdefault(room_id, _StandInClient(room_id))
+        room.clients.add(stand_in)
+        cleaner = getattr(room, "cleaner", None)
+        if cleaner is not None and not cleaner.done():
+            cleaner.cancel()
+
+    def _release(self, room_id: str) -> None:
+        stand_in = self._stand_ins.pop(room_id, None)
+        room = self._room(room_id)
+        if room is None or stand_in is None:
+            return
+        room.clients.discard(stand_in)
+        if not room.clients:
+            room.cleaner = self._spawn(self._clean_later(room_id, room))
+
+    async def _clean_later(self, room_id: str, room: Any) -> None:
+        extension = self._extension()
+        delay = extension.document_cleanup_delay
+        if delay is None:
+            return
+        await asyncio.sleep(delay)
+        async with extension._room_locks[room_id]:
+            server = extension.ywebsocket_server
+            if server.rooms.get(room_id) is not room or room.clients or self._pins[room_id]:
+                return
+            await server.delete_room(room=room)
+            self._log.info("jupyter-loop released room %s", room_id)
+            file_id = room_id.split(":", 2)[-1]
+            loaders = extension.file_loaders
+            if file_id in loaders and loaders[file_id].number_of_subscriptions == 0:
+                await loaders.remove(file_id)
+
+    # -- saving --------------------------------------------------------------------
+
+    async def save(self, room_id: str) -> None:
+        """Write the live document to its file now."""
+        room = self._room(room_id)
+        if room is None:
+            return
+        self._last_save[room_id] = time.monotonic()
+        task = room._save_to_disc()
+        if task is not None:
+            await task
+
+    async def save_if_due(self, room_id: str) -> None:
+        """Save unless a save happened less than ``save_interval`` seconds ago."""
+        if not self._save_interval:
+            return
+        last = self._last_save.get(room_id)
+        if last is None:
+            self._last_save[room_id] = time.monotonic()
+            return
+        if time.monotonic() - last >= self._save_interval:
+            await self.save(room_id)
+
+    # -- lifecycle -----------------------------------------------------------------
+
+    def _spawn(self, coroutine: Any) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def stop(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=3)

@@ -1,0 +1,111 @@
+"""Execution markers in the shared notebook, so every tab shows the same queue.
+
+Cells keep JupyterLab's own fields (``execution_state`` drives the ``[*]`` prompt,
+``execution_count``); what JupyterLab has no field for (queued or running, who asked,
+how the last run ended, a pending ``input()`` prompt) lives in a map beside the cells,
+keyed by cell id. It is part of the shared document (synced to every tab, kept in the
+YStore) but not of the ``.ipynb``.
+
+All functions here mutate: call them inside a transaction with our origin.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jupyter_ydoc import YNotebook
+from pycrdt import Array, Map
+
+BOARD = "jupyter_loop:execution"
+
+QUEUED, RUNNING, DONE = "queued", "running", "done"
+
+
+def board(notebook: YNotebook) -> Map:
+    return notebook.ydoc.get(BOARD, type=Map)
+
+
+def marker(notebook: YNotebook, cell_id: str) -> dict[str, Any] | None:
+    value = board(notebook).get(cell_id)
+    return dict(value) if isinstance(value, dict) else None
+
+
+def mark_queued(notebook: YNotebook, ycell: Map, *, run_id: str, kernel_id: str, by: str) -> None:
+    """Clear the cell as JupyterLab does when a run is scheduled, and show it queued."""
+    _clear_execution(ycell)
+    ycell["execution_state"] = "running"
+    board(notebook)[str(ycell["id"])] = {
+        "state": QUEUED,
+        "run_id": run_id,
+        "kernel_id": kernel_id,
+        "by": by,
+    }
+
+
+def mark_running(notebook: YNotebook, cell_id: str, run_id: str) -> None:
+    entry = marker(notebook, cell_id)
+    if entry is None or entry.get("run_id") != run_id:
+        entry = {"run_id": run_id}
+    entry["state"] = RUNNING
+    board(notebook)[cell_id] = entry
+
+
+def mark_done(
+    notebook: YNotebook,
+    ycell: Map,
+    *,
+    run_id: str,
+    status: str,
+    execution_count: int | None = None,
+    note: str | None = None,
+) -> None:
+    """End a run: count and idle state together (an early count would clear ``[*]``)."""
+    cell_id = str(ycell["id"])
+    entry = marker(notebook, cell_id) or {}
+    if entry.get("run_id") not in (None, run_id):
+        return  # the cell was queued again since: that run owns the markers now
+    if execution_count is not None:
+        ycell["execution_count"] = execution_count
+    ycell["execution_state"] = "idle"
+    done = {"state": DONE, "run_id": run_id, "status": status}
+    if note:
+        done["note"] = note
+    board(notebook)[cell_id] = done
+
+
+def mark_skipped(notebook: YNotebook, ycell: Map, *, run_id: str) -> None:
+    """An empty cell: cleared and done at once, as JupyterLab does."""
+    _clear_execution(ycell)
+    ycell["execution_state"] = "idle"
+    board(notebook)[str(ycell["id"])] = {"state": DONE, "run_id": run_id, "status": "ok"}
+
+
+def set_input_request(notebook: YNotebook, cell_id: str, request: dict[str, Any] | None) -> None:
+    entry = marker(notebook, cell_id)
+    if entry is None:
+        return
+    if request is None:
+        entry.pop("input", None)
+    else:
+        entry["input"] = request
+    board(notebook)[cell_id] = entry
+
+
+def set_timing(ycell: Map, timing: dict[str, str] | None) -> None:
+    metadata = ycell.get("metadata")
+    if not isinstance(metadata, Map):
+        return
+    if timing:
+        metadata["execution"] = timing
+    elif "execution" in metadata:
+        del metadata["execution"]
+
+
+def _clear_execution(ycell: Map) -> None:
+    outputs = ycell.get("outputs")
+    if isinstance(outputs, Array):
+        if len(outputs):
+            outputs.clear()
+    else:
+        ycell["outputs"] = Array()
+    ycell["execution_count"] = None

@@ -1,0 +1,277 @@
+"""One kernel's run queue: cells run one at a time, in the order they were asked for.
+
+Like JupyterLab, an error (or an interrupt) drops whatever is still queued; a kernel
+restart or death ends the running cell and empties the queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from jupyter_server.utils import ensure_async
+from jupyter_ydoc import YNotebook
+from pycrdt import Map
+
+from ..document import ORIGIN, CellNotFound, LiveDocuments, find_cell
+from ..errors import Conflict, JupyterLoopError
+from . import board
+from .kernel import KernelChannel
+from .ops import AppendStream, UpdateDisplay
+from .run import KERNEL_DIED, CellJob, CellRun, RunOutcome
+from .writer import CellWriter
+
+_NOTE_PREFIX = "[jupyter-loop] "
+
+
+@dataclass(frozen=True)
+class QueueSettings:
+    batch_interval: float = 0.05
+    kernel_ready_timeout: float = 60.0
+    liveness_interval: float = 2.0
+
+
+class KernelQueue:
+    """Runs the cells queued on one kernel and writes what they produce."""
+
+    def __init__(
+        self,
+        kernel_id: str,
+        kernel_manager: Any,
+        docs: LiveDocuments,
+        settings: QueueSettings,
+        log: logging.Logger,
+    ) -> None:
+        self.kernel_id = kernel_id
+        self._manager = kernel_manager
+        self._docs = docs
+        self._settings = settings
+        self._log = log
+        self._channel = KernelChannel(kernel_manager, log)
+        self._jobs: deque[CellJob] = deque()
+        self._wakeup = asyncio.Event()
+        self._current: CellRun | None = None
+        self._writers: dict[tuple[str, str], CellWriter] = {}
+        self._worker: asyncio.Task[None] | None = None
+
+    # -- queueing --------------------------------------------------------------------
+
+    def submit(self, jobs: list[CellJob]) -> None:
+        for job in jobs:
+            self._docs.pin(job.room_id)
+            self._jobs.append(job)
+        self._wakeup.set()
+        if self._worker is None or self._worker.done():
+            self._worker = asyncio.ensure_future(self._work())
+
+    @property
+    def current(self) -> CellRun | None:
+        return self._current
+
+    def pending(self) -> list[CellJob]:
+        running = [self._current.job] if self._current is not None else []
+        return running + list(self._jobs)
+
+    async def _work(self) -> None:
+        while True:
+            if not self._jobs:
+                self._wakeup.clear()
+                await self._wakeup.wait()
+                continue
+            job = self._jobs.popleft()
+            try:
+                outcome = await self._run(job)
+            except Exception:
+                self._log.exception("jupyter-loop failed to run cell %s", job.cell_id)
+                outcome = RunOutcome("error", note="jupyter-loop failed to run this cell.")
+            finally:
+                self._docs.unpin(job.room_id)
+            if outcome.stops_queue:
+                await self.drop_queued()
+
+    # -- running ---------------------------------------------------------------------
+
+    async def _run(self, job: CellJob) -> RunOutcome:
+        writer = self._writer_for(job.room_id, job.cell_id)
+        writer.reset()
+        await writer.flush(
+            then=lambda notebook, _: board.mark_running(notebook, job.cell_id, job.run_id)
+        )
+        run = CellRun(
+            job,
+            writer,
+            on_display_update=self._update_display,
+            on_input_request=self._input_requested,
+        )
+        try:
+            await self._ready()
+        except JupyterLoopError as e:
+            outcome = RunOutcome("error", note=e.message)
+        else:
+            outcome = await self._execute(run)
+        if outcome.note:
+            writer.push(AppendStream("stderr", f"{_NOTE_PREFIX}{outcome.note}\n"))
+        await writer.flush(then=lambda notebook, ycell: self._finish(notebook, ycell, run, outcome))
+        await self._docs.save(job.room_id)
+        return outcome
+
+    async def _ready(self) -> None:
+        timeout = self._settings.kernel_ready_timeout
+        starting = getattr(self._manager, "ready", None)
+        if isinstance(starting, asyncio.Future):
+            try:
+                await asyncio.wait_for(asyncio.shield(starting), timeout)
+            except Exception as e:
+                raise JupyterLoopError(f"The kernel failed to start: {e}") from e
+        await self._channel.ready(timeout)
+
+    async def _execute(self, run: CellRun) -> RunOutcome:
+        self._current = run
+        msg_id = self._channel.execute(run.job.code, run)
+        try:
+            while True:
+                done, _ = await asyncio.wait({run.done}, timeout=self._settings.liveness_interval)
+                if done:
+                    return run.done.result()
+                if not await ensure_async(self._manager.is_alive()):
+                    await self._reconnect()
+                    run.end(RunOutcome("cut_off", note=KERNEL_DIED))
+        finally:
+            self._channel.release(msg_id)
+            self._current = None
+
+    def _finish(self, notebook: YNotebook, ycell: Map, run: CellRun, outcome: RunOutcome) -> None:
+        job = run.job
+        board.mark_done(
+            notebook,
+            ycell,
+            run_id=job.run_id,
+            status=outcome.status,
+            execution_count=outcome.execution_count,
+            note=outcome.note,
+        )
+        board.set_timing(ycell, run.timing if job.record_timing else None)
+        _apply_payload(notebook, ycell, outcome.payload)
+
+    # -- display updates and stdin ---------------------------------------------------
+
+    def _writer_for(self, room_id: str, cell_id: str) -> CellWriter:
+        key = (room_id, cell_id)
+        writer = self._writers.get(key)
+        if writer is None:
+            writer = CellWriter(
+                self._docs,
+                room_id,
+                cell_id,
+                interval=self._settings.batch_interval,
+                log=self._log,
+            )
+            self._writers[key] = writer
+        return writer
+
+    def _update_display(self, op: UpdateDisplay) -> None:
+        # Display ids belong to the kernel: the handle may come from any cell it ran.
+        for writer in self._writers.values():
+            if writer.has_display(op.display_id):
+                writer.push(op)
+
+    def _input_requested(self, run: CellRun, message: dict[str, Any]) -> None:
+        content = message.get("content", {})
+        request = {
+            "request_id": str(message["header"]["msg_id"]),
+            "prompt": str(content.get("prompt", "")),
+            "password": bool(content.get("password", False)),
+        }
+        run.pending_input = (request, message["header"])
+        writer = self._writer_for(run.job.room_id, run.job.cell_id)
+        task = asyncio.ensure_future(
+            writer.flush(then=lambda nb, _: board.set_input_request(nb, run.job.cell_id, request))
+        )
+        task.add_done_callback(_log_failure(self._log))
+
+    async def answer_input(self, room_id: str, cell_id: str, request_id: str, value: str) -> None:
+        """Send the answer to the prompt the running cell shows; echo it like JupyterLab."""
+        run = self._current
+        if run is None or (run.job.room_id, run.job.cell_id) != (room_id, cell_id):
+            raise Conflict("This cell is not waiting for input.")
+        if run.pending_input is None or run.pending_input[0]["request_id"] != request_id:
+            raise Conflict("This prompt has already been answered.")
+        request, header = run.pending_input
+        run.pending_input = None
+        shown = "\u00b7" * 8 if request["password"] else value
+        writer = self._writer_for(room_id, cell_id)
+        writer.push(AppendStream("stdin", f"{request['prompt']}{shown}\n"))
+        self._channel.send_input(value, parent=header)
+        await writer.flush(then=lambda nb, _: board.set_input_request(nb, cell_id, None))
+
+    # -- stopping --------------------------------------------------------------------
+
+    async def drop_queued(self) -> None:
+        """Forget the cells still waiting: their markers go back to idle."""
+        dropped = list(self._jobs)
+        self._jobs.clear()
+        for job in dropped:
+            try:
+                await self._mark_dropped(job)
+            finally:
+                self._docs.unpin(job.room_id)
+
+    async def _mark_dropped(self, job: CellJob) -> None:
+        try:
+            notebook = await self._docs.notebook(job.room_id)
+            _, ycell = find_cell(notebook, job.cell_id)
+        except (CellNotFound, JupyterLoopError):
+            return
+        with notebook.ydoc.transaction(origin=ORIGIN):
+            board.mark_done(notebook, ycell, run_id=job.run_id, status="aborted")
+
+    async def end_all(self, note: str | None) -> None:
+        """The kernel restarted or died: end the running cell and empty the queue."""
+        await self.drop_queued()
+        if self._current is not None:
+            self._current.end(RunOutcome("cut_off", note=note))
+        await self._reconnect()
+
+    async def _reconnect(self) -> None:
+        # Display ids and the connection belong to the old kernel process.
+        await self._channel.close()
+        self._channel = KernelChannel(self._manager, self._log)
+
+    async def stop(self) -> None:
+        await self.drop_queued()
+        if self._current is not None:
+            self._current.end(RunOutcome("cut_off", note="The server stopped during this run."))
+        if self._worker is not None:
+            self._worker.cancel()
+            await asyncio.wait({self._worker}, timeout=3)
+        await self._channel.close()
+
+
+def _log_failure(log: logging.Logger) -> Any:
+    def report(task: asyncio.Future[Any]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            log.error("jupyter-loop background write failed", exc_info=task.exception())
+
+    return report
+
+
+def _apply_payload(notebook: YNotebook, ycell: Map, payload: list[dict[str, Any]]) -> None:
+    """Honour ``set_next_input`` (``%load``, ``%recall``), as JupyterLab's executor does."""
+    for item in payload:
+        if item.get("source") != "set_next_input":
+            continue
+        text = str(item.get("text", ""))
+        if item.get("replace"):
+            source = ycell["source"]
+            del source[0 : len(source)]
+            source += text
+            return
+        index, _ = find_cell(notebook, str(ycell["id"]))
+        new_cell = notebook.create_ycell(
+            {"cell_type": "code", "source": text, "metadata": {"trusted": False}}
+        )
+        notebook.ycells.insert(index + 1, new_cell)
+        return

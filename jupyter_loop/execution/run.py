@@ -1,0 +1,116 @@
+"""One cell's run: turns the kernel's answer into output edits and a final outcome."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .ops import UpdateDisplay, op_from_message
+from .writer import CellWriter
+
+KERNEL_DIED = "The kernel died while this cell was running."
+
+
+@dataclass(frozen=True)
+class CellJob:
+    """A code cell waiting in a kernel's queue, with the source it had when queued."""
+
+    room_id: str
+    cell_id: str
+    code: str
+    run_id: str
+    by: str
+    record_timing: bool = False
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """How a run ended. ``status`` is ok, error, aborted, interrupted or cut_off."""
+
+    status: str
+    execution_count: int | None = None
+    note: str | None = None
+    payload: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def stops_queue(self) -> bool:
+        return self.status != "ok"
+
+
+class CellRun:
+    """Listener for one execute request (see :class:`~.kernel.RunListener`)."""
+
+    def __init__(
+        self,
+        job: CellJob,
+        writer: CellWriter,
+        *,
+        on_display_update: Callable[[UpdateDisplay], None],
+        on_input_request: Callable[[CellRun, dict[str, Any]], None],
+    ) -> None:
+        self.job = job
+        self._writer = writer
+        self._on_display_update = on_display_update
+        self._on_input_request = on_input_request
+        self._reply: dict[str, Any] | None = None
+        self._idle = False
+        self.timing: dict[str, str] = {}
+        self.pending_input: tuple[dict[str, Any], dict[str, Any]] | None = None
+        self.done: asyncio.Future[RunOutcome] = asyncio.get_running_loop().create_future()
+
+    def on_iopub(self, message: dict[str, Any]) -> None:
+        kind = message["header"]["msg_type"]
+        if kind == "status":
+            state = message["content"].get("execution_state")
+            self._stamp(f"iopub.status.{state}", message)
+            if state == "idle":
+                self._idle = True
+                self._maybe_finish()
+            return
+        if kind == "execute_input":
+            self._stamp("iopub.execute_input", message)
+            return
+        op = op_from_message(message)
+        if isinstance(op, UpdateDisplay):
+            self._on_display_update(op)
+        elif op is not None:
+            self._writer.push(op)
+
+    def on_reply(self, message: dict[str, Any]) -> None:
+        if message["header"]["msg_type"] != "execute_reply":
+            return
+        self._reply = message
+        started = (message.get("metadata") or {}).get("started")
+        if started:
+            self.timing["shell.execute_reply.started"] = str(started)
+        self._stamp("shell.execute_reply", message)
+        self._maybe_finish()
+
+    def on_input_request(self, message: dict[str, Any]) -> None:
+        self._on_input_request(self, message)
+
+    def end(self, outcome: RunOutcome) -> None:
+        """End the run from outside (kernel restarted or died, server stopping)."""
+        if not self.done.done():
+            self.done.set_result(outcome)
+
+    def _maybe_finish(self) -> None:
+        if self._reply is None or not self._idle:
+            return
+        content = self._reply.get("content", {})
+        status = content.get("status", "error")
+        count = content.get("execution_count")
+        self.end(
+            RunOutcome(
+                status="ok" if status == "ok" else ("aborted" if status == "aborted" else "error"),
+                execution_count=count if isinstance(count, int) else None,
+                payload=list(content.get("payload") or []),
+            )
+        )
+
+    def _stamp(self, label: str, message: dict[str, Any]) -> None:
+        date = message.get("header", {}).get("date")
+        if date is not None:
+            self.timing[label] = date if isinstance(date, str) else date.isoformat()

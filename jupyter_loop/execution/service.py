@@ -1,0 +1,157 @@
+"""Server-side execution: the entry point the REST handlers (and the agent) call."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from typing import Any
+
+from ..document import ORIGIN, LiveDocuments, find_cell
+from ..errors import BadRequest, Conflict, NotFound
+from ..payloads import InputReply, QueuedCell, RunRequest, RunTicket
+from . import board
+from .queue import KernelQueue, QueueSettings
+from .run import KERNEL_DIED, CellJob
+
+KERNEL_ACTIONS = "https://events.jupyter.org/jupyter_server/kernel_actions/v1"
+
+
+class ExecutionService:
+    """Queues cells on their notebook's kernel and keeps one queue per kernel."""
+
+    def __init__(
+        self,
+        docs: LiveDocuments,
+        kernel_manager: Any,
+        session_manager: Any,
+        event_logger: Any,
+        settings: QueueSettings,
+        log: logging.Logger,
+    ) -> None:
+        self._docs = docs
+        self._kernels = kernel_manager
+        self._sessions = session_manager
+        self._events = event_logger
+        self._settings = settings
+        self._log = log
+        self._queues: dict[str, KernelQueue] = {}
+        self._watched: set[str] = set()
+
+    def start(self) -> None:
+        self._events.add_listener(schema_id=KERNEL_ACTIONS, listener=self._on_kernel_action)
+
+    async def stop(self) -> None:
+        self._events.remove_listener(schema_id=KERNEL_ACTIONS, listener=self._on_kernel_action)
+        queues = list(self._queues.values())
+        self._queues.clear()
+        await asyncio.gather(*(queue.stop() for queue in queues), return_exceptions=True)
+
+    # -- requests --------------------------------------------------------------------
+
+    async def run(self, request: RunRequest, user: str) -> RunTicket:
+        """Queue the cells; nothing changes if any of them is unknown."""
+        room_id = await self._docs.room_id(request.path)
+        kernel_id = await self._kernel_for(request)
+        notebook = await self._docs.notebook(room_id)
+        cells = [find_cell(notebook, cell_id)[1] for cell_id in request.cell_ids]
+        for ycell in cells:
+            if ycell.get("cell_type") != "code":
+                raise BadRequest(f"Cell '{ycell['id']}' is not a code cell.")
+        queued: list[QueuedCell] = []
+        jobs: list[CellJob] = []
+        with notebook.ydoc.transaction(origin=ORIGIN):
+            for ycell in cells:
+                run_id = uuid.uuid4().hex
+                code = str(ycell["source"])
+                if code.strip():
+                    board.mark_queued(notebook, ycell, run_id=run_id, kernel_id=kernel_id, by=user)
+                    jobs.append(
+                        CellJob(
+                            room_id, str(ycell["id"]), code, run_id, user, request.record_timing
+                        )
+                    )
+                    queued.append(QueuedCell(str(ycell["id"]), run_id, board.QUEUED))
+                else:
+                    board.mark_skipped(notebook, ycell, run_id=run_id)
+                    queued.append(QueuedCell(str(ycell["id"]), run_id, board.DONE))
+        if jobs:
+            self._queue(kernel_id).submit(jobs)
+        return RunTicket(path=request.path, kernel_id=kernel_id, cells=tuple(queued))
+
+    async def answer_input(self, reply: InputReply) -> None:
+        room_id = await self._docs.room_id(reply.path)
+        for queue in self._queues.values():
+            current = queue.current
+            if current is not None and current.job.room_id == room_id:
+                await queue.answer_input(room_id, reply.cell_id, reply.request_id, reply.value)
+                return
+        raise Conflict("No cell of this notebook is waiting for input.")
+
+    async def pending(self, path: str) -> list[dict[str, str]]:
+        """The running and queued cells of a notebook, in run order."""
+        room_id = await self._docs.room_id(path)
+        return [
+            {"cell_id": job.cell_id, "run_id": job.run_id, "kernel_id": queue.kernel_id}
+            for queue in self._queues.values()
+            for job in queue.pending()
+            if job.room_id == room_id
+        ]
+
+    async def _kernel_for(self, request: RunRequest) -> str:
+        if request.kernel_id is not None:
+            if request.kernel_id not in self._kernels:
+                raise NotFound(f"No kernel with id '{request.kernel_id}'.")
+            return request.kernel_id
+        for session in await self._sessions.list_sessions():
+            kernel = session.get("kernel") or {}
+            if session.get("path") == request.path and kernel.get("id") in self._kernels:
+                return str(kernel["id"])
+        raise Conflict(f"'{request.path}' has no running kernel; start one, then run again.")
+
+    # -- kernels ---------------------------------------------------------------------
+
+    def _queue(self, kernel_id: str) -> KernelQueue:
+        queue = self._queues.get(kernel_id)
+        if queue is None:
+            manager = self._kernels.get_kernel(kernel_id)
+            queue = KernelQueue(kernel_id, manager, self._docs, self._settings, self._log)
+            self._queues[kernel_id] = queue
+            self._watch(kernel_id, manager)
+        return queue
+
+    def _watch(self, kernel_id: str, manager: Any) -> None:
+        if kernel_id in self._watched:
+            return
+        self._watched.add(kernel_id)
+
+        def restarted() -> None:
+            self._end_runs(kernel_id, "The kernel died and was restarted while this cell ran.")
+
+        def died() -> None:
+            self._end_runs(kernel_id, KERNEL_DIED)
+
+        manager.add_restart_callback(restarted, "restart")
+        manager.add_restart_callback(died, "dead")
+
+    def _end_runs(self, kernel_id: str, note: str | None) -> None:
+        queue = self._queues.get(kernel_id)
+        if queue is not None:
+            task = asyncio.ensure_future(queue.end_all(note))
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())
+
+    async def _on_kernel_action(self, logger: Any, schema_id: str, data: dict[str, Any]) -> None:
+        kernel_id = data.get("kernel_id")
+        queue = self._queues.get(kernel_id) if kernel_id else None
+        if queue is None or data.get("status") != "success":
+            return
+        action = data.get("action")
+        if action == "interrupt":
+            await queue.drop_queued()
+        elif action == "restart":
+            await queue.end_all(None)
+        elif action == "shutdown":
+            await queue.end_all("The kernel was shut down while this cell ran.")
+            await queue.stop()
+            self._queues.pop(kernel_id, None)
+            self._watched.discard(kernel_id)

@@ -1,0 +1,85 @@
+"""REST handlers: parse, call one service, finish. The route table is at the bottom."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from jupyter_server.auth.decorator import authorized
+from jupyter_server.base.handlers import APIHandler
+from tornado import web
+
+from .errors import JupyterLoopError
+from .execution.service import ExecutionService
+from .payloads import InputReply, RunRequest, parse_json_object
+
+NAMESPACE = "jupyter-loop"
+
+
+class LoopHandler(APIHandler):
+    """Maps service errors to HTTP statuses with the service's message."""
+
+    def body_object(self) -> dict[str, Any]:
+        return parse_json_object(self.request.body)
+
+    def user_name(self) -> str:
+        user = self.current_user
+        return str(getattr(user, "username", None) or getattr(user, "name", None) or "anonymous")
+
+    def reply(self, payload: Any, status: int = 200) -> None:
+        self.set_status(status)
+        self.finish(json.dumps(payload))
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        error = kwargs.get("exc_info", (None, None, None))[1]
+        if isinstance(error, JupyterLoopError):
+            self.set_status(error.status)
+            self.set_header("Content-Type", "application/json")
+            self.finish(json.dumps({"message": error.message, "reason": type(error).__name__}))
+            return
+        super().write_error(status_code, **kwargs)
+
+    def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
+        if isinstance(value, JupyterLoopError):
+            self.log.info("jupyter-loop %s: %s", type(value).__name__, value.message)
+            return
+        super().log_exception(typ, value, tb)
+
+
+class ExecutionHandler(LoopHandler):
+    auth_resource = "kernels"
+
+    @property
+    def execution(self) -> ExecutionService:
+        return self.settings["jupyter_loop_execution"]
+
+
+class RunsHandler(ExecutionHandler):
+    @web.authenticated
+    @authorized(action="execute")
+    async def post(self) -> None:
+        request = RunRequest.from_json(self.body_object())
+        ticket = await self.execution.run(request, self.user_name())
+        self.reply(ticket.to_json(), status=202)
+
+    @web.authenticated
+    @authorized(action="read")
+    async def get(self) -> None:
+        path = self.get_query_argument("path", "")
+        self.reply({"path": path, "cells": await self.execution.pending(path)})
+
+
+class InputHandler(ExecutionHandler):
+    @web.authenticated
+    @authorized(action="execute")
+    async def post(self) -> None:
+        reply = InputReply.from_json(self.body_object())
+        await self.execution.answer_input(reply)
+        self.reply({"answered": reply.request_id})
+
+
+def route_table() -> list[tuple[str, type[LoopHandler]]]:
+    return [
+        (rf"/api/{NAMESPACE}/runs", RunsHandler),
+        (rf"/api/{NAMESPACE}/input", InputHandler),
+    ]

@@ -1,0 +1,111 @@
+"""Request and response payloads of the REST API, parsed and checked at the edge.
+
+Each request type has a ``from_json`` that raises :class:`BadRequest` with a message
+naming the offending field, so a handler never reads an untyped dict.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .errors import BadRequest
+
+
+def parse_json_object(body: bytes) -> dict[str, Any]:
+    """Decode a request body that must be a JSON object."""
+    try:
+        value = json.loads(body or b"null")
+    except (ValueError, UnicodeDecodeError) as e:
+        raise BadRequest(f"The request body is not valid JSON: {e}") from e
+    if not isinstance(value, dict):
+        raise BadRequest("The request body must be a JSON object.")
+    return value
+
+
+def _string(data: dict[str, Any], key: str, *, required: bool = True) -> str | None:
+    value = data.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not value:
+        raise BadRequest(f"'{key}' must be a non-empty string.")
+    return value
+
+
+def _string_list(data: dict[str, Any], key: str) -> tuple[str, ...]:
+    value = data.get(key)
+    if not isinstance(value, list) or not value:
+        raise BadRequest(f"'{key}' must be a non-empty list of strings.")
+    if not all(isinstance(item, str) and item for item in value):
+        raise BadRequest(f"'{key}' must contain only non-empty strings.")
+    if len(set(value)) != len(value):
+        raise BadRequest(f"'{key}' lists the same cell more than once.")
+    return tuple(value)
+
+
+def _bool(data: dict[str, Any], key: str, default: bool) -> bool:
+    value = data.get(key, default)
+    if not isinstance(value, bool):
+        raise BadRequest(f"'{key}' must be true or false.")
+    return value
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """Run these code cells of a notebook, in this order, on its kernel."""
+
+    path: str
+    cell_ids: tuple[str, ...]
+    kernel_id: str | None = None
+    record_timing: bool = False
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunRequest:
+        return cls(
+            path=_string(data, "path") or "",
+            cell_ids=_string_list(data, "cell_ids"),
+            kernel_id=_string(data, "kernel_id", required=False),
+            record_timing=_bool(data, "record_timing", False),
+        )
+
+
+@dataclass(frozen=True)
+class InputReply:
+    """The answer to a pending ``input()`` prompt of a cell."""
+
+    path: str
+    cell_id: str
+    request_id: str
+    value: str
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> InputReply:
+        value = data.get("value")
+        if not isinstance(value, str):
+            raise BadRequest("'value' must be a string.")
+        return cls(
+            path=_string(data, "path") or "",
+            cell_id=_string(data, "cell_id") or "",
+            request_id=_string(data, "request_id") or "",
+            value=value,
+        )
+
+
+@dataclass(frozen=True)
+class QueuedCell:
+    cell_id: str
+    run_id: str
+    state: str
+
+
+@dataclass(frozen=True)
+class RunTicket:
+    """What a run request queued."""
+
+    path: str
+    kernel_id: str
+    cells: tuple[QueuedCell, ...] = field(default_factory=tuple)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)

@@ -1,0 +1,5 @@
+import { JupyterFrontEndPlugin } from '@jupyterlab/application';
+
+const plugins: JupyterFrontEndPlugin<unknown>[] = [];
+
+export default plugins;

@@ -1,0 +1,143 @@
+"""Fixtures: a real Jupyter server with jupyter-loop and collaboration, real kernels."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from traitlets.config import Config
+
+pytest_plugins = ["pytest_jupyter.jupyter_server"]
+
+
+@pytest.fixture
+def rtc_cleanup_delay() -> float:
+    """Seconds jupyter_server_ydoc keeps a room after its last client leaves."""
+    return 60.0
+
+
+@pytest.fixture
+def loop_config() -> dict[str, Any]:
+    """Extra ``JupyterLoopApp`` settings a test wants."""
+    return {}
+
+
+@pytest.fixture
+def jp_server_config(
+    tmp_path: Path, jp_root_dir: Path, rtc_cleanup_delay: float, loop_config: dict[str, Any]
+) -> Config:
+    return Config(
+        {
+            "ServerApp": {
+                "jpserver_extensions": {
+                    "jupyter_loop": True,
+                    "jupyter_server_ydoc": True,
+                    "jupyter_server_fileid": True,
+                    # pytest-jupyter adds terminals unless told otherwise; not ours to test.
+                    "jupyter_server_terminals": False,
+                },
+                "allow_unauthenticated_access": False,
+            },
+            "SQLiteYStore": {"db_path": str(tmp_path / "ystore.db")},
+            "BaseFileIdManager": {
+                "root_dir": str(jp_root_dir),
+                "db_path": str(tmp_path / "fileid.db"),
+                "db_journal_mode": "OFF",
+            },
+            "YDocExtension": {
+                "document_cleanup_delay": rtc_cleanup_delay,
+                "document_save_delay": 0.5,
+            },
+            "JupyterLoopApp": {"save_interval": 1.0, **loop_config},
+        }
+    )
+
+
+def notebook_json(*sources: str, cell_type: str = "code") -> str:
+    """A notebook whose cells have ids ``c0``, ``c1``, ... and the given sources."""
+    nb = nbformat.v4.new_notebook()
+    for index, source in enumerate(sources):
+        make = nbformat.v4.new_code_cell if cell_type == "code" else nbformat.v4.new_markdown_cell
+        cell = make(source)
+        cell["id"] = f"c{index}"
+        nb.cells.append(cell)
+    return nbformat.writes(nb)
+
+
+@pytest.fixture
+def write_notebook(jp_root_dir: Path) -> Callable[..., str]:
+    def write(path: str, *sources: str) -> str:
+        target = jp_root_dir / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(notebook_json(*sources), encoding="utf-8")
+        return path
+
+    return write
+
+
+@pytest.fixture
+def read_notebook(jp_root_dir: Path) -> Callable[[str], Any]:
+    def read(path: str) -> Any:
+        return nbformat.reads((jp_root_dir / path).read_text(encoding="utf-8"), as_version=4)
+
+    return read
+
+
+@pytest.fixture
+def api(jp_fetch: Any) -> Callable[..., Awaitable[Any]]:
+    """Call the REST API; returns the decoded JSON body (raises on 4xx/5xx)."""
+
+    async def call(*parts: str, method: str = "GET", body: Any = None, **kwargs: Any) -> Any:
+        if body is not None and not isinstance(body, (str, bytes)):
+            body = json.dumps(body)
+        response = await jp_fetch(*parts, method=method, body=body, **kwargs)
+        return json.loads(response.body or b"null")
+
+    return call
+
+
+@pytest.fixture
+def start_kernel(api: Any) -> Callable[[str], Awaitable[str]]:
+    """Open a notebook session (as JupyterLab does) and return its kernel id.
+
+    The server fixture shuts every kernel down at the end of the test.
+    """
+
+    async def start(path: str) -> str:
+        session = await api(
+            "api",
+            "sessions",
+            method="POST",
+            body={"path": path, "type": "notebook", "name": "", "kernel": {"name": "python3"}},
+        )
+        return str(session["kernel"]["id"])
+
+    return start
+
+
+@pytest.fixture
+def run_cells(api: Any) -> Callable[..., Awaitable[Any]]:
+    async def run(path: str, *cell_ids: str, **extra: Any) -> Any:
+        body = {"path": path, "cell_ids": list(cell_ids), **extra}
+        return await api("api", "jupyter-loop", "runs", method="POST", body=body)
+
+    return run
+
+
+async def wait_for(
+    predicate: Callable[[], Any], timeout: float = 30.0, interval: float = 0.05
+) -> Any:
+    """Poll until ``predicate()`` is truthy; return its value or fail after ``timeout``."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"Timed out after {timeout} s waiting for {predicate}")
+        await asyncio.sleep(interval)
