@@ -48,14 +48,17 @@ class JupyterLoopApp(ExtensionApp):
     )
 
     def initialize_settings(self) -> None:
+        server = self.serverapp
+        if server is None:  # only possible when the extension is misloaded
+            raise RuntimeError("jupyter-loop must be loaded by a Jupyter server")
         self.documents = LiveDocuments(
-            self.serverapp.web_app.settings, self.log, save_interval=self.save_interval
+            server.web_app.settings, self.log, save_interval=self.save_interval
         )
         self.execution = ExecutionService(
             self.documents,
-            self.serverapp.kernel_manager,
-            self.serverapp.session_manager,
-            self.serverapp.event_logger,
+            server.kernel_manager,
+            server.session_manager,
+            server.event_logger,
             QueueSettings(
                 batch_interval=self.batch_interval,
                 kernel_ready_timeout=self.kernel_ready_timeout,

@@ -11,6 +11,7 @@ from typing import Any
 import nbformat
 import pytest
 from traitlets.config import Config
+from yclient import open_tab_factory
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
 
@@ -82,8 +83,18 @@ def write_notebook(jp_root_dir: Path) -> Callable[..., str]:
 
 @pytest.fixture
 def read_notebook(jp_root_dir: Path) -> Callable[[str], Any]:
+    """Read a notebook from disk; ``None`` while the server is half-way through saving it.
+
+    Jupyter's "atomic" writing rewrites the file in place (keeping a backup), so a
+    reader can briefly see an empty or truncated file: poll with :func:`wait_for`.
+    """
+
     def read(path: str) -> Any:
-        return nbformat.reads((jp_root_dir / path).read_text(encoding="utf-8"), as_version=4)
+        try:
+            text = (jp_root_dir / path).read_text(encoding="utf-8")
+            return nbformat.reads(text, as_version=4)
+        except (nbformat.reader.NotJSONError, ValueError):
+            return None
 
     return read
 
@@ -141,3 +152,10 @@ async def wait_for(
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError(f"Timed out after {timeout} s waiting for {predicate}")
         await asyncio.sleep(interval)
+
+
+@pytest.fixture
+def open_tab(jp_fetch: Any, jp_http_port: int, jp_base_url: str, jp_auth_header: Any) -> Any:
+    """``async with open_tab(path) as tab``: a real Y client in the notebook's room."""
+    base = f"ws://127.0.0.1:{jp_http_port}{jp_base_url}"
+    return open_tab_factory(jp_fetch, base, dict(jp_auth_header))

@@ -141,8 +141,8 @@ class ExecutionService:
             task.add_done_callback(lambda t: t.cancelled() or t.exception())
 
     async def _on_kernel_action(self, logger: Any, schema_id: str, data: dict[str, Any]) -> None:
-        kernel_id = data.get("kernel_id")
-        queue = self._queues.get(kernel_id) if kernel_id else None
+        kernel_id = str(data.get("kernel_id", ""))
+        queue = self._queues.get(kernel_id)
         if queue is None or data.get("status") != "success":
             return
         action = data.get("action")

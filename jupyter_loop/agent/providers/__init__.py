@@ -1,0 +1,76 @@
+"""Model providers behind one small interface (:class:`ModelProvider`).
+
+Example:
+    >>> provider = make_provider("ollama", host="http://127.0.0.1:11434", num_ctx=8192)
+    >>> provider.name
+    'ollama'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import BadRequest
+from .base import (
+    Capabilities,
+    ChatMessage,
+    ImagePart,
+    ModelEvent,
+    ModelInfo,
+    ModelProvider,
+    StreamEnd,
+    TextDelta,
+    ToolCall,
+    ToolCallsReady,
+    ToolSpec,
+    Usage,
+)
+from .errors import BadToolArguments, ErrorKind, ProviderError
+from .ollama_provider import OllamaProvider
+from .openai_provider import OpenAIProvider
+from .retry import RetryPolicy
+
+__all__ = [
+    "PROVIDER_KINDS",
+    "BadToolArguments",
+    "Capabilities",
+    "ChatMessage",
+    "ErrorKind",
+    "ImagePart",
+    "ModelEvent",
+    "ModelInfo",
+    "ModelProvider",
+    "OllamaProvider",
+    "OpenAIProvider",
+    "ProviderError",
+    "RetryPolicy",
+    "StreamEnd",
+    "TextDelta",
+    "ToolCall",
+    "ToolCallsReady",
+    "ToolSpec",
+    "Usage",
+    "make_provider",
+]
+
+PROVIDER_KINDS = ("openai", "ollama")
+
+
+def make_provider(kind: str, **settings: Any) -> ModelProvider:
+    """Build the provider of the given kind.
+
+    Args:
+        kind: ``"openai"`` (OpenAI, or any OpenAI-compatible server given ``base_url``)
+            or ``"ollama"`` (native Ollama API).
+        **settings: The provider's constructor arguments (``api_key``, ``base_url``,
+            ``timeout``, ... for OpenAI; ``host``, ``num_ctx``, ``timeout``, ... for Ollama).
+
+    Raises:
+        BadRequest: ``kind`` is not one of :data:`PROVIDER_KINDS`.
+    """
+    if kind == "openai":
+        return OpenAIProvider(**settings)
+    if kind == "ollama":
+        return OllamaProvider(**settings)
+    known = ", ".join(repr(k) for k in PROVIDER_KINDS)
+    raise BadRequest(f"Unknown model provider {kind!r}; expected one of {known}.")

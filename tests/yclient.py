@@ -1,0 +1,102 @@
+"""A real Y client joined to a notebook's room over the server's websocket: a stand-in tab."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from jupyter_ydoc import YNotebook
+from pycrdt import Map, Provider
+from tornado.httpclient import HTTPRequest
+from tornado.websocket import WebSocketClientConnection, websocket_connect
+
+
+class TornadoChannel:
+    """pycrdt's ``Channel`` over a tornado websocket client connection."""
+
+    def __init__(self, connection: WebSocketClientConnection, path: str) -> None:
+        self._connection = connection
+        self._path = path
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    def __aiter__(self) -> TornadoChannel:
+        return self
+
+    async def __anext__(self) -> bytes:
+        message = await self._connection.read_message()
+        if message is None:
+            raise StopAsyncIteration
+        return message if isinstance(message, bytes) else message.encode()
+
+    async def send(self, message: bytes) -> None:
+        await self._connection.write_message(message, binary=True)
+
+    async def recv(self) -> bytes:
+        return await self.__anext__()
+
+
+class Tab:
+    """What one browser tab sees of a notebook."""
+
+    def __init__(self, notebook: YNotebook) -> None:
+        self.notebook = notebook
+
+    def cell(self, cell_id: str) -> dict[str, Any]:
+        for ycell in self.notebook.ycells:
+            if ycell.get("id") == cell_id:
+                return ycell.to_py() or {}
+        raise KeyError(cell_id)
+
+    def text(self, cell_id: str) -> str:
+        """All stream text of a cell, as the tab renders it."""
+        outputs = self.cell(cell_id).get("outputs") or []
+        return "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
+
+    def marker(self, cell_id: str) -> dict[str, Any] | None:
+        board = self.notebook.ydoc.get("jupyter_loop:execution", type=Map)
+        value = board.get(cell_id)
+        return dict(value) if isinstance(value, dict) else None
+
+
+async def _synced(notebook: YNotebook, timeout: float = 20.0) -> None:
+    # The room always holds at least the notebook metadata once it has loaded.
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not len(notebook.ydoc.get("meta", type=Map)):
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("The tab never received the notebook")
+        await asyncio.sleep(0.02)
+
+
+def open_tab_factory(
+    jp_fetch: Any, base_ws_url: str, headers: dict[str, str]
+) -> Callable[[str], Any]:
+    @asynccontextmanager
+    async def open_tab(path: str) -> AsyncIterator[Tab]:
+        response = await jp_fetch(
+            "api",
+            "collaboration",
+            "session",
+            path,
+            method="PUT",
+            body=json.dumps({"format": "json", "type": "notebook"}),
+        )
+        session = json.loads(response.body)
+        room = f"json:notebook:{session['fileId']}"
+        # Unescaped, as browsers send it: the room id's colons tell a document room.
+        url = f"{base_ws_url}api/collaboration/room/{room}?sessionId={session['sessionId']}"
+        connection = await websocket_connect(HTTPRequest(url, headers=headers))
+        notebook = YNotebook()
+        try:
+            async with Provider(notebook.ydoc, TornadoChannel(connection, room)):
+                await _synced(notebook)
+                yield Tab(notebook)
+        finally:
+            connection.close()
+
+    return open_tab
