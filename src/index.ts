@@ -1,5 +1,10 @@
 import { JupyterFrontEndPlugin } from '@jupyterlab/application';
 
-const plugins: JupyterFrontEndPlugin<unknown>[] = [];
+import { executorPlugin, markersPlugin } from './execution/plugin';
+
+const plugins: JupyterFrontEndPlugin<unknown>[] = [
+  executorPlugin,
+  markersPlugin
+];
 
 export default plugins;

@@ -1,0 +1,186 @@
+import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
+import { Cell, CodeCell, MarkdownCell } from '@jupyterlab/cells';
+import type { IOutput } from '@jupyterlab/nbformat';
+import {
+  INotebookCellExecutor,
+  INotebookTracker,
+  KernelError
+} from '@jupyterlab/notebook';
+import { Contents } from '@jupyterlab/services';
+import { nullTranslator } from '@jupyterlab/translation';
+
+import { ICellMarker } from '../tokens';
+import { RunBatcher } from './batcher';
+import { boardOf } from './board';
+
+/**
+ * Runs cells on the server: the request names the cells, the server reads their
+ * source from the shared notebook, runs them and writes every output back into it.
+ *
+ * `runCell` resolves when the server marks the run as ended, so "run all",
+ * stop-on-error and the execution-time display behave as in stock JupyterLab.
+ */
+export class ServerCellExecutor implements INotebookCellExecutor {
+  constructor(private readonly _contents: Contents.IManager) {}
+
+  /**
+   * Let the executor find a notebook's panel (and so its current path).
+   *
+   * The notebook tracker itself needs a cell executor, so it is handed over
+   * once both exist rather than required by this plugin.
+   */
+  useTracker(tracker: INotebookTracker): void {
+    this._tracker = tracker;
+  }
+
+  async runCell(
+    options: INotebookCellExecutor.IRunCellOptions
+  ): Promise<boolean> {
+    const { cell, onCellExecuted } = options;
+    if (cell.model.type === 'markdown') {
+      (cell as MarkdownCell).rendered = true;
+      cell.inputHidden = false;
+      onCellExecuted({ cell, success: true });
+      return true;
+    }
+    if (cell.model.type !== 'code') {
+      return true;
+    }
+    const kernelId = await this._kernelFor(options);
+    if (!kernelId || !options.sessionContext) {
+      return true;
+    }
+    options.onCellExecutionScheduled({ cell });
+    const marker = await this._run(cell as CodeCell, options, kernelId);
+    return this._report(cell, marker, onCellExecuted);
+  }
+
+  private async _kernelFor(
+    options: INotebookCellExecutor.IRunCellOptions
+  ): Promise<string | null> {
+    const { sessionContext, sessionDialogs } = options;
+    if (!sessionContext) {
+      return null;
+    }
+    const trans = (options.translator ?? nullTranslator).load('jupyterlab');
+    if (sessionContext.isTerminating) {
+      await showDialog({
+        title: trans.__('Kernel Terminating'),
+        body: trans.__(
+          'The kernel for %1 appears to be terminating. You can not run any cell for now.',
+          sessionContext.session?.path
+        ),
+        buttons: [Dialog.okButton()]
+      });
+      return null;
+    }
+    if (sessionContext.hasNoKernel) {
+      const shouldSelect = await sessionContext.startKernel();
+      if (shouldSelect && sessionDialogs) {
+        await sessionDialogs.selectKernel(sessionContext);
+      }
+    }
+    return sessionContext.session?.kernel?.id ?? null;
+  }
+
+  private async _run(
+    cell: CodeCell,
+    options: INotebookCellExecutor.IRunCellOptions,
+    kernelId: string
+  ): Promise<ICellMarker | null> {
+    const path = this._pathOf(options);
+    const batcher = this._batcherFor(
+      path,
+      kernelId,
+      !!options.notebookConfig.recordTiming
+    );
+    try {
+      const queued = await batcher.add(cell.model.sharedModel.getId());
+      if (queued.state === 'done') {
+        return null;
+      }
+      return await boardOf(options.notebook).waitForRun(
+        queued.cell_id,
+        queued.run_id
+      );
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      if (!message.startsWith('Canceled')) {
+        Notification.error(`Could not run the cell: ${message}`, {
+          autoClose: 8000
+        });
+      }
+      return { state: 'done', run_id: '', status: 'aborted' };
+    }
+  }
+
+  /**
+   * The notebook's current path: its document context follows renames (the
+   * session's path may lag behind a rename made elsewhere).
+   */
+  private _pathOf(options: INotebookCellExecutor.IRunCellOptions): string {
+    const panel = this._tracker?.find(
+      candidate => candidate.content.model === options.notebook
+    );
+    const path = panel?.context.path ?? options.sessionContext?.path ?? '';
+    return this._contents.localPath(path);
+  }
+
+  private _batcherFor(
+    path: string,
+    kernelId: string,
+    recordTiming: boolean
+  ): RunBatcher {
+    const key = `${kernelId}\n${path}\n${recordTiming}`;
+    let batcher = this._batchers.get(key);
+    if (!batcher) {
+      batcher = new RunBatcher(path, kernelId, recordTiming);
+      this._batchers.set(key, batcher);
+    }
+    return batcher;
+  }
+
+  private _report(
+    cell: Cell,
+    marker: ICellMarker | null,
+    onCellExecuted: INotebookCellExecutor.IRunCellOptions['onCellExecuted']
+  ): boolean {
+    const status = marker?.status ?? 'ok';
+    if (status === 'ok') {
+      onCellExecuted({ cell, success: true });
+      return true;
+    }
+    if (status === 'error') {
+      const error = new KernelError(errorContent(cell as CodeCell));
+      onCellExecuted({ cell, success: false, error });
+      throw error;
+    }
+    return false;
+  }
+
+  private _batchers = new Map<string, RunBatcher>();
+  private _tracker: INotebookTracker | null = null;
+}
+
+/**
+ * The error a cell's outputs show, in the shape of an execute reply's content.
+ */
+function errorContent(cell: CodeCell): {
+  status: 'error';
+  ename: string;
+  evalue: string;
+  traceback: string[];
+  execution_count: number | null;
+} {
+  const outputs = cell.model.outputs.toJSON() as IOutput[];
+  const error = outputs
+    .reverse()
+    .find(output => output.output_type === 'error');
+  return {
+    status: 'error',
+    ename: String(error?.ename ?? 'Error'),
+    evalue: String(error?.evalue ?? ''),
+    traceback: (error?.traceback as string[] | undefined) ?? [],
+    execution_count: cell.model.executionCount
+  };
+}

@@ -1,0 +1,43 @@
+/**
+ * Galata configuration: Debian's chromium (browsers cannot be downloaded here),
+ * no video (it needs a downloaded ffmpeg), a JupyterLab started for the run.
+ */
+const os = require('os');
+const path = require('path');
+const base = require('@jupyterlab/galata/lib/playwright-config');
+
+// The server's root directory, known to the tests so they can read saved files on disk.
+process.env.JUPYTERLAB_GALATA_ROOT_DIR =
+  process.env.JUPYTERLAB_GALATA_ROOT_DIR ||
+  path.join(os.tmpdir(), 'jupyter-loop-ui-root');
+
+module.exports = {
+  ...base,
+  timeout: 120000,
+  workers: 1,
+  retries: process.env.CI ? 1 : 0,
+  use: {
+    ...base.use,
+    video: 'off',
+    trace: 'off',
+    launchOptions: {
+      executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync'
+      ]
+    }
+  },
+  webServer: {
+    command: 'jlpm start',
+    env: { ...process.env },
+    url: 'http://localhost:8888/lab',
+    timeout: 120000,
+    reuseExistingServer: !process.env.CI
+  }
+};

@@ -1,0 +1,73 @@
+import { IJupyterLabPageFixture } from '@jupyterlab/galata';
+import { Page } from '@playwright/test';
+import * as fs from 'fs';
+import * as path from 'path';
+
+/** Where the test server keeps its files (set in playwright.config.js). */
+export const SERVER_ROOT = process.env.JUPYTERLAB_GALATA_ROOT_DIR as string;
+
+/** Read a notebook as the server saved it on disk; null while it is being rewritten. */
+export function readNotebookOnDisk(relativePath: string): any | null {
+  try {
+    return JSON.parse(
+      fs.readFileSync(path.join(SERVER_ROOT, relativePath), 'utf-8')
+    );
+  } catch {
+    return null;
+  }
+}
+
+/** Create a notebook with one code cell holding `source`, opened in `page`. */
+export async function notebookWithCell(
+  page: IJupyterLabPageFixture,
+  name: string,
+  source: string
+): Promise<void> {
+  await page.notebook.createNew(name);
+  await page.notebook.setCell(0, 'code', source);
+  await page.notebook.save();
+}
+
+/** Run the active notebook's cell `index` with Shift+Enter, without waiting for it. */
+export async function shiftEnter(
+  page: IJupyterLabPageFixture,
+  index: number
+): Promise<void> {
+  await page.notebook.selectCells(index);
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('Shift+Enter');
+}
+
+/** Open a notebook in a plain second page (another tab), and wait for its cells. */
+export async function openInNewTab(
+  page: Page,
+  notebookPath: string
+): Promise<void> {
+  await page.goto(`lab/tree/${notebookPath}`);
+  await page.locator('.jp-NotebookPanel .jp-Cell').first().waitFor();
+}
+
+/** The stream text of code cell `index` in a page. */
+export async function cellText(page: Page, index: number): Promise<string> {
+  const cell = page
+    .locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell')
+    .nth(index);
+  return (await cell.locator('.jp-OutputArea-output').allInnerTexts()).join('');
+}
+
+/** The execution prompt of code cell `index`, e.g. "[*]:" or "[3]:". */
+export async function cellPrompt(page: Page, index: number): Promise<string> {
+  const cell = page
+    .locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell')
+    .nth(index);
+  return (await cell.locator('.jp-InputPrompt').innerText()).trim();
+}
+
+/** The integers printed one per line by a test loop, in order. */
+export function printedNumbers(text: string): number[] {
+  return text
+    .split('\n')
+    .map(line => line.trim())
+    .filter(line => /^\d+$/.test(line))
+    .map(Number);
+}

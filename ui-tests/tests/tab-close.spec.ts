@@ -1,0 +1,76 @@
+import { expect, test } from '@jupyterlab/galata';
+
+import {
+  cellPrompt,
+  cellText,
+  notebookWithCell,
+  openInNewTab,
+  printedNumbers,
+  readNotebookOnDisk,
+  shiftEnter
+} from './helpers';
+
+const LOOP = (count: number, pause: number) =>
+  `import time\nfor i in range(${count}):\n    print(i, flush=True)\n    time.sleep(${pause})`;
+
+const consecutive = (numbers: number[]) => numbers.every((n, i) => n === i);
+
+test('closing the tab mid-run loses nothing and the run goes on', async ({
+  page,
+  context,
+  tmpPath
+}) => {
+  const name = 'close-tab.ipynb';
+  await notebookWithCell(page, name, LOOP(60, 0.25));
+  await shiftEnter(page, 0);
+  await expect
+    .poll(async () => printedNumbers(await cellText(page, 0)).length)
+    .toBeGreaterThan(3);
+
+  await page.close();
+  await new Promise(resolve => setTimeout(resolve, 4000));
+
+  const reopened = await context.newPage();
+  await openInNewTab(reopened, `${tmpPath}/${name}`);
+  await expect.poll(() => cellPrompt(reopened, 0)).toBe('[*]:');
+  const seen = printedNumbers(await cellText(reopened, 0));
+  // Printed while no tab was open: ~16 lines in 4 s, all there and in order.
+  expect(seen.length).toBeGreaterThan(15);
+  expect(consecutive(seen)).toBe(true);
+  // And the run is still live in the reopened tab.
+  await expect
+    .poll(async () => printedNumbers(await cellText(reopened, 0)).length, {
+      timeout: 20000
+    })
+    .toBeGreaterThan(seen.length + 4);
+});
+
+test('with the browser closed, the saved notebook ends with every line', async ({
+  page,
+  browser,
+  tmpPath
+}) => {
+  const name = 'close-browser.ipynb';
+  await notebookWithCell(page, name, LOOP(20, 0.2));
+  await shiftEnter(page, 0);
+  await expect
+    .poll(async () => printedNumbers(await cellText(page, 0)).length)
+    .toBeGreaterThan(1);
+  await page.context().close();
+
+  await expect
+    .poll(
+      () => {
+        const saved = readNotebookOnDisk(`${tmpPath}/${name}`);
+        return saved?.cells?.[0]?.execution_count ?? null;
+      },
+      { timeout: 30000 }
+    )
+    .toBe(1);
+  const cell = readNotebookOnDisk(`${tmpPath}/${name}`).cells[0];
+  const text = cell.outputs
+    .map((o: any) => [].concat(o.text).join(''))
+    .join('');
+  expect(printedNumbers(text)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+  void browser;
+});
