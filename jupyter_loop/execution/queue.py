@@ -56,6 +56,7 @@ class KernelQueue:
         self._current: CellRun | None = None
         self._writers: dict[tuple[str, str], CellWriter] = {}
         self._worker: asyncio.Task[None] | None = None
+        self._closing = False
 
     # -- queueing --------------------------------------------------------------------
 
@@ -76,7 +77,7 @@ class KernelQueue:
         return running + list(self._jobs)
 
     async def _work(self) -> None:
-        while True:
+        while not self._closing or self._jobs:
             if not self._jobs:
                 self._wakeup.clear()
                 await self._wakeup.wait()
@@ -240,13 +241,17 @@ class KernelQueue:
         await self._channel.close()
         self._channel = KernelChannel(self._manager, self._log)
 
-    async def stop(self) -> None:
+    async def stop(self, note: str = "The server stopped during this run.") -> None:
+        """End the running cell (its outputs and markers are written), then close."""
+        self._closing = True
         await self.drop_queued()
         if self._current is not None:
-            self._current.end(RunOutcome("cut_off", note="The server stopped during this run."))
+            self._current.end(RunOutcome("cut_off", note=note))
+        self._wakeup.set()
         if self._worker is not None:
-            self._worker.cancel()
-            await asyncio.wait({self._worker}, timeout=3)
+            done, _ = await asyncio.wait({self._worker}, timeout=5)
+            if not done:
+                self._worker.cancel()
         await self._channel.close()
 
 

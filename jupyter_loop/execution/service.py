@@ -151,7 +151,6 @@ class ExecutionService:
         elif action == "restart":
             await queue.end_all(None)
         elif action == "shutdown":
-            await queue.end_all("The kernel was shut down while this cell ran.")
-            await queue.stop()
             self._queues.pop(kernel_id, None)
+            await queue.stop("The kernel was shut down while this cell ran.")
             self._watched.discard(kernel_id)

@@ -25,7 +25,8 @@ from typing import Any
 from jupyter_ydoc import YNotebook
 from pycrdt import Array, Map, Text, Transaction
 
-from ..document import ORIGIN, CellNotFound, LiveDocuments, find_cell
+from ..document import ORIGIN, LiveDocuments, find_cell
+from ..errors import NotFound
 from .ops import AppendOutput, AppendStream, ClearOutputs, OutputOp, UpdateDisplay, coalesce
 from .terminal import TerminalScreen
 
@@ -133,8 +134,8 @@ class CellWriter:
             try:
                 notebook = await self._docs.notebook(self.room_id)
                 self._index_hint, ycell = find_cell(notebook, self.cell_id, self._index_hint)
-            except CellNotFound:
-                self._log.info("Cell %s is gone; dropping its outputs", self.cell_id)
+            except NotFound as e:  # the cell or its notebook is gone
+                self._log.info("Dropping outputs of cell %s: %s", self.cell_id, e.message)
                 return
             if ycell.get("cell_type") != "code":
                 return

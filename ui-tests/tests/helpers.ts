@@ -17,15 +17,27 @@ export function readNotebookOnDisk(relativePath: string): any | null {
   }
 }
 
-/** Create a notebook with one code cell holding `source`, opened in `page`. */
-export async function notebookWithCell(
+/**
+ * Create a notebook with a code cell per source, opened in `page`; returns its name.
+ *
+ * The notebook keeps the name JupyterLab gives it: renaming it behind JupyterLab's
+ * back (as galata's `createNew(name)` does) leaves its kernel session on the old
+ * path, so a second tab would start a second kernel.
+ */
+export async function notebookWithCells(
   page: IJupyterLabPageFixture,
-  name: string,
-  source: string
-): Promise<void> {
-  await page.notebook.createNew(name);
-  await page.notebook.setCell(0, 'code', source);
+  ...sources: string[]
+): Promise<string> {
+  const name = await page.notebook.createNew();
+  if (!name) {
+    throw new Error('JupyterLab did not create a notebook');
+  }
+  await page.notebook.setCell(0, 'code', sources[0]);
+  for (const source of sources.slice(1)) {
+    await page.notebook.addCell('code', source);
+  }
   await page.notebook.save();
+  return name;
 }
 
 /** Run the active notebook's cell `index` with Shift+Enter, without waiting for it. */

@@ -3,7 +3,7 @@ import { expect, test } from '@jupyterlab/galata';
 import {
   cellPrompt,
   cellText,
-  notebookWithCell,
+  notebookWithCells,
   openInNewTab,
   printedNumbers,
   readNotebookOnDisk,
@@ -20,8 +20,7 @@ test('closing the tab mid-run loses nothing and the run goes on', async ({
   context,
   tmpPath
 }) => {
-  const name = 'close-tab.ipynb';
-  await notebookWithCell(page, name, LOOP(60, 0.25));
+  const name = await notebookWithCells(page, LOOP(60, 0.25));
   await shiftEnter(page, 0);
   await expect
     .poll(async () => printedNumbers(await cellText(page, 0)).length)
@@ -50,8 +49,7 @@ test('with the browser closed, the saved notebook ends with every line', async (
   browser,
   tmpPath
 }) => {
-  const name = 'close-browser.ipynb';
-  await notebookWithCell(page, name, LOOP(20, 0.2));
+  const name = await notebookWithCells(page, LOOP(20, 0.2));
   await shiftEnter(page, 0);
   await expect
     .poll(async () => printedNumbers(await cellText(page, 0)).length)
