@@ -48,14 +48,12 @@ def output_map(output: dict[str, Any]) -> Map:
 
 
 class _Transactions:
-    """Opens transactions on demand and tells what the open one already holds."""
+    """Opens transactions on demand; closing one makes its changes visible as one update."""
 
     def __init__(self, notebook: YNotebook) -> None:
         self._ydoc = notebook.ydoc
         self._open: Transaction | None = None
-        self.text_edited = False
-        self.array_changed = False
-        self.fresh_tail = False
+        self.fresh_tail = False  # the last output was created in the open transaction
 
     def open(self) -> None:
         if self._open is None:
@@ -66,7 +64,7 @@ class _Transactions:
         if self._open is not None:
             self._open.__exit__(None, None, None)
             self._open = None
-        self.text_edited = self.array_changed = self.fresh_tail = False
+        self.fresh_tail = False
 
 
 class CellWriter:
@@ -185,8 +183,8 @@ class CellWriter:
         edit = self._screen.take_edit()
         if edit.is_empty:
             return
-        if not batch.fresh_tail and (batch.text_edited or batch.array_changed):
-            batch.close()
+        # Coalescing guarantees nothing else touched this transaction before a tail
+        # edit: a same-name stream before it would have been merged into this one.
         text: Text = outputs[len(outputs) - 1]["text"]
         if edit.removed:
             removed = _utf8_length(edit.removed)
@@ -199,7 +197,6 @@ class CellWriter:
             batch.open()
             text += edit.insert
             self._tail_bytes += _utf8_length(edit.insert)
-        batch.text_edited = not batch.fresh_tail
 
     def _new_stream(self, op: AppendStream, outputs: Array, batch: _Transactions) -> None:
         screen = TerminalScreen()
@@ -212,7 +209,7 @@ class CellWriter:
         self._display_ids.append(None)
         self._screen, self._tail_name = screen, op.name
         self._tail_bytes = _utf8_length(rendered)
-        batch.array_changed = batch.fresh_tail = True
+        batch.fresh_tail = True
 
     def _append_output(self, op: AppendOutput, outputs: Array, batch: _Transactions) -> None:
         batch.open()
@@ -221,7 +218,6 @@ class CellWriter:
         outputs.append(output_map(op.output))
         self._display_ids.append(op.display_id)
         self._screen, self._tail_name = None, ""
-        batch.array_changed = True
         batch.fresh_tail = False
         if op.display_id and self._on_display is not None:
             self._on_display(op.display_id, self)
@@ -229,7 +225,6 @@ class CellWriter:
     def _clear(self, outputs: Array, batch: _Transactions) -> None:
         if len(outputs):
             outputs.clear()
-            batch.array_changed = True
         self._reset_tracking()
         batch.fresh_tail = False
 

@@ -38,7 +38,9 @@ test('a run started in one tab is live in the other, queue included', async ({
     await expect(codeCells(tab).nth(1)).toHaveClass(/jp-Loop-queued/);
     await expect(codeCells(tab).nth(2)).toHaveClass(/jp-Loop-queued/);
   }
-  await expect.poll(async () => printedNumbers(await cellText(other, 0)).length).toBeGreaterThan(2);
+  await expect
+    .poll(async () => printedNumbers(await cellText(other, 0)).length)
+    .toBeGreaterThan(2);
 
   // The queue survives a reload of the second tab.
   await other.reload();
@@ -46,7 +48,9 @@ test('a run started in one tab is live in the other, queue included', async ({
   await expect(codeCells(other).nth(2)).toHaveClass(/jp-Loop-queued/);
 
   for (const tab of [page, other]) {
-    await expect.poll(() => cellPrompt(tab, 2), { timeout: 30000 }).toBe('[3]:');
+    await expect
+      .poll(() => cellPrompt(tab, 2), { timeout: 30000 })
+      .toBe('[3]:');
     expect(await cellText(tab, 1)).toContain('second');
     expect(await cellText(tab, 2)).toContain('third');
     expect(printedNumbers(await cellText(tab, 0))).toEqual(
@@ -85,10 +89,14 @@ test('an error stops Run All, and interrupt from the other tab stops a run', asy
   await openInNewTab(other, `${tmpPath}/${name}`);
   await expect.poll(() => cellPrompt(other, 2)).toBe('[*]:');
   await other.evaluate(() => {
-    void (window as any).jupyterapp.commands.execute('notebook:interrupt-kernel');
+    void (window as any).jupyterapp.commands.execute(
+      'notebook:interrupt-kernel'
+    );
   });
   for (const tab of [page, other]) {
-    await expect.poll(() => cellText(tab, 2), { timeout: 20000 }).toContain('KeyboardInterrupt');
+    await expect
+      .poll(() => cellText(tab, 2), { timeout: 20000 })
+      .toContain('KeyboardInterrupt');
     await expect.poll(() => cellPrompt(tab, 2)).not.toBe('[*]:');
   }
 });

@@ -49,7 +49,11 @@ describe('ExecutionBoard', () => {
     const ended = board.waitForRun('a', 'r1');
     server.set('a', { state: 'running', run_id: 'r1' });
     server.set('a', { state: 'done', run_id: 'r1', status: 'error' });
-    await expect(ended).resolves.toEqual({ state: 'done', run_id: 'r1', status: 'error' });
+    await expect(ended).resolves.toEqual({
+      state: 'done',
+      run_id: 'r1',
+      status: 'error'
+    });
   });
 
   it('waits while the marker still shows an earlier run', async () => {

@@ -1,0 +1,49 @@
+"""Display updates and clear_output, end to end."""
+
+from __future__ import annotations
+
+from conftest import wait_for
+
+
+async def test_display_handle_updates_in_place_across_cells(
+    write_notebook, start_kernel, run_cells, open_tab
+):
+    path = write_notebook(
+        "displays.ipynb",
+        "h = display('a', display_id=True)\nprint('after')",
+        "h.update('b')",
+    )
+    await start_kernel(path)
+    async with open_tab(path) as tab:
+        await run_cells(path, "c0")
+        await wait_for(lambda: tab.cell("c0").get("execution_count") == 1)
+        await run_cells(path, "c1")
+        await wait_for(lambda: tab.cell("c1").get("execution_count") == 2)
+        await wait_for(lambda: tab.cell("c0")["outputs"][0]["data"]["text/plain"] == "'b'")
+        outputs = tab.cell("c0")["outputs"]
+        assert [o["output_type"] for o in outputs] == ["display_data", "stream"]
+        assert outputs[1]["text"] == "after\n"
+        assert tab.cell("c1")["outputs"] == []
+
+
+async def test_clear_output_wait_leaves_the_last_frame(
+    write_notebook, start_kernel, run_cells, open_tab
+):
+    source = (
+        "from IPython.display import clear_output\nimport time\n"
+        "for i in range(20):\n    clear_output(wait=True)\n    print('frame', i)\n"
+        "    time.sleep(0.02)"
+    )
+    path = write_notebook("frames.ipynb", source)
+    await start_kernel(path)
+    async with open_tab(path) as tab:
+        seen: list[int] = []
+        tab.notebook.ycells.observe_deep(lambda _: seen.append(len(tab.cell("c0")["outputs"])))
+        await run_cells(path, "c0")
+        await wait_for(lambda: tab.cell("c0").get("execution_count") == 1)
+        assert tab.cell("c0")["outputs"] == [
+            {"output_type": "stream", "name": "stdout", "text": "frame 19\n"}
+        ]
+        # After the first frame the cell is never seen empty: no flicker.
+        first_frame = seen.index(1)
+        assert 0 not in seen[first_frame:]
