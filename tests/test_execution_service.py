@@ -289,3 +289,21 @@ async def test_requests_without_a_token_are_refused(jp_fetch):
             "api", "jupyter-loop", "runs", method="POST", body="{}", headers={"Authorization": ""}
         )
     assert raised.value.code in (401, 403)
+
+
+async def test_run_and_wait_reports_each_outcome(write_notebook, start_kernel, jp_serverapp):
+    from jupyter_loop.payloads import RunRequest
+
+    path = write_notebook("wait.ipynb", "x = 1", "", "1 / 0", "print('never')")
+    await start_kernel(path)
+    service = jp_serverapp.web_app.settings["jupyter_loop_execution"]
+    outcomes = await service.run_and_wait(
+        RunRequest(path=path, cell_ids=("c0", "c1", "c2", "c3")), "agent"
+    )
+    assert {cell: outcome.status for cell, outcome in outcomes.items()} == {
+        "c0": "ok",
+        "c1": "ok",
+        "c2": "error",
+        "c3": "aborted",
+    }
+    assert outcomes["c0"].execution_count == 1

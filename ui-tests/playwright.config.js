@@ -11,6 +11,11 @@ process.env.JUPYTERLAB_GALATA_ROOT_DIR =
   process.env.JUPYTERLAB_GALATA_ROOT_DIR ||
   path.join(os.tmpdir(), 'jupyter-loop-ui-root');
 
+// Several test servers may share a machine: the port is configurable.
+const port = process.env.LOOP_UI_PORT || '8888';
+process.env.LOOP_UI_PORT = port;
+process.env.TARGET_URL = `http://localhost:${port}`;
+
 module.exports = {
   ...base,
   timeout: 120000,
@@ -18,6 +23,7 @@ module.exports = {
   retries: process.env.CI ? 1 : 0,
   use: {
     ...base.use,
+    baseURL: `http://localhost:${port}`,
     video: 'off',
     trace: 'off',
     launchOptions: {
@@ -36,7 +42,7 @@ module.exports = {
   webServer: {
     command: 'jlpm start',
     env: { ...process.env },
-    url: 'http://localhost:8888/lab',
+    url: `http://localhost:${port}/lab`,
     timeout: 120000,
     reuseExistingServer: !process.env.CI
   }

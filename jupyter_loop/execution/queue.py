@@ -56,17 +56,30 @@ class KernelQueue:
         self._current: CellRun | None = None
         self._writers: dict[tuple[str, str], CellWriter] = {}
         self._worker: asyncio.Task[None] | None = None
+        self._outcomes: dict[str, asyncio.Future[RunOutcome]] = {}
         self._closing = False
 
     # -- queueing --------------------------------------------------------------------
 
-    def submit(self, jobs: list[CellJob]) -> None:
+    def submit(self, jobs: list[CellJob]) -> list[asyncio.Future[RunOutcome]]:
+        """Queue the jobs; each future resolves with how its run ended."""
+        loop = asyncio.get_running_loop()
+        outcomes = []
         for job in jobs:
             self._docs.pin(job.room_id)
             self._jobs.append(job)
+            outcome: asyncio.Future[RunOutcome] = loop.create_future()
+            self._outcomes[job.run_id] = outcome
+            outcomes.append(outcome)
         self._wakeup.set()
         if self._worker is None or self._worker.done():
             self._worker = asyncio.ensure_future(self._work())
+        return outcomes
+
+    def _settle(self, job: CellJob, outcome: RunOutcome) -> None:
+        waiter = self._outcomes.pop(job.run_id, None)
+        if waiter is not None and not waiter.done():
+            waiter.set_result(outcome)
 
     @property
     def current(self) -> CellRun | None:
@@ -90,6 +103,7 @@ class KernelQueue:
                 outcome = RunOutcome("error", note="jupyter-loop failed to run this cell.")
             finally:
                 self._docs.unpin(job.room_id)
+            self._settle(job, outcome)
             if outcome.stops_queue:
                 await self.drop_queued()
 
@@ -219,6 +233,7 @@ class KernelQueue:
                 await self._mark_dropped(job)
             finally:
                 self._docs.unpin(job.room_id)
+                self._settle(job, RunOutcome("aborted"))
 
     async def _mark_dropped(self, job: CellJob) -> None:
         try:

@@ -12,7 +12,7 @@ from ..errors import BadRequest, Conflict, NotFound
 from ..payloads import InputReply, QueuedCell, RunRequest, RunTicket
 from . import board
 from .queue import KernelQueue, QueueSettings
-from .run import KERNEL_DIED, CellJob
+from .run import KERNEL_DIED, CellJob, RunOutcome
 
 KERNEL_ACTIONS = "https://events.jupyter.org/jupyter_server/kernel_actions/v1"
 
@@ -51,6 +51,23 @@ class ExecutionService:
 
     async def run(self, request: RunRequest, user: str) -> RunTicket:
         """Queue the cells; nothing changes if any of them is unknown."""
+        ticket, _ = await self._queue_cells(request, user)
+        return ticket
+
+    async def run_and_wait(self, request: RunRequest, user: str) -> dict[str, RunOutcome]:
+        """Queue the cells and wait until every one has run (or was dropped).
+
+        Returns how each cell's run ended, by cell id (empty cells count as ``ok``).
+        """
+        ticket, waiting = await self._queue_cells(request, user)
+        outcomes = {cell.cell_id: RunOutcome("ok") for cell in ticket.cells}
+        for cell_id, waiter in waiting.items():
+            outcomes[cell_id] = await waiter
+        return outcomes
+
+    async def _queue_cells(
+        self, request: RunRequest, user: str
+    ) -> tuple[RunTicket, dict[str, asyncio.Future[RunOutcome]]]:
         room_id = await self._docs.room_id(request.path)
         kernel_id = await self._kernel_for(request)
         notebook = await self._docs.notebook(room_id)
@@ -75,9 +92,12 @@ class ExecutionService:
                 else:
                     board.mark_skipped(notebook, ycell, run_id=run_id)
                     queued.append(QueuedCell(str(ycell["id"]), run_id, board.DONE))
+        waiting: dict[str, asyncio.Future[RunOutcome]] = {}
         if jobs:
-            self._queue(kernel_id).submit(jobs)
-        return RunTicket(path=request.path, kernel_id=kernel_id, cells=tuple(queued))
+            futures = self._queue(kernel_id).submit(jobs)
+            waiting = {job.cell_id: future for job, future in zip(jobs, futures, strict=True)}
+        ticket = RunTicket(path=request.path, kernel_id=kernel_id, cells=tuple(queued))
+        return ticket, waiting
 
     async def answer_input(self, reply: InputReply) -> None:
         room_id = await self._docs.room_id(reply.path)
