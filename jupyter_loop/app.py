@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
+from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Float
+from tornado.ioloop import IOLoop
+from traitlets import Float, Unicode, default
 
 from .document import LiveDocuments
+from .execution.ledger import RunLedger
 from .execution.queue import QueueSettings
 from .execution.service import ExecutionService
 from .handlers import route_table
@@ -47,6 +51,19 @@ class JupyterLoopApp(ExtensionApp):
         help="Seconds between checks that the kernel of a running cell is alive (default 2).",
     )
 
+    data_dir = Unicode(
+        "",
+        config=True,
+        help=(
+            "Directory for jupyter-loop's server-side state (runs in flight, conversations, "
+            "full outputs). Default: jupyter_loop/ under the Jupyter data directory."
+        ),
+    )
+
+    @default("data_dir")
+    def _default_data_dir(self) -> str:
+        return str(Path(jupyter_data_dir()) / "jupyter_loop")
+
     def initialize_settings(self) -> None:
         server = self.serverapp
         if server is None:  # only possible when the extension is misloaded
@@ -65,9 +82,22 @@ class JupyterLoopApp(ExtensionApp):
                 liveness_interval=self.liveness_interval,
             ),
             self.log,
+            RunLedger(Path(self.data_dir) / "runs.json", self.log),
         )
         self.execution.start()
+        # Runs cut off by the previous server process are closed once the server runs
+        # (the collaboration extension is set up by then).
+        IOLoop.current().add_callback(self._recover)
         self.settings.update({"jupyter_loop_execution": self.execution})
+
+    async def _recover(self) -> None:
+        try:
+            closed = await self.execution.recover()
+        except Exception:
+            self.log.exception("jupyter-loop could not close the runs of the last session")
+            return
+        if closed:
+            self.log.info("jupyter-loop closed %d run(s) cut off by a server restart", closed)
 
     def initialize_handlers(self) -> None:
         self.handlers.extend(route_table())

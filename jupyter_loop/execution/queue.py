@@ -20,6 +20,7 @@ from ..document import ORIGIN, CellNotFound, LiveDocuments, find_cell
 from ..errors import Conflict, JupyterLoopError
 from . import board
 from .kernel import KernelChannel
+from .ledger import LedgerEntry, NullLedger, RunLedger
 from .ops import AppendStream, UpdateDisplay
 from .run import KERNEL_DIED, CellJob, CellRun, RunOutcome
 from .writer import CellWriter
@@ -44,8 +45,10 @@ class KernelQueue:
         docs: LiveDocuments,
         settings: QueueSettings,
         log: logging.Logger,
+        ledger: RunLedger | None = None,
     ) -> None:
         self.kernel_id = kernel_id
+        self._ledger = ledger or NullLedger()
         self._manager = kernel_manager
         self._docs = docs
         self._settings = settings
@@ -64,6 +67,9 @@ class KernelQueue:
     def submit(self, jobs: list[CellJob]) -> list[asyncio.Future[RunOutcome]]:
         """Queue the jobs; each future resolves with how its run ended."""
         loop = asyncio.get_running_loop()
+        self._ledger.add(
+            [LedgerEntry(job.room_id, job.cell_id, job.run_id, "queued") for job in jobs]
+        )
         outcomes = []
         for job in jobs:
             self._docs.pin(job.room_id)
@@ -77,6 +83,7 @@ class KernelQueue:
         return outcomes
 
     def _settle(self, job: CellJob, outcome: RunOutcome) -> None:
+        self._ledger.remove(job.run_id)
         waiter = self._outcomes.pop(job.run_id, None)
         if waiter is not None and not waiter.done():
             waiter.set_result(outcome)
@@ -112,6 +119,7 @@ class KernelQueue:
     async def _run(self, job: CellJob) -> RunOutcome:
         writer = self._writer_for(job.room_id, job.cell_id)
         writer.reset()
+        self._ledger.mark_running(job.run_id)
         await writer.flush(
             then=lambda notebook, _: board.mark_running(notebook, job.cell_id, job.run_id)
         )

@@ -11,7 +11,9 @@ from ..document import ORIGIN, LiveDocuments, find_cell
 from ..errors import BadRequest, Conflict, NotFound
 from ..payloads import InputReply, QueuedCell, RunRequest, RunTicket
 from . import board
+from .ledger import NullLedger, RunLedger
 from .queue import KernelQueue, QueueSettings
+from .recovery import close_interrupted_runs
 from .run import KERNEL_DIED, CellJob, RunOutcome
 
 KERNEL_ACTIONS = "https://events.jupyter.org/jupyter_server/kernel_actions/v1"
@@ -28,8 +30,10 @@ class ExecutionService:
         event_logger: Any,
         settings: QueueSettings,
         log: logging.Logger,
+        ledger: RunLedger | None = None,
     ) -> None:
         self._docs = docs
+        self._ledger = ledger or NullLedger()
         self._kernels = kernel_manager
         self._sessions = session_manager
         self._events = event_logger
@@ -40,6 +44,12 @@ class ExecutionService:
 
     def start(self) -> None:
         self._events.add_listener(schema_id=KERNEL_ACTIONS, listener=self._on_kernel_action)
+
+    async def recover(self) -> int:
+        """End the runs a previous server process left in flight (see ``recovery``)."""
+        interrupted = self._ledger.load()
+        self._ledger.forget_previous()
+        return await close_interrupted_runs(interrupted, self._docs, self._log)
 
     async def stop(self) -> None:
         self._events.remove_listener(schema_id=KERNEL_ACTIONS, listener=self._on_kernel_action)
@@ -135,7 +145,9 @@ class ExecutionService:
         queue = self._queues.get(kernel_id)
         if queue is None:
             manager = self._kernels.get_kernel(kernel_id)
-            queue = KernelQueue(kernel_id, manager, self._docs, self._settings, self._log)
+            queue = KernelQueue(
+                kernel_id, manager, self._docs, self._settings, self._log, self._ledger
+            )
             self._queues[kernel_id] = queue
             self._watch(kernel_id, manager)
         return queue

@@ -1,0 +1,87 @@
+"""A durable list of the runs in flight, so a server restart can close them properly.
+
+The shared document keeps run markers (``[*]``, queued) in the YStore, which outlives
+the server; without a record of which runs the server owned, a restart would leave
+cells showing ``[*]`` forever. The ledger is a small JSON file rewritten atomically on
+every change; at start-up, :func:`recover` ends every run it lists.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    room_id: str
+    cell_id: str
+    run_id: str
+    state: str  # "queued" or "running"
+
+
+class RunLedger:
+    """Runs queued or running on this server, persisted in one JSON file."""
+
+    def __init__(self, path: Path, log: logging.Logger) -> None:
+        self._path = path
+        self._log = log
+        self._entries: dict[str, LedgerEntry] = {}
+
+    def load(self) -> list[LedgerEntry]:
+        """What the previous server process left in flight."""
+        try:
+            raw = json.loads(self._path.read_text(encoding="utf-8"))
+            return [LedgerEntry(**item) for item in raw]
+        except FileNotFoundError:
+            return []
+        except (ValueError, TypeError) as e:
+            self._log.warning("jupyter-loop ignores an unreadable run ledger %s: %s", self._path, e)
+            return []
+
+    def add(self, entries: list[LedgerEntry]) -> None:
+        for entry in entries:
+            self._entries[entry.run_id] = entry
+        self._write()
+
+    def mark_running(self, run_id: str) -> None:
+        entry = self._entries.get(run_id)
+        if entry is not None:
+            self._entries[run_id] = LedgerEntry(entry.room_id, entry.cell_id, run_id, "running")
+            self._write()
+
+    def remove(self, run_id: str) -> None:
+        if self._entries.pop(run_id, None) is not None:
+            self._write()
+
+    def forget_previous(self) -> None:
+        """Drop what the previous process left; keep what this one has in flight."""
+        self._write()
+
+    def _write(self) -> None:
+        data = json.dumps([asdict(entry) for entry in self._entries.values()])
+        try:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=self._path.parent, suffix=".tmp")
+            with os.fdopen(handle, "w", encoding="utf-8") as file:
+                file.write(data)
+            os.replace(temporary, self._path)
+        except OSError as e:
+            self._log.warning("jupyter-loop could not record runs in %s: %s", self._path, e)
+
+
+class NullLedger(RunLedger):
+    """Keeps nothing: for services built without a data directory."""
+
+    def __init__(self) -> None:
+        super().__init__(Path(os.devnull), logging.getLogger(__name__))
+
+    def load(self) -> list[LedgerEntry]:
+        return []
+
+    def _write(self) -> None:
+        return None
