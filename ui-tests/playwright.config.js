@@ -2,6 +2,7 @@
  * Galata configuration: Debian's chromium (browsers cannot be downloaded here),
  * no video (it needs a downloaded ffmpeg), a JupyterLab started for the run.
  */
+const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const base = require('@jupyterlab/galata/lib/playwright-config');
@@ -10,6 +11,7 @@ const base = require('@jupyterlab/galata/lib/playwright-config');
 process.env.JUPYTERLAB_GALATA_ROOT_DIR =
   process.env.JUPYTERLAB_GALATA_ROOT_DIR ||
   path.join(os.tmpdir(), 'jupyter-loop-ui-root');
+fs.mkdirSync(process.env.JUPYTERLAB_GALATA_ROOT_DIR, { recursive: true });
 
 // Several test servers may share a machine: the port is configurable.
 const port = process.env.LOOP_UI_PORT || '8888';
