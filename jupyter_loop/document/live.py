@@ -59,6 +59,7 @@ class LiveDocuments:
         self._pins: Counter[str] = Counter()
         self._stand_ins: dict[str, _StandInClient] = {}
         self._last_save: dict[str, float] = {}
+        self._pending_saves: set[str] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # -- resolving -----------------------------------------------------------------
@@ -76,6 +77,10 @@ class LiveDocuments:
         """The room of the notebook at ``path``; raises if it is not a notebook."""
         if not path or path.startswith("/") or ".." in path.split("/"):
             raise BadRequest(f"'{path}' is not a path inside the server's root directory.")
+        file_ids = self._settings["file_id_manager"]
+        known = file_ids.get_id(path)
+        if known is not None and self._room(f"json:notebook:{known}") is not None:
+            return f"json:notebook:{known}"  # a loaded room: the notebook exists
         contents = self._settings["contents_manager"]
         try:
             model = await ensure_async(contents.get(path, content=False))
@@ -83,7 +88,7 @@ class LiveDocuments:
             raise NotFound(f"No notebook at '{path}'.") from e
         if model.get("type") != "notebook":
             raise BadRequest(f"'{path}' is not a notebook.")
-        file_id = self._settings["file_id_manager"].index(path)
+        file_id = known or file_ids.index(path)
         if file_id is None:
             raise NotFound(f"No notebook at '{path}'.")
         return f"json:notebook:{file_id}"
@@ -96,6 +101,12 @@ class LiveDocuments:
 
     async def notebook(self, room_id: str) -> YNotebook:
         """The live shared notebook; loads its room if no tab has it open."""
+        room = self._room(room_id)
+        document = getattr(room, "_document", None)
+        if isinstance(document, YNotebook) and getattr(room, "ready", False):
+            if self._pins[room_id]:
+                self._hold(room_id)
+            return document  # the live room, looked up again: no lock, no loading
         extension = self._extension()
         try:
             document = await extension.get_document(room_id=room_id, copy=False, create=True)
@@ -186,6 +197,23 @@ class LiveDocuments:
         if task is not None:
             await task
 
+    def save_soon(self, room_id: str, delay: float = 0.5) -> None:
+        """Save within ``delay`` seconds; requests made meanwhile share that one save.
+
+        A run's end asks for a save; a Run All of many short cells then saves a few
+        times rather than once per cell, and never makes a cell wait for the disk.
+        """
+        if room_id in self._pending_saves:
+            return
+        self._pending_saves.add(room_id)
+
+        async def save_later() -> None:
+            await asyncio.sleep(delay)
+            self._pending_saves.discard(room_id)
+            await self.save(room_id)
+
+        self._spawn(save_later())
+
     async def save_if_due(self, room_id: str) -> None:
         """Save unless a save happened less than ``save_interval`` seconds ago."""
         if not self._save_interval:
@@ -206,6 +234,11 @@ class LiveDocuments:
         return task
 
     async def stop(self) -> None:
+        for room_id in list(self._pending_saves):
+            try:
+                await self.save(room_id)
+            except Exception as e:  # the collaboration extension may be stopping too
+                self._log.warning("jupyter-loop could not save %s at shutdown: %s", room_id, e)
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:

@@ -30,12 +30,24 @@ def marker(notebook: YNotebook, cell_id: str) -> dict[str, Any] | None:
     return dict(value) if isinstance(value, dict) else None
 
 
-def mark_queued(notebook: YNotebook, ycell: Map, *, run_id: str, kernel_id: str, by: str) -> None:
-    """Clear the cell as JupyterLab does when a run is scheduled, and show it queued."""
+def mark_queued(
+    notebook: YNotebook,
+    ycell: Map,
+    *,
+    run_id: str,
+    kernel_id: str,
+    by: str,
+    state: str = QUEUED,
+) -> None:
+    """Clear the cell as JupyterLab does when a run is scheduled, and show it queued.
+
+    ``state`` is ``running`` for a cell that starts at once (an idle queue): one write
+    instead of two.
+    """
     _clear_execution(ycell)
     ycell["execution_state"] = "running"
     board(notebook)[str(ycell["id"])] = {
-        "state": QUEUED,
+        "state": state,
         "run_id": run_id,
         "kernel_id": kernel_id,
         "by": by,

@@ -3,11 +3,13 @@
 The shared document keeps run markers (``[*]``, queued) in the YStore, which outlives
 the server; without a record of which runs the server owned, a restart would leave
 cells showing ``[*]`` forever. The ledger is a small JSON file rewritten atomically on
-every change; at start-up, :func:`recover` ends every run it lists.
+change (changes within ``delay`` seconds share one write); at start-up the recovery ends
+every run it lists.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -27,10 +29,12 @@ class LedgerEntry:
 class RunLedger:
     """Runs queued or running on this server, persisted in one JSON file."""
 
-    def __init__(self, path: Path, log: logging.Logger) -> None:
+    def __init__(self, path: Path, log: logging.Logger, delay: float = 0.2) -> None:
         self._path = path
         self._log = log
+        self._delay = delay
         self._entries: dict[str, LedgerEntry] = {}
+        self._timer: asyncio.TimerHandle | None = None
 
     def load(self) -> list[LedgerEntry]:
         """What the previous server process left in flight."""
@@ -46,21 +50,32 @@ class RunLedger:
     def add(self, entries: list[LedgerEntry]) -> None:
         for entry in entries:
             self._entries[entry.run_id] = entry
-        self._write()
+        self._write_soon()
 
     def mark_running(self, run_id: str) -> None:
         entry = self._entries.get(run_id)
         if entry is not None:
             self._entries[run_id] = LedgerEntry(entry.room_id, entry.cell_id, run_id, "running")
-            self._write()
+            self._write_soon()
 
     def remove(self, run_id: str) -> None:
         if self._entries.pop(run_id, None) is not None:
-            self._write()
+            self._write_soon()
 
     def forget_previous(self) -> None:
         """Drop what the previous process left; keep what this one has in flight."""
+        self.flush()
+
+    def flush(self) -> None:
+        """Write pending changes now."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         self._write()
+
+    def _write_soon(self) -> None:
+        if self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self._delay, self.flush)
 
     def _write(self) -> None:
         data = json.dumps([asdict(entry) for entry in self._entries.values()])
@@ -82,6 +97,9 @@ class NullLedger(RunLedger):
 
     def load(self) -> list[LedgerEntry]:
         return []
+
+    def _write_soon(self) -> None:
+        return None
 
     def _write(self) -> None:
         return None

@@ -92,6 +92,11 @@ class KernelQueue:
     def current(self) -> CellRun | None:
         return self._current
 
+    @property
+    def idle(self) -> bool:
+        """Nothing running or waiting: a cell submitted now starts at once."""
+        return self._current is None and not self._jobs
+
     def pending(self) -> list[CellJob]:
         running = [self._current.job] if self._current is not None else []
         return running + list(self._jobs)
@@ -120,9 +125,10 @@ class KernelQueue:
         writer = self._writer_for(job.room_id, job.cell_id)
         writer.reset()
         self._ledger.mark_running(job.run_id)
-        await writer.flush(
-            then=lambda notebook, _: board.mark_running(notebook, job.cell_id, job.run_id)
-        )
+        if not job.marked_running:
+            await writer.flush(
+                then=lambda notebook, _: board.mark_running(notebook, job.cell_id, job.run_id)
+            )
         run = CellRun(
             job,
             writer,
@@ -138,7 +144,7 @@ class KernelQueue:
         if outcome.note:
             writer.push(AppendStream("stderr", f"{_NOTE_PREFIX}{outcome.note}\n"))
         await writer.flush(then=lambda notebook, ycell: self._finish(notebook, ycell, run, outcome))
-        await self._docs.save(job.room_id)
+        self._docs.save_soon(job.room_id)
         return outcome
 
     async def _ready(self) -> None:

@@ -23,6 +23,7 @@ class CellJob:
     run_id: str
     by: str
     record_timing: bool = False
+    marked_running: bool = False  # queued straight into the running state
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,7 @@ class ExecutionService:
         queues = list(self._queues.values())
         self._queues.clear()
         await asyncio.gather(*(queue.stop() for queue in queues), return_exceptions=True)
+        self._ledger.flush()
 
     # -- requests --------------------------------------------------------------------
 
@@ -85,26 +86,29 @@ class ExecutionService:
         for ycell in cells:
             if ycell.get("cell_type") != "code":
                 raise BadRequest(f"Cell '{ycell['id']}' is not a code cell.")
+        queue = self._queue(kernel_id)
+        starts_now = queue.idle
         queued: list[QueuedCell] = []
         jobs: list[CellJob] = []
         with notebook.ydoc.transaction(origin=ORIGIN):
             for ycell in cells:
                 run_id = uuid.uuid4().hex
-                code = str(ycell["source"])
-                if code.strip():
-                    board.mark_queued(notebook, ycell, run_id=run_id, kernel_id=kernel_id, by=user)
-                    jobs.append(
-                        CellJob(
-                            room_id, str(ycell["id"]), code, run_id, user, request.record_timing
-                        )
-                    )
-                    queued.append(QueuedCell(str(ycell["id"]), run_id, board.QUEUED))
-                else:
+                cell_id, code = str(ycell["id"]), str(ycell["source"])
+                if not code.strip():
                     board.mark_skipped(notebook, ycell, run_id=run_id)
-                    queued.append(QueuedCell(str(ycell["id"]), run_id, board.DONE))
+                    queued.append(QueuedCell(cell_id, run_id, board.DONE))
+                    continue
+                running = starts_now and not jobs
+                state = board.RUNNING if running else board.QUEUED
+                board.mark_queued(
+                    notebook, ycell, run_id=run_id, kernel_id=kernel_id, by=user, state=state
+                )
+                job = CellJob(room_id, cell_id, code, run_id, user, request.record_timing, running)
+                jobs.append(job)
+                queued.append(QueuedCell(cell_id, run_id, board.QUEUED))
         waiting: dict[str, asyncio.Future[RunOutcome]] = {}
         if jobs:
-            futures = self._queue(kernel_id).submit(jobs)
+            futures = queue.submit(jobs)
             waiting = {job.cell_id: future for job, future in zip(jobs, futures, strict=True)}
         ticket = RunTicket(path=request.path, kernel_id=kernel_id, cells=tuple(queued))
         return ticket, waiting

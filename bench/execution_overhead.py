@@ -1,0 +1,113 @@
+"""Overhead of a trivial cell through jupyter-loop against raw jupyter_client.
+
+Starts a real ``jupyter server`` (127.0.0.1) with jupyter-loop, opens a notebook session,
+and times ``1 + 1`` N times each way, interleaved, on the same kernel:
+
+* jupyter-loop: from the REST request until a Y client joined to the notebook's room
+  sees the run marked done (what a browser tab waits for);
+* raw: an ``AsyncKernelClient`` on the kernel's connection file, from ``execute`` until
+  the reply and the idle status have both arrived.
+
+Usage: ``python bench/execution_overhead.py [runs]`` (default 200). Prints medians.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+from jupyter_client.asynchronous import AsyncKernelClient
+from pycrdt import Map, Provider
+
+from jupyter_loop.testing.server_process import ServerProcess
+
+
+async def raw_run(client: AsyncKernelClient) -> float:
+    start = time.perf_counter()
+    msg_id = client.execute("1 + 1")
+    replied = idle = False
+    while not (replied and idle):
+        if not replied:
+            reply = await client.get_shell_msg(timeout=10)
+            replied = reply["parent_header"].get("msg_id") == msg_id
+        while not idle:
+            message = await client.get_iopub_msg(timeout=10)
+            idle = (
+                message["parent_header"].get("msg_id") == msg_id
+                and message["msg_type"] == "status"
+                and message["content"]["execution_state"] == "idle"
+            )
+    return time.perf_counter() - start
+
+
+async def loop_run(server: ServerProcess, path: str, kernel_id: str, board: Map) -> float:
+    done = asyncio.Event()
+    wanted: dict[str, str] = {}
+
+    def check(_: object) -> None:
+        marker = board.get("c0") or {}
+        if marker.get("run_id") == wanted.get("run_id") and marker.get("state") == "done":
+            done.set()
+
+    subscription = board.observe(check)
+    start = time.perf_counter()
+    ticket = await server.api(
+        "api", "jupyter-loop", "runs", method="POST",
+        body={"path": path, "cell_ids": ["c0"], "kernel_id": kernel_id},
+    )  # fmt: skip
+    wanted["run_id"] = ticket["cells"][0]["run_id"]
+    check(None)
+    await asyncio.wait_for(done.wait(), 10)
+    elapsed = time.perf_counter() - start
+    board.unobserve(subscription)
+    return elapsed
+
+
+async def main(runs: int) -> None:
+    home = Path(tempfile.mkdtemp(prefix="loop-bench-"))
+    server = ServerProcess(home)
+    (home / "root").mkdir()
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells.append(nbformat.v4.new_code_cell("1 + 1", id="c0"))
+    (home / "root" / "bench.ipynb").write_text(nbformat.writes(notebook))
+    server.start()
+    try:
+        await server.ready()
+        session = await server.api(
+            "api", "sessions", method="POST",
+            body={"path": "bench.ipynb", "type": "notebook", "kernel": {"name": "python3"}},
+        )  # fmt: skip
+        kernel_id = session["kernel"]["id"]
+        client = AsyncKernelClient(
+            connection_file=str(home / "runtime" / f"kernel-{kernel_id}.json")
+        )
+        client.load_connection_file()
+        client.start_channels()
+        await client.wait_for_ready(timeout=60)
+        channel, document = await server.open_room("bench.ipynb")
+        async with Provider(document.ydoc, channel):
+            board = document.ydoc.get("jupyter_loop:execution", type=Map)
+            for _ in range(10):  # warm up both paths
+                await raw_run(client)
+                await loop_run(server, "bench.ipynb", kernel_id, board)
+            raw, loop = [], []
+            for _ in range(runs):
+                raw.append(await raw_run(client))
+                loop.append(await loop_run(server, "bench.ipynb", kernel_id, board))
+        client.stop_channels()
+    finally:
+        server.kill()
+    raw_ms, loop_ms = statistics.median(raw) * 1000, statistics.median(loop) * 1000
+    print(f"runs: {runs} of `1 + 1`, interleaved, same kernel")
+    print(f"raw jupyter_client:  median {raw_ms:.2f} ms")
+    print(f"jupyter-loop:        median {loop_ms:.2f} ms (REST request -> done seen by a Y client)")
+    print(f"ratio:               {loop_ms / raw_ms:.2f}x (goal <= 1.3x)")
+
+
+if __name__ == "__main__":
+    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 200))

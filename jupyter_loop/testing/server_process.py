@@ -1,0 +1,120 @@
+"""A real ``jupyter server`` process with jupyter-loop, for tests and benchmarks.
+
+Runs on 127.0.0.1 with its own data, runtime and config directories under ``home``, so
+it can be killed and restarted on the same state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from jupyter_ydoc import YNotebook
+from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
+from tornado.websocket import websocket_connect
+
+from .ychannel import TornadoChannel
+
+TOKEN = "jupyter-loop-test-token"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class ServerProcess:
+    """``jupyter server`` with jupyter-loop, on 127.0.0.1, with state kept in ``home``."""
+
+    def __init__(self, home: Path, *options: str) -> None:
+        self.home = home
+        self.options = options
+        self.root = home / "root"
+        self.port = free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        env = {
+            **os.environ,
+            "JUPYTER_DATA_DIR": str(self.home / "data"),
+            "JUPYTER_RUNTIME_DIR": str(self.home / "runtime"),
+            "JUPYTER_CONFIG_DIR": str(self.home / "config"),
+        }
+        command = [
+            sys.executable, "-m", "jupyter", "server",
+            "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}",
+            "--ServerApp.port_retries=0", "--ServerApp.open_browser=False",
+            "--ServerApp.allow_root=True", f"--ServerApp.root_dir={self.root}",
+            f"--IdentityProvider.token={TOKEN}",
+            f"--SQLiteYStore.db_path={self.home / 'ystore.db'}",
+            f"--BaseFileIdManager.db_path={self.home / 'fileid.db'}",
+            "--YDocExtension.document_save_delay=0.5",
+            "--JupyterLoopApp.save_interval=0.5",
+            *self.options,
+        ]  # fmt: skip
+        log = (self.home / f"server-{time.time_ns()}.log").open("wb")
+        self.process = subprocess.Popen(
+            command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+    def kill(self) -> None:
+        """A crash: the server and its kernels die at once, nothing gets to clean up."""
+        if self.process is not None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=10)
+            self.process = None
+
+    def url(self, *parts: str) -> str:
+        return f"http://127.0.0.1:{self.port}/" + "/".join(parts)
+
+    async def api(self, *parts: str, method: str = "GET", body: Any = None) -> Any:
+        request = HTTPRequest(
+            self.url(*parts),
+            method=method,
+            body=None if body is None else json.dumps(body),
+            headers={"Authorization": f"token {TOKEN}"},
+        )
+        response = await AsyncHTTPClient().fetch(request)
+        return json.loads(response.body or b"null")
+
+    async def ready(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                await self.api("api", "status")
+                return
+            except (OSError, HTTPClientError):
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.2)
+
+    def saved(self, path: str) -> Any:
+        try:
+            return nbformat.reads((self.root / path).read_text(encoding="utf-8"), as_version=4)
+        except (ValueError, FileNotFoundError):
+            return None
+
+    async def open_room(self, path: str) -> tuple[TornadoChannel, YNotebook]:
+        """A channel to the notebook's room and an empty document to sync through it."""
+        session = await self.api(
+            "api", "collaboration", "session", path, method="PUT",
+            body={"format": "json", "type": "notebook"},
+        )  # fmt: skip
+        room = f"json:notebook:{session['fileId']}"
+        query = f"sessionId={session['sessionId']}"
+        url = f"ws://127.0.0.1:{self.port}/api/collaboration/room/{room}?{query}"
+        connection = await websocket_connect(
+            HTTPRequest(url, headers={"Authorization": f"token {TOKEN}"})
+        )
+        return TornadoChannel(connection, room), YNotebook()
