@@ -47,3 +47,21 @@ async def test_clear_output_wait_leaves_the_last_frame(
         # After the first frame the cell is never seen empty: no flicker.
         first_frame = seen.index(1)
         assert 0 not in seen[first_frame:]
+
+
+async def test_output_widget_captures_stay_out_of_the_cell(
+    write_notebook, start_kernel, run_cells, open_tab
+):
+    source = (
+        "import ipywidgets as w\nout = w.Output()\ndisplay(out)\n"
+        "with out:\n    print('inside the widget')\nprint('in the cell')"
+    )
+    path = write_notebook("widget.ipynb", source)
+    await start_kernel(path)
+    async with open_tab(path) as tab:
+        await run_cells(path, "c0")
+        await wait_for(lambda: tab.cell("c0").get("execution_count") == 1)
+        outputs = tab.cell("c0")["outputs"]
+        assert outputs[0]["output_type"] == "display_data"
+        assert "application/vnd.jupyter.widget-view+json" in outputs[0]["data"]
+        assert tab.text("c0") == "in the cell\n"

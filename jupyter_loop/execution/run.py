@@ -59,6 +59,7 @@ class CellRun:
         self._idle = False
         self.timing: dict[str, str] = {}
         self.pending_input: tuple[dict[str, Any], dict[str, Any]] | None = None
+        self._captured_by: set[str] = set()  # Output widgets capturing this run's output
         self.done: asyncio.Future[RunOutcome] = asyncio.get_running_loop().create_future()
 
     def on_iopub(self, message: dict[str, Any]) -> None:
@@ -73,11 +74,34 @@ class CellRun:
         if kind == "execute_input":
             self._stamp("iopub.execute_input", message)
             return
+        if kind == "comm_msg":
+            self._track_output_widgets(message)
+            return
+        if self._captured_by:
+            return  # an ipywidgets Output widget shows these, in the tab, as in JupyterLab
         op = op_from_message(message)
         if isinstance(op, UpdateDisplay):
             self._on_display_update(op)
         elif op is not None:
             self._writer.push(op)
+
+    def _track_output_widgets(self, message: dict[str, Any]) -> None:
+        """Follow ``with output_widget:`` blocks of this run.
+
+        Inside one, the kernel still sends outputs as children of the execute request;
+        JupyterLab diverts them into the widget, so they must not land in the cell.
+        """
+        content = message.get("content", {})
+        data = content.get("data") or {}
+        state = data.get("state") or {}
+        if data.get("method") != "update" or "msg_id" not in state:
+            return
+        comm_id = str(content.get("comm_id", ""))
+        parent = (message.get("parent_header") or {}).get("msg_id")
+        if state["msg_id"] and state["msg_id"] == parent:
+            self._captured_by.add(comm_id)
+        else:
+            self._captured_by.discard(comm_id)
 
     def on_reply(self, message: dict[str, Any]) -> None:
         if message["header"]["msg_type"] != "execute_reply":

@@ -6,6 +6,7 @@ import { INotebookCellExecutor, INotebookTracker } from '@jupyterlab/notebook';
 
 import { ServerCellExecutor } from './executor';
 import { CellMarkers } from './markers';
+import { captureServerRunOutputs } from './widgets';
 
 /**
  * Runs notebook cells on the server instead of through the browser's kernel
@@ -46,6 +47,7 @@ export const markersPlugin: JupyterFrontEndPlugin<void> = {
         }
         const markers = new CellMarkers(panel, app.serviceManager.contents);
         panel.disposed.connect(() => markers.dispose());
+        captureServerRunOutputs(panel.sessionContext);
       });
     });
   }
