@@ -16,6 +16,27 @@ c.JupyterLoopApp.save_interval = 1.0
 c.ServerApp.allow_root = True  # CI runs as root
 
 # Keep the server's databases out of the source tree.
-_state = Path(tempfile.mkdtemp(prefix="jupyter-loop-ui-state-"))
+# (LOOP_UI_STATE_DIR keeps them across a server restart made by a test.)
+_state = Path(os.environ.get("LOOP_UI_STATE_DIR") or tempfile.mkdtemp(prefix="loop-ui-state-"))
+_state.mkdir(parents=True, exist_ok=True)
 c.SQLiteYStore.db_path = str(_state / "ystore.db")
 c.BaseFileIdManager.db_path = str(_state / "fileid.db")
+c.JupyterLoopApp.data_dir = str(_state / "jupyter_loop")
+
+# The AI agent's provider: the scripted model server, run in this process for the whole
+# session (it stops with the server). Tests script it over HTTP at the URL written to
+# /tmp/jupyter-loop-model-server-<port>.url. LOOP_AGENT_PROVIDER=none starts a server with
+# no provider at all (the agent tests start one to see the configuration hint).
+for _name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST"):
+    os.environ.pop(_name, None)
+if os.environ.get("LOOP_AGENT_PROVIDER", "openai") != "none":
+    from jupyter_loop.testing import ScriptedModelServer
+
+    _model_server = ScriptedModelServer().start()
+    c.JupyterLoopApp.agent_provider = "openai"
+    c.JupyterLoopApp.openai_base_url = _model_server.openai_base_url
+    c.JupyterLoopApp.openai_api_key = "sk-scripted-test-key"
+    c.JupyterLoopApp.agent_model = "scripted-tools"
+    Path(tempfile.gettempdir(), f"jupyter-loop-model-server-{c.ServerApp.port}.url").write_text(
+        _model_server.url
+    )
