@@ -10,14 +10,19 @@ from jupyter_server.extension.application import ExtensionApp
 from tornado.ioloop import IOLoop
 from traitlets import Float, Unicode, default
 
+from .agent.config import AgentConfig
+from .agent.handlers import route_table as agent_routes
+from .agent.service import AgentService
 from .document import LiveDocuments
 from .execution.ledger import RunLedger
+from .execution.outputs_config import OutputsConfig
 from .execution.queue import QueueSettings
 from .execution.service import ExecutionService
 from .handlers import route_table
+from .outputs_handlers import route_table as output_routes
 
 
-class JupyterLoopApp(ExtensionApp):
+class JupyterLoopApp(ExtensionApp, AgentConfig, OutputsConfig):
     """Runs notebook cells on the server and writes their outputs to the shared notebook."""
 
     name = "jupyter_loop"
@@ -71,6 +76,12 @@ class JupyterLoopApp(ExtensionApp):
         self.documents = LiveDocuments(
             server.web_app.settings, self.log, save_interval=self.save_interval
         )
+        self.outputs = self.output_store(self.data_dir)
+        self.outputs.sweep()
+        secrets = [*self.secrets, self.openai_api_key]
+        outputs = self.output_policy(
+            self.outputs, server.base_url, mask=self.mask_secrets, secrets=secrets
+        )
         self.execution = ExecutionService(
             self.documents,
             server.kernel_manager,
@@ -80,6 +91,7 @@ class JupyterLoopApp(ExtensionApp):
                 batch_interval=self.batch_interval,
                 kernel_ready_timeout=self.kernel_ready_timeout,
                 liveness_interval=self.liveness_interval,
+                outputs=outputs,
             ),
             self.log,
             RunLedger(Path(self.data_dir) / "runs.json", self.log),
@@ -88,7 +100,17 @@ class JupyterLoopApp(ExtensionApp):
         # Runs cut off by the previous server process are closed once the server runs
         # (the collaboration extension is set up by then).
         IOLoop.current().add_callback(self._recover)
-        self.settings.update({"jupyter_loop_execution": self.execution})
+        self.settings.update(
+            {"jupyter_loop_execution": self.execution, "jupyter_loop_outputs": self.outputs}
+        )
+        self.agent = AgentService(
+            self.documents,
+            self.execution,
+            self.agent_settings(self.data_dir, self.batch_interval),
+            self.log,
+        )
+        self.agent.start()
+        self.settings.update({"jupyter_loop_agent": self.agent})
 
     async def _recover(self) -> None:
         try:
@@ -101,7 +123,10 @@ class JupyterLoopApp(ExtensionApp):
 
     def initialize_handlers(self) -> None:
         self.handlers.extend(route_table())
+        self.handlers.extend(output_routes())
+        self.handlers.extend(agent_routes())
 
     async def stop_extension(self) -> None:
+        await asyncio.wait_for(self.agent.stop(), timeout=10)
         await asyncio.wait_for(self.execution.stop(), timeout=10)
         await self.documents.stop()

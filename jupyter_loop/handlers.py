@@ -23,8 +23,13 @@ class LoopHandler(APIHandler):
         return parse_json_object(self.request.body)
 
     def user_name(self) -> str:
+        """Who made the request, as people know them (not an anonymous user's random id)."""
         user = self.current_user
-        return str(getattr(user, "username", None) or getattr(user, "name", None) or "anonymous")
+        for attribute in ("display_name", "name", "username"):
+            value = getattr(user, attribute, None)
+            if value:
+                return str(value)
+        return "anonymous"
 
     def reply(self, payload: Any, status: int = 200) -> None:
         self.set_status(status)

@@ -14,6 +14,7 @@ from typing import Any
 
 from jupyter_ydoc import YNotebook
 
+from jupyter_loop.execution.budget import METADATA_KEY, OutputBudget, text_size, value_size
 from jupyter_loop.execution.ops import (
     AppendOutput,
     AppendStream,
@@ -21,7 +22,9 @@ from jupyter_loop.execution.ops import (
     OutputOp,
     UpdateDisplay,
 )
-from jupyter_loop.execution.writer import CellWriter
+from jupyter_loop.execution.outputs_store import RunKey
+from jupyter_loop.execution.writer import CellWriter, OutputPolicy
+from jupyter_loop.secrets import SecretMasker
 
 
 class FakeDocuments:
@@ -105,15 +108,31 @@ def terminal(raw: str) -> str:
 
 
 class ReferenceCell:
-    """What the cell must show after a sequence of edits."""
+    """What the cell must show after a sequence of edits (everything, nothing cut).
 
-    def __init__(self) -> None:
+    With a ``masker``, secrets are masked in each stretch of a stream that no other
+    output interrupts (display updates do not interrupt it), as the writer promises.
+    """
+
+    def __init__(self, masker: SecretMasker | None = None) -> None:
+        self.masker = masker
         self.outputs: list[dict[str, Any]] = []
-        self.raw: list[str] = []
+        self.masked: list[str] = []  # per output: stream text masked so far
+        self.run = ""  # raw text of the last stream's stretch still open
         self.ids: list[str | None] = []
         self.pending_clear = False
 
     def apply(self, op: OutputOp) -> None:
+        last = self.outputs[-1] if self.outputs else None
+        continues = (
+            isinstance(op, AppendStream)
+            and last is not None
+            and last.get("output_type") == "stream"
+            and last["name"] == op.name
+            and not self.pending_clear
+        )
+        if not continues and not isinstance(op, UpdateDisplay):
+            self.close_stretch()
         if isinstance(op, ClearOutputs):
             if op.wait:
                 self.pending_clear = True
@@ -123,43 +142,73 @@ class ReferenceCell:
         if isinstance(op, UpdateDisplay):
             for index, shown in enumerate(self.ids):
                 if shown == op.display_id:
-                    self.outputs[index] = {**self.outputs[index], "data": op.data}
+                    self.outputs[index] = {**self.outputs[index], "data": self._mask(op.data)}
             return
         if self.pending_clear:
             self._clear()
-        last = self.outputs[-1] if self.outputs else None
         if isinstance(op, AppendStream):
-            if last and last.get("output_type") == "stream" and last["name"] == op.name:
-                self.raw[-1] += op.text
-                last["text"] = terminal(self.raw[-1])
-                return
-            self.raw.append(op.text)
-            self.ids.append(None)
-            self.outputs.append(
-                {"output_type": "stream", "name": op.name, "text": terminal(op.text)}
-            )
+            if continues:
+                self.run += op.text
+            else:
+                self.masked.append("")
+                self.ids.append(None)
+                self.outputs.append({"output_type": "stream", "name": op.name, "text": ""})
+                self.run = op.text
+            self._render()
             return
-        self.raw.append("")
+        self.masked.append("")
         self.ids.append(op.display_id)
-        self.outputs.append(dict(op.output))
+        self.outputs.append(self._mask(dict(op.output)))
+
+    def close_stretch(self) -> None:
+        if self.outputs and self.outputs[-1].get("output_type") == "stream":
+            self.masked[-1] += self._mask(self.run)
+            self.run = ""
+            self._render()
+
+    def _render(self) -> None:
+        pending = self.run if self.masker is None else self.masker.mask(self.run)
+        self.outputs[-1]["text"] = terminal(self.masked[-1] + pending)
+
+    def _mask(self, value: Any) -> Any:
+        return value if self.masker is None else self.masker.mask_value(value)
 
     def _clear(self) -> None:
-        self.outputs, self.raw, self.ids = [], [], []
+        self.outputs, self.masked, self.ids = [], [], []
+        self.run = ""
         self.pending_clear = False
 
 
-def random_op(generator: random.Random, step: int) -> OutputOp:
+SECRET = "S3cr3t-K3y!"
+
+
+def random_ops(generator: random.Random, step: int, *, long: bool = False) -> list[OutputOp]:
+    """One random kernel output, or a secret split over several stream messages."""
     roll = generator.random()
+    name = generator.choice(["stdout", "stdout", "stderr"])
+    if roll < 0.05:
+        cuts = sorted(generator.sample(range(1, len(SECRET)), 2))
+        pieces = [SECRET[: cuts[0]], SECRET[cuts[0] : cuts[1]], SECRET[cuts[1] :]]
+        return [AppendStream(name, piece) for piece in pieces]
     if roll < 0.6:
-        text = "".join(generator.choice("ab\n\r\bé😀") for _ in range(generator.randint(1, 6)))
-        return AppendStream(generator.choice(["stdout", "stdout", "stderr"]), text)
+        alphabet = "ab\n\r\bé😀" if not long else "abcdefgh\n\n\r\bé😀"
+        size = generator.randint(1, 6) if not long else generator.randint(1, 80)
+        return [AppendStream(name, "".join(generator.choice(alphabet) for _ in range(size)))]
     if roll < 0.75:
         display = generator.choice(["d1", "d2", None])
-        output = {"output_type": "display_data", "data": {"text/plain": f"v{step}"}, "metadata": {}}
-        return AppendOutput(output, display)
+        text = f"v{step}" if not long else f"v{step} " + "x" * generator.randint(0, 2500)
+        if generator.random() < 0.1:
+            text += f" {SECRET}"
+        output = {"output_type": "display_data", "data": {"text/plain": text}, "metadata": {}}
+        return [AppendOutput(output, display)]
     if roll < 0.85:
-        return UpdateDisplay(generator.choice(["d1", "d2"]), {"text/plain": f"u{step}"}, {})
-    return ClearOutputs(wait=generator.random() < 0.5)
+        text = f"u{step}" if not long else f"u{step} " + "y" * generator.randint(0, 2500)
+        return [UpdateDisplay(generator.choice(["d1", "d2"]), {"text/plain": text}, {})]
+    return [ClearOutputs(wait=generator.random() < 0.5)]
+
+
+def random_op(generator: random.Random, step: int) -> OutputOp:
+    return random_ops(generator, step)[-1]
 
 
 def new_notebook() -> YNotebook:
@@ -168,14 +217,17 @@ def new_notebook() -> YNotebook:
     return notebook
 
 
-def writer_for(notebook: YNotebook) -> CellWriter:
-    return CellWriter(
+def writer_for(notebook: YNotebook, policy: OutputPolicy | None = None) -> CellWriter:
+    writer = CellWriter(
         FakeDocuments(notebook),  # type: ignore[arg-type]
-        "room",
+        "json:notebook:file",
         "c",
         interval=10.0,  # flushed by hand
         log=logging.getLogger("test"),
+        policy=policy,
     )
+    writer.reset("run")
+    return writer
 
 
 def shown(notebook: YNotebook) -> list[dict[str, Any]]:
@@ -185,6 +237,11 @@ def shown(notebook: YNotebook) -> list[dict[str, Any]]:
 
 def strip(outputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in output.items() if k != "metadata"} for output in outputs]
+
+
+async def boundary(writer: CellWriter) -> None:
+    """Flush as at the end of a run (held-back text released, the tail caught up)."""
+    await writer.flush(then=lambda notebook, ycell: None)
 
 
 async def test_random_output_reads_the_same_in_jupyterlab_and_on_disk():
@@ -204,6 +261,27 @@ async def test_random_output_reads_the_same_in_jupyterlab_and_on_disk():
                 assert shown(notebook) == strip(reference.outputs), f"seed {seed} step {step}"
         await writer.flush()
         assert strip(mirror.outputs) == shown(notebook) == strip(reference.outputs)
+
+
+async def test_random_output_with_secrets_is_masked_like_the_reference():
+    masker = SecretMasker([SECRET], token_patterns=False)
+    for seed in range(40):
+        generator = random.Random(seed)
+        notebook = new_notebook()
+        mirror = JupyterLabMirror(notebook)
+        writer = writer_for(notebook, OutputPolicy(masker=masker))
+        reference = ReferenceCell(masker)
+        for step in range(80):
+            for op in random_ops(generator, step):
+                writer.push(op)
+                reference.apply(op)
+            if generator.random() < 0.3:
+                await writer.flush()
+                assert strip(mirror.outputs) == shown(notebook), f"seed {seed} step {step}"
+        await boundary(writer)
+        reference.close_stretch()
+        assert strip(mirror.outputs) == shown(notebook), f"seed {seed}"
+        assert shown(notebook) == strip(reference.outputs), f"seed {seed}"
 
 
 async def test_a_batch_of_prints_is_one_transaction():
@@ -253,3 +331,253 @@ async def test_writes_stay_out_of_the_undo_stack():
     # An origin-less edit of the same cell is tracked: the check above can fail.
     notebook.ycells[0]["source"] += "y"
     assert notebook.undo_manager.can_undo()
+
+
+class MemoryRecorder:
+    """A run record in memory: every output in full, as the output store keeps it."""
+
+    def __init__(self) -> None:
+        self.parts: list[dict[str, Any]] = []
+
+    def new_stream(self, name: str, text: str) -> int:
+        self.parts.append({"output_type": "stream", "name": name, "text": text})
+        return len(self.parts) - 1
+
+    def edit_stream(self, removed: str, insert: str) -> None:
+        text = self.parts[-1]["text"]
+        assert text.endswith(removed)
+        self.parts[-1]["text"] = text[: len(text) - len(removed)] + insert
+
+    def add_output(self, output: dict[str, Any]) -> int:
+        self.parts.append(dict(output))
+        return len(self.parts) - 1
+
+    def replace_output(self, part: int, output: dict[str, Any]) -> None:
+        self.parts[part] = dict(output)
+
+    def sync(self) -> None:
+        return None
+
+
+class MemoryStore:
+    """The output store's writing side, in memory."""
+
+    def __init__(self) -> None:
+        self.records: dict[str, MemoryRecorder] = {}
+
+    def begin_run(self, key: RunKey) -> None:
+        self.records.clear()
+
+    def recorder(self, key: RunKey) -> MemoryRecorder:
+        self.records[key.run_id] = MemoryRecorder()
+        return self.records[key.run_id]
+
+    def discard(self, key: RunKey) -> None:
+        self.records.pop(key.run_id, None)
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+SMALL = OutputBudget(head=1500, tail_max=1500, tail_keep=700)
+BRIEF_PLACEHOLDER = 512
+
+
+def is_marker(output: dict[str, Any]) -> bool:
+    return "lines" in output.get("metadata", {}).get(METADATA_KEY, {}).get("omitted", {})
+
+
+def is_placeholder(output: dict[str, Any]) -> bool:
+    if output.get("output_type") == "error":
+        return False
+    return "mime_types" in output.get("metadata", {}).get(METADATA_KEY, {}).get("omitted", {})
+
+
+def same_output(kept: dict[str, Any], full: dict[str, Any], *, head: bool, tail: bool) -> bool:
+    """``kept`` shows ``full``: equal, a placeholder of it, or (streams) a part of its text."""
+    if is_placeholder(kept):
+        return kept["output_type"] == full["output_type"]
+    if kept.get("output_type") == "stream" and full.get("output_type") == "stream":
+        if kept["name"] != full["name"]:
+            return False
+        if kept["text"] == full["text"]:
+            return True
+        return (head and full["text"].startswith(kept["text"])) or (
+            tail and full["text"].endswith(kept["text"])
+        )
+    return strip([kept]) == strip([full])
+
+
+def size(output: dict[str, Any]) -> int:
+    """An output's size as the budget counts it (a stream by its text)."""
+    if output.get("output_type") == "stream":
+        return text_size(output["text"])
+    return value_size(output)
+
+
+def check_budgeted(document: list[dict[str, Any]], reference: list[dict[str, Any]]) -> None:
+    """The document keeps a head and a tail of the reference, with a marker between."""
+    markers = [index for index, output in enumerate(document) if is_marker(output)]
+    assert len(markers) <= 1
+    if not markers:
+        assert len(document) == len(reference)
+        for kept, full in zip(document, reference, strict=True):
+            assert same_output(kept, full, head=False, tail=False), (kept, full)
+        return
+    head, tail = document[: markers[0]], document[markers[0] + 1 :]
+    # A display in the (frozen) head updated to something too big becomes a placeholder,
+    # which may overshoot the head by its own size (from_total reserves room for that).
+    assert sum(size(output) for output in head) <= SMALL.head + BRIEF_PLACEHOLDER
+    assert sum(size(output) for output in tail) <= SMALL.tail_max
+    for index, kept in enumerate(head):
+        last = index == len(head) - 1
+        assert same_output(kept, reference[index], head=last, tail=False), (kept, index)
+        if last and kept.get("output_type") == "stream":
+            assert kept["text"].endswith("\n") or kept["text"] == reference[index]["text"]
+    for offset, kept in enumerate(tail):
+        full = reference[len(reference) - len(tail) + offset]
+        assert same_output(kept, full, head=False, tail=offset == 0), (kept, full)
+
+
+async def test_random_output_within_a_budget_keeps_head_tail_and_the_full_record():
+    masker = SecretMasker([SECRET], token_patterns=False)
+    omitted = placeholders = 0
+    for seed in range(60):
+        generator = random.Random(seed)
+        notebook = new_notebook()
+        mirror = JupyterLabMirror(notebook)
+        store, clock = MemoryStore(), FakeClock()
+        policy = OutputPolicy(budget=SMALL, masker=masker, store=store, clock=clock)
+        writer = writer_for(notebook, policy)
+        reference = ReferenceCell(masker)
+        for step in range(150):
+            for op in random_ops(generator, step, long=True):
+                writer.push(op)
+                reference.apply(op)
+            if generator.random() < 0.3:
+                clock.now += generator.choice([0.1, 0.5, 2.0])
+                await writer.flush()
+                assert strip(mirror.outputs) == shown(notebook), f"seed {seed} step {step}"
+        await boundary(writer)
+        reference.close_stretch()
+        document = notebook.ycells[0]["outputs"].to_py()
+        assert strip(mirror.outputs) == strip(document), f"seed {seed}"
+        check_budgeted(document, reference.outputs)
+        record = store.records.get("run")
+        if record is not None:  # something was left out: the record holds everything
+            assert strip(record.parts) == strip(reference.outputs), f"seed {seed}"
+        omitted += any(is_marker(output) for output in document)
+        placeholders += any(is_placeholder(output) for output in document)
+    assert omitted > 10 and placeholders > 10  # the cases above were exercised
+
+
+async def test_a_long_stream_keeps_its_head_and_tail_around_a_marker():
+    notebook = new_notebook()
+    mirror = JupyterLabMirror(notebook)
+    store, clock = MemoryStore(), FakeClock()
+    writer = writer_for(notebook, OutputPolicy(budget=SMALL, store=store, clock=clock))
+    lines = [f"{i}\n" for i in range(2000)]
+    for start in range(0, 2000, 100):
+        writer.push(AppendStream("stdout", "".join(lines[start : start + 100])))
+        await writer.flush()
+        clock.now += 0.3
+    await boundary(writer)
+    head, marker, tail = notebook.ycells[0]["outputs"].to_py()
+    assert "".join(lines).startswith(head["text"]) and head["text"].endswith("\n")
+    assert "".join(lines).endswith(tail["text"]) and tail["text"].startswith(tail["text"][0])
+    assert tail["text"].endswith("1999\n")
+    omitted = marker["metadata"][METADATA_KEY]["omitted"]
+    assert omitted["lines"] == 2000 - head["text"].count("\n") - tail["text"].count("\n")
+    assert f"{int(omitted['lines']):,} lines" in marker["data"]["text/plain"]
+    assert (
+        '<a href="/api/jupyter-loop/outputs/file/c/run" target="_blank">'
+        in (marker["data"]["text/html"])
+    )
+    assert strip(mirror.outputs) == strip([head, marker, tail])
+    assert store.records["run"].parts == [
+        {"output_type": "stream", "name": "stdout", "text": "".join(lines)}
+    ]
+
+
+async def test_the_tail_moves_on_at_most_once_per_catch_up_interval():
+    notebook = new_notebook()
+    mirror = JupyterLabMirror(notebook)
+    clock = FakeClock()
+    writer = writer_for(notebook, OutputPolicy(budget=SMALL, store=MemoryStore(), clock=clock))
+    writer.push(AppendStream("stdout", "x\n" * 2000))  # head, marker and a trimmed tail
+    await writer.flush()
+    rewrites = mirror.transactions
+    for _ in range(10):  # the tail overflows again and again, within the same second
+        writer.push(AppendStream("stdout", "y\n" * 500))
+        await writer.flush()
+    assert mirror.transactions == rewrites  # the document waits
+    clock.now += 1.0
+    await writer.flush()
+    assert mirror.transactions == rewrites + 1  # one rewrite: delete and append the tail
+    assert mirror.outputs[-1]["text"].endswith("y\n" * 40)
+    writer.push(AppendStream("stdout", "z\n" * 500))
+    await boundary(writer)  # the end of a run catches up at once
+    assert mirror.outputs[-1]["text"].endswith("z\n" * 40)
+    assert strip(mirror.outputs) == shown(notebook)
+
+
+async def test_a_huge_rich_output_becomes_a_placeholder_linking_to_it():
+    notebook = new_notebook()
+    store = MemoryStore()
+    writer = writer_for(notebook, OutputPolicy(budget=SMALL, store=store))
+    image = {
+        "output_type": "display_data",
+        "data": {"image/png": "iVBOR" * 1000, "text/plain": "<Figure size 640x480>"},
+        "metadata": {"image/png": {"width": 640}},
+    }
+    writer.push(AppendStream("stdout", "before\n"))
+    writer.push(AppendOutput(image))
+    writer.push(AppendStream("stdout", "after\n"))
+    await boundary(writer)
+    before, placeholder, after = notebook.ycells[0]["outputs"].to_py()
+    assert (before["text"], after["text"]) == ("before\n", "after\n")
+    assert placeholder["output_type"] == "display_data"
+    assert "image/png" not in placeholder["data"]
+    assert placeholder["data"]["text/plain"].startswith("<Figure size 640x480>\n[image/png")
+    assert (
+        '<a href="/api/jupyter-loop/outputs/file/c/run/1" target="_blank">'
+        in (placeholder["data"]["text/html"])
+    )
+    assert store.records["run"].parts[1] == image
+
+
+async def test_a_finished_run_lets_go_of_its_outputs_and_takes_them_back_for_an_update():
+    notebook = new_notebook()
+    mirror = JupyterLabMirror(notebook)
+    writer = writer_for(notebook)
+    writer.push(AppendOutput({"output_type": "display_data", "data": {"text/plain": "a"}}, "d"))
+    writer.push(AppendStream("stdout", "after\n"))
+    await writer.end_run()
+    assert writer.has_display("d")
+    writer.push(UpdateDisplay("d", {"text/plain": "b"}, {}))
+    await writer.flush()
+    assert strip(mirror.outputs) == shown(notebook)
+    assert shown(notebook) == [
+        {"output_type": "display_data", "data": {"text/plain": "b"}},
+        {"output_type": "stream", "name": "stdout", "text": "after\n"},
+    ]
+
+
+class FailingStore(MemoryStore):
+    def recorder(self, key: RunKey) -> MemoryRecorder:
+        raise OSError(28, "No space left on device")
+
+
+async def test_a_failing_disk_costs_the_full_output_not_the_notebook(caplog):
+    notebook = new_notebook()
+    writer = writer_for(notebook, OutputPolicy(budget=SMALL, store=FailingStore()))
+    writer.push(AppendStream("stdout", "".join(f"{i}\n" for i in range(500))))
+    await boundary(writer)
+    head, marker, tail = notebook.ycells[0]["outputs"].to_py()
+    assert head["text"].startswith("0\n") and tail["text"].endswith("499\n")
+    assert "cannot keep the full output" in caplog.text

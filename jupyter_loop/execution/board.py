@@ -80,6 +80,8 @@ def mark_done(
         ycell["execution_count"] = execution_count
     ycell["execution_state"] = "idle"
     done = {"state": DONE, "run_id": run_id, "status": status}
+    if entry.get("by"):
+        done["by"] = entry["by"]  # who ran it (a user, or the agent for one) stays visible
     if note:
         done["note"] = note
     board(notebook)[cell_id] = done

@@ -23,7 +23,7 @@ from .kernel import KernelChannel
 from .ledger import LedgerEntry, NullLedger, RunLedger
 from .ops import AppendStream, UpdateDisplay
 from .run import KERNEL_DIED, CellJob, CellRun, RunOutcome
-from .writer import CellWriter
+from .writer import CellWriter, OutputPolicy
 
 _NOTE_PREFIX = "[jupyter-loop] "
 
@@ -33,6 +33,7 @@ class QueueSettings:
     batch_interval: float = 0.05
     kernel_ready_timeout: float = 60.0
     liveness_interval: float = 2.0
+    outputs: OutputPolicy = OutputPolicy()  # masking, budget and full-output store
 
 
 class KernelQueue:
@@ -123,7 +124,7 @@ class KernelQueue:
 
     async def _run(self, job: CellJob) -> RunOutcome:
         writer = self._writer_for(job.room_id, job.cell_id)
-        writer.reset()
+        writer.reset(job.run_id)
         self._ledger.mark_running(job.run_id)
         if not job.marked_running:
             await writer.flush(
@@ -143,7 +144,9 @@ class KernelQueue:
             outcome = await self._execute(run)
         if outcome.note:
             writer.push(AppendStream("stderr", f"{_NOTE_PREFIX}{outcome.note}\n"))
-        await writer.flush(then=lambda notebook, ycell: self._finish(notebook, ycell, run, outcome))
+        await writer.end_run(
+            then=lambda notebook, ycell: self._finish(notebook, ycell, run, outcome)
+        )
         self._docs.save_soon(job.room_id)
         return outcome
 
@@ -197,6 +200,7 @@ class KernelQueue:
                 cell_id,
                 interval=self._settings.batch_interval,
                 log=self._log,
+                policy=self._settings.outputs,
             )
             self._writers[key] = writer
         return writer
@@ -209,13 +213,13 @@ class KernelQueue:
 
     def _input_requested(self, run: CellRun, message: dict[str, Any]) -> None:
         content = message.get("content", {})
+        writer = self._writer_for(run.job.room_id, run.job.cell_id)
         request = {
             "request_id": str(message["header"]["msg_id"]),
-            "prompt": str(content.get("prompt", "")),
+            "prompt": writer.mask(str(content.get("prompt", ""))),
             "password": bool(content.get("password", False)),
         }
         run.pending_input = (request, message["header"])
-        writer = self._writer_for(run.job.room_id, run.job.cell_id)
         task = asyncio.ensure_future(
             writer.flush(then=lambda nb, _: board.set_input_request(nb, run.job.cell_id, request))
         )

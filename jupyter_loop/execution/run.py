@@ -12,6 +12,11 @@ from .writer import CellWriter
 
 KERNEL_DIED = "The kernel died while this cell was running."
 
+IDLE_GRACE = 2.0
+"""Seconds of IOPub silence after the reply before a run ends without its idle status:
+ZeroMQ drops IOPub messages when a kernel floods faster than they are read, and the idle
+status may be one of them."""
+
 
 @dataclass(frozen=True)
 class CellJob:
@@ -60,9 +65,12 @@ class CellRun:
         self.timing: dict[str, str] = {}
         self.pending_input: tuple[dict[str, Any], dict[str, Any]] | None = None
         self._captured_by: set[str] = set()  # Output widgets capturing this run's output
+        self._quiet: asyncio.TimerHandle | None = None  # see IDLE_GRACE
         self.done: asyncio.Future[RunOutcome] = asyncio.get_running_loop().create_future()
 
     def on_iopub(self, message: dict[str, Any]) -> None:
+        if self._quiet is not None:
+            self._wait_for_idle()
         kind = message["header"]["msg_type"]
         if kind == "status":
             state = message["content"].get("execution_state")
@@ -112,12 +120,26 @@ class CellRun:
             self.timing["shell.execute_reply.started"] = str(started)
         self._stamp("shell.execute_reply", message)
         self._maybe_finish()
+        if not self.done.done():
+            self._wait_for_idle()
+
+    def _wait_for_idle(self) -> None:
+        if self._quiet is not None:
+            self._quiet.cancel()
+        self._quiet = asyncio.get_running_loop().call_later(IDLE_GRACE, self._idle_lost)
+
+    def _idle_lost(self) -> None:
+        self._idle = True
+        self._maybe_finish()
 
     def on_input_request(self, message: dict[str, Any]) -> None:
         self._on_input_request(self, message)
 
     def end(self, outcome: RunOutcome) -> None:
         """End the run from outside (kernel restarted or died, server stopping)."""
+        if self._quiet is not None:
+            self._quiet.cancel()
+            self._quiet = None
         if not self.done.done():
             self.done.set_result(outcome)
 

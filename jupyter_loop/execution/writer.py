@@ -1,41 +1,141 @@
-"""The one writer of a cell's outputs: batches kernel output into the live notebook.
+"""The one writer of a cell's outputs: masks, budgets and batches kernel output into the
+live notebook.
 
-Writes follow how JupyterLab 4 reads a shared code cell, so every tab renders exactly
-what the document holds:
+Every edit is applied at once to a bounded model of the cell's outputs
+(:class:`~.cell_outputs.CellOutputs`): secrets masked (:mod:`.masking`), stream text
+rendered like a terminal, a long output cut to its head and tail with a marker, a huge
+one replaced by a placeholder, and the full output handed to the output store. Memory
+therefore stays bounded however fast a kernel writes.
+
+Every ``interval`` seconds the document is brought up to date with that model, in the
+way JupyterLab 4 reads a shared code cell, so every tab renders exactly what the
+document holds:
 
 * a change to a stream's text is applied to the *last* output only, as "delete the
   last N characters" or "append", and only the first such change of a transaction is
   seen: so we edit the tail stream only, deletions and insertions in separate
   transactions, and at most one text edit per transaction, before any array change;
 * an inserted output is always appended and merged into a preceding stream of the same
-  name: so consecutive same-name streams share one ``Text`` and nothing is inserted
-  mid-array (a display update rewrites the outputs from the updated one to the end).
+  name (even one deleted since): so consecutive same-name streams share one ``Text``,
+  nothing is inserted mid-array, and a rewrite (a display update, the tail of a long
+  output moving on) deletes from an index to the end and appends again, starting with a
+  non-stream output.
 
-Writes are coalesced over ``interval`` seconds per cell: one transaction per message
-would cost several times the text in updates and bloat the YStore.
+One transaction per message would cost several times the text in updates and bloat the
+YStore; a long output's tail is rewritten at most once per ``catch_up_interval``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from jupyter_ydoc import YNotebook
-from pycrdt import Array, Map, Text, Transaction
+from pycrdt import Array, Map, Text
 
 from ..document import ORIGIN, LiveDocuments, find_cell
 from ..errors import NotFound
-from .ops import AppendOutput, AppendStream, ClearOutputs, OutputOp, UpdateDisplay, coalesce
-from .terminal import TerminalScreen
+from ..secrets import SecretMasker
+from .budget import OutputBudget
+from .cell_outputs import CellOutputs, SyncPlan
+from .masking import OutputMasking
+from .ops import AppendOutput, OutputOp
+from .outputs_store import OutputStore, RunKey, RunRecorder
 
 CellMutation = Callable[[YNotebook, Map], None]
 
 
-def _utf8_length(text: str) -> int:
-    # pycrdt measures text in UTF-8 bytes.
-    return len(text.encode("utf-8", "replace"))
+@dataclass(frozen=True)
+class OutputPolicy:
+    """What happens to outputs on their way into the document.
+
+    Attributes:
+        budget: Byte limits per cell (``None``: keep everything).
+        masker: Masks secrets (``None``: no masking).
+        store: Keeps the full output when the document keeps part of it.
+        link_prefix: URL path of the full-output endpoint, base URL included
+            (``/api/jupyter-loop/outputs`` on a server at ``/``).
+        catch_up_interval: Seconds between rewrites of a long output's tail.
+        clock: Monotonic seconds (a seam for tests).
+    """
+
+    budget: OutputBudget | None = None
+    masker: SecretMasker | None = None
+    store: OutputStore | None = None
+    link_prefix: str = "/api/jupyter-loop/outputs"
+    catch_up_interval: float = 1.0
+    clock: Callable[[], float] = time.monotonic
+
+
+class _Records:
+    """A run's record in the output store, and the links to it.
+
+    The disk failing (full, read-only) must not cost the notebook its outputs: the record
+    is then given up, with a warning in the log.
+    """
+
+    def __init__(self, store: OutputStore, key: RunKey, prefix: str, log: logging.Logger) -> None:
+        self._store = store
+        self._key = key
+        self._log = log
+        self._url = f"{prefix.rstrip('/')}/{key.file_id}/{key.cell_id}/{key.run_id}"
+
+    def open(self) -> RunRecorder:
+        try:
+            return _SafeRecorder(self._store.recorder(self._key), self._log)
+        except OSError as e:
+            self._log.warning("jupyter-loop cannot keep the full output of a run: %s", e)
+            return _SafeRecorder(None, self._log)
+
+    def discard(self) -> None:
+        try:
+            self._store.discard(self._key)
+        except OSError as e:
+            self._log.warning("jupyter-loop could not remove a full output: %s", e)
+
+    def link(self, part: int | None) -> str:
+        return self._url if part is None else f"{self._url}/{part}"
+
+
+class _SafeRecorder:
+    """A recorder that stops recording, rather than raise, when the disk fails."""
+
+    def __init__(self, recorder: RunRecorder | None, log: logging.Logger) -> None:
+        self._recorder = recorder
+        self._log = log
+        self._parts = 0
+
+    def _do(self, action: Callable[[RunRecorder], Any]) -> Any:
+        if self._recorder is not None:
+            try:
+                return action(self._recorder)
+            except OSError as e:
+                self._log.warning("jupyter-loop stopped keeping a run's full output: %s", e)
+                self._recorder = None
+        return None
+
+    def _next(self, part: int | None) -> int:
+        self._parts = part + 1 if part is not None else self._parts + 1
+        return self._parts - 1
+
+    def new_stream(self, name: str, text: str) -> int:
+        return self._next(self._do(lambda recorder: recorder.new_stream(name, text)))
+
+    def edit_stream(self, removed: str, insert: str) -> None:
+        self._do(lambda recorder: recorder.edit_stream(removed, insert))
+
+    def add_output(self, output: dict[str, Any]) -> int:
+        return self._next(self._do(lambda recorder: recorder.add_output(output)))
+
+    def replace_output(self, part: int, output: dict[str, Any]) -> None:
+        self._do(lambda recorder: recorder.replace_output(part, output))
+
+    def sync(self) -> None:
+        self._do(lambda recorder: recorder.sync())
 
 
 def output_map(output: dict[str, Any]) -> Map:
@@ -47,28 +147,8 @@ def output_map(output: dict[str, Any]) -> Map:
     return Map(value)
 
 
-class _Transactions:
-    """Opens transactions on demand; closing one makes its changes visible as one update."""
-
-    def __init__(self, notebook: YNotebook) -> None:
-        self._ydoc = notebook.ydoc
-        self._open: Transaction | None = None
-        self.fresh_tail = False  # the last output was created in the open transaction
-
-    def open(self) -> None:
-        if self._open is None:
-            self._open = self._ydoc.transaction(origin=ORIGIN)
-            self._open.__enter__()
-
-    def close(self) -> None:
-        if self._open is not None:
-            self._open.__exit__(None, None, None)
-            self._open = None
-        self.fresh_tail = False
-
-
 class CellWriter:
-    """Buffered output edits of one cell, flushed to the live notebook in batches."""
+    """Output edits of one cell, applied to a bounded model and flushed in batches."""
 
     def __init__(
         self,
@@ -79,6 +159,7 @@ class CellWriter:
         interval: float,
         log: logging.Logger,
         on_display: Callable[[str, CellWriter], None] | None = None,
+        policy: OutputPolicy | None = None,
     ) -> None:
         self.room_id = room_id
         self.cell_id = cell_id
@@ -86,27 +167,68 @@ class CellWriter:
         self._interval = interval
         self._log = log
         self._on_display = on_display
-        self._ops: list[OutputOp] = []
+        self._policy = policy or OutputPolicy()
         self._timer: asyncio.TimerHandle | None = None
         self._lock = asyncio.Lock()
         self._index_hint: int | None = None
-        self._reset_tracking()
+        self._last_rewrite = float("-inf")
+        self.reset()
 
-    def _reset_tracking(self) -> None:
-        self._screen: TerminalScreen | None = None
-        self._tail_name = ""
-        self._tail_bytes = 0
-        self._pending_clear = False
-        self._display_ids: list[str | None] = []
+    def reset(self, run_id: str | None = None) -> None:
+        """Forget what was written: the cell is about to run again (outputs cleared).
+
+        With a ``run_id`` a run starts; with an output store too, the full output of this
+        run is kept when the document keeps only part of it (earlier runs' records of the
+        cell go). The run lasts until :meth:`end_run`.
+        """
+        policy = self._policy
+        records = None
+        if run_id is not None and policy.store is not None:
+            key = RunKey(self.room_id.split(":", 2)[-1], self.cell_id, run_id)
+            try:
+                policy.store.begin_run(key)
+            except OSError as e:
+                self._log.warning("jupyter-loop could not remove earlier full outputs: %s", e)
+            records = _Records(policy.store, key, policy.link_prefix, self._log)
+        self._model = CellOutputs(policy.budget, records)
+        self._masking = OutputMasking(policy.masker) if policy.masker is not None else None
+        self._doc_tail: int | None = None  # bytes of the document's last output, a stream
+        self._running = run_id is not None
+        self._backlog: list[OutputOp] = []  # edits waiting for the content (forgotten)
+
+    async def end_run(self, then: CellMutation | None = None) -> None:
+        """The run is over: flush as :meth:`flush` does, then let go of the outputs'
+        content (the document holds it; a later display update takes it back)."""
+        self._running = False
+        await self.flush(then)
 
     # -- buffering -------------------------------------------------------------------
 
     def push(self, op: OutputOp) -> None:
-        """Queue an edit; it is written within ``interval`` seconds."""
-        self._ops.append(op)
+        """Apply an edit; the document shows it within ``interval`` seconds."""
+        for masked in self._masking.ops(op) if self._masking is not None else [op]:
+            self._take(masked)
+            if isinstance(masked, AppendOutput) and masked.display_id and self._on_display:
+                self._on_display(masked.display_id, self)
+        self._schedule(self._interval)
+
+    def _take(self, op: OutputOp) -> None:
+        if self._model.forgotten:
+            self._backlog.append(op)
+        else:
+            self._model.apply(op)
+
+    def mask(self, text: str) -> str:
+        """``text`` with secrets masked, as outputs are (an ``input()`` prompt)."""
+        return self._masking.text(text) if self._masking is not None else text
+
+    def has_display(self, display_id: str) -> bool:
+        return self._model.has_display(display_id)
+
+    def _schedule(self, delay: float) -> None:
         if self._timer is None:
             loop = asyncio.get_running_loop()
-            self._timer = loop.call_later(self._interval, self._flush_soon)
+            self._timer = loop.call_later(max(delay, 0.0), self._flush_soon)
 
     def _flush_soon(self) -> None:
         self._timer = None
@@ -117,17 +239,24 @@ class CellWriter:
         if not task.cancelled() and task.exception() is not None:
             self._log.error("jupyter-loop could not write outputs", exc_info=task.exception())
 
-    def has_display(self, display_id: str) -> bool:
-        return display_id in self._display_ids
-
     async def flush(self, then: CellMutation | None = None) -> None:
-        """Write the queued edits now; then apply ``then`` in a transaction of its own."""
+        """Write what the document has not seen yet; then apply ``then`` in a transaction
+        of its own.
+
+        A flush with ``then`` marks a boundary of the run (its start, a prompt, an answer,
+        its end): text held back by secret masking is released first, and a long output's
+        tail is brought up to date even if it was rewritten less than
+        ``catch_up_interval`` ago.
+        """
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
         async with self._lock:
-            ops, self._ops = coalesce(self._ops), []
-            if not ops and then is None:
+            if then is not None and self._masking is not None:
+                for op in self._masking.release():
+                    self._take(op)
+            self._model.sync_records()
+            if not self._model.dirty and not self._backlog and then is None:
                 return
             try:
                 notebook = await self._docs.notebook(self.room_id)
@@ -137,137 +266,82 @@ class CellWriter:
                 return
             if ycell.get("cell_type") != "code":
                 return
-            self._write(notebook, ycell, ops)
+            self._write(notebook, ycell, force=then is not None)
             if then is not None:
                 with notebook.ydoc.transaction(origin=ORIGIN):
                     then(notebook, ycell)
+            if not self._running:
+                self._model.forget()
         await self._docs.save_if_due(self.room_id)
 
     # -- writing ---------------------------------------------------------------------
 
-    def _write(self, notebook: YNotebook, ycell: Map, ops: list[OutputOp]) -> None:
+    def _write(self, notebook: YNotebook, ycell: Map, *, force: bool) -> None:
         outputs = ycell.get("outputs")
         if not isinstance(outputs, Array):
-            ycell["outputs"] = outputs = Array()
+            with notebook.ydoc.transaction(origin=ORIGIN):
+                ycell["outputs"] = outputs = Array()
+        if self._model.forgotten:
+            self._model.restore([output.to_py() for output in outputs])
+            self._doc_tail = _tail_length(outputs)
+            for op in self._backlog:
+                self._model.apply(op)
+            self._backlog.clear()
         self._resync(outputs)
-        batch = _Transactions(notebook)
-        try:
-            for op in ops:
-                self._apply(op, outputs, batch)
-        finally:
-            batch.close()
-
-    def _apply(self, op: OutputOp, outputs: Array, batch: _Transactions) -> None:
-        if isinstance(op, AppendStream):
-            self._append_stream(op, outputs, batch)
-        elif isinstance(op, AppendOutput):
-            self._append_output(op, outputs, batch)
-        elif isinstance(op, ClearOutputs):
-            if op.wait:
-                self._pending_clear = True
-            else:
-                batch.open()
-                self._clear(outputs, batch)
-        else:
-            self._update_display(op, outputs, batch)
-
-    def _append_stream(self, op: AppendStream, outputs: Array, batch: _Transactions) -> None:
-        continues_tail = (
-            self._screen is not None and self._tail_name == op.name and not self._pending_clear
-        )
-        if not continues_tail:
-            self._new_stream(op, outputs, batch)
+        plan = self._model.plan()
+        if plan is None:
             return
-        assert self._screen is not None
-        self._screen.write(op.text)
-        edit = self._screen.take_edit()
-        if edit.is_empty:
+        policy = self._policy
+        now = policy.clock()
+        wait = self._last_rewrite + policy.catch_up_interval - now
+        if plan.throttle and not force and wait > 0:
+            self._schedule(wait)  # a long output's tail moves on at most this often
             return
-        # Coalescing guarantees nothing else touched this transaction before a tail
-        # edit: a same-name stream before it would have been merged into this one.
-        text: Text = outputs[len(outputs) - 1]["text"]
-        if edit.removed:
-            removed = _utf8_length(edit.removed)
-            batch.open()
-            del text[self._tail_bytes - removed : self._tail_bytes]
-            self._tail_bytes -= removed
-            if not batch.fresh_tail:
-                batch.close()  # JupyterLab misreads a delete and an insert in one transaction
-        if edit.insert:
-            batch.open()
-            text += edit.insert
-            self._tail_bytes += _utf8_length(edit.insert)
+        self._apply(notebook, outputs, plan)
+        self._model.committed()
+        if plan.throttle:
+            self._last_rewrite = now
+        self._doc_tail = _tail_length(outputs)
 
-    def _new_stream(self, op: AppendStream, outputs: Array, batch: _Transactions) -> None:
-        screen = TerminalScreen()
-        screen.write(op.text)
-        rendered = screen.take_edit().insert
-        batch.open()
-        if self._pending_clear:
-            self._clear(outputs, batch)
-        outputs.append(output_map({"output_type": "stream", "name": op.name, "text": rendered}))
-        self._display_ids.append(None)
-        self._screen, self._tail_name = screen, op.name
-        self._tail_bytes = _utf8_length(rendered)
-        batch.fresh_tail = True
-
-    def _append_output(self, op: AppendOutput, outputs: Array, batch: _Transactions) -> None:
-        batch.open()
-        if self._pending_clear:
-            self._clear(outputs, batch)
-        outputs.append(output_map(op.output))
-        self._display_ids.append(op.display_id)
-        self._screen, self._tail_name = None, ""
-        batch.fresh_tail = False
-        if op.display_id and self._on_display is not None:
-            self._on_display(op.display_id, self)
-
-    def _clear(self, outputs: Array, batch: _Transactions) -> None:
-        if len(outputs):
-            outputs.clear()
-        self._reset_tracking()
-        batch.fresh_tail = False
-
-    def _update_display(self, op: UpdateDisplay, outputs: Array, batch: _Transactions) -> None:
-        targets = [i for i, shown in enumerate(self._display_ids) if shown == op.display_id]
-        if not targets:
-            return
-        batch.close()
-        first = targets[0]
-        rebuilt = []
-        for index in range(first, len(outputs)):
-            output = outputs[index].to_py()
-            if index in targets:
-                output["data"], output["metadata"] = op.data, op.metadata
-            rebuilt.append(output_map(output))
-        batch.open()
-        del outputs[first:]
-        outputs.extend(rebuilt)
-        batch.close()
+    def _apply(self, notebook: YNotebook, outputs: Array, plan: SyncPlan) -> None:
+        ydoc = notebook.ydoc
+        added = [output_map(output) for output in plan.append]
+        if plan.delete_from is not None:
+            with ydoc.transaction(origin=ORIGIN):
+                del outputs[plan.delete_from :]
+                if plan.edit is None and added:
+                    outputs.extend(added)
+                    added = []
+        if plan.edit is not None:
+            removed, insert = plan.edit
+            # Bound first: ``ymap["text"] += s`` silently empties the text.
+            text: Text = outputs[len(outputs) - 1]["text"]
+            if removed:
+                end = len(text)  # pycrdt counts UTF-8 bytes
+                with ydoc.transaction(origin=ORIGIN):
+                    del text[end - removed : end]
+            if insert or added:
+                with ydoc.transaction(origin=ORIGIN):
+                    if insert:
+                        text += insert
+                    if added:
+                        outputs.extend(added)
+        elif added:
+            with ydoc.transaction(origin=ORIGIN):
+                outputs.extend(added)
 
     def _resync(self, outputs: Array) -> None:
         """Start over from what the document holds if someone else changed the outputs."""
-        count = len(outputs)
-        if count == len(self._display_ids):
-            if self._screen is None:
-                return
-            tail = outputs[count - 1] if count else None
-            text = tail.get("text") if isinstance(tail, Map) else None
-            if isinstance(text, Text) and len(text) == self._tail_bytes:
-                return
+        if len(outputs) == self._model.doc_count and _tail_length(outputs) == self._doc_tail:
+            return
         self._log.debug("Outputs of cell %s changed elsewhere; resynchronising", self.cell_id)
-        self._reset_tracking()
-        self._display_ids = [None] * count
-        tail = outputs[count - 1] if count else None
-        if isinstance(tail, Map) and tail.get("output_type") == "stream":
-            text = tail.get("text")
-            if isinstance(text, Text):
-                current = str(text)
-                self._screen = TerminalScreen(current)
-                self._tail_name = str(tail.get("name", "stdout"))
-                self._tail_bytes = _utf8_length(current)
+        self._model.rebase([output.to_py() for output in outputs])
+        self._doc_tail = _tail_length(outputs)
 
-    def reset(self) -> None:
-        """Forget what was written: the cell is about to run again (outputs cleared)."""
-        self._ops.clear()
-        self._reset_tracking()
+
+def _tail_length(outputs: Array) -> int | None:
+    """Length in bytes of the last output's text if it is a stream."""
+    count = len(outputs)
+    tail = outputs[count - 1] if count else None
+    text = tail.get("text") if isinstance(tail, Map) else None
+    return len(text) if isinstance(text, Text) else None

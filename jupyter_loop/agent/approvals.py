@@ -1,0 +1,65 @@
+"""Permission to run cells: pending approvals as futures, answered over REST from any tab.
+
+Example:
+    >>> import asyncio
+    >>> async def demo():
+    ...     desk = ApprovalDesk()
+    ...     waiting = desk.open("a1", "room", "t1")
+    ...     desk.answer("a1", "room", "once", "ada")
+    ...     return await waiting
+    >>> asyncio.run(demo())
+    ('once', 'ada')
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from ..errors import Conflict, NotFound
+
+
+@dataclass(frozen=True)
+class _Pending:
+    room_id: str
+    turn_id: str
+    future: asyncio.Future[tuple[str, str]]
+
+
+class ApprovalDesk:
+    """The approvals turns are waiting for (and those answered, until their turn ends)."""
+
+    def __init__(self) -> None:
+        self._approvals: dict[str, _Pending] = {}
+
+    def open(self, approval_id: str, room_id: str, turn_id: str) -> asyncio.Future[tuple[str, str]]:
+        """A future resolved with ``(decision, by)`` when someone answers."""
+        future: asyncio.Future[tuple[str, str]] = asyncio.get_running_loop().create_future()
+        self._approvals[approval_id] = _Pending(room_id, turn_id, future)
+        return future
+
+    def answer(self, approval_id: str, room_id: str, decision: str, by: str) -> None:
+        """Answer a pending approval.
+
+        Raises:
+            NotFound: No such approval on this notebook.
+            Conflict: It was already answered, or its turn stopped waiting.
+        """
+        pending = self._approvals.get(approval_id)
+        if pending is None or pending.room_id != room_id:
+            raise NotFound(f"No approval with id '{approval_id}' on this notebook.")
+        if pending.future.done():
+            raise Conflict("This approval was already answered.")
+        pending.future.set_result((decision, by))
+
+    def withdraw(self, approval_id: str) -> None:
+        """The turn stopped waiting (it was stopped): later answers get a 409."""
+        pending = self._approvals.get(approval_id)
+        if pending is not None and not pending.future.done():
+            pending.future.cancel()
+
+    def forget_turn(self, turn_id: str) -> None:
+        for approval_id, pending in list(self._approvals.items()):
+            if pending.turn_id == turn_id:
+                pending.future.cancel()
+                del self._approvals[approval_id]

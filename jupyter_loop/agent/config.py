@@ -1,0 +1,133 @@
+"""The agent's configuration traits, mixed into ``JupyterLoopApp`` (``c.JupyterLoopApp.*``).
+
+Kept beside the agent so the app module stays small; every trait states its default and
+what ``None`` means.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from traitlets import Bool, Enum, Float, Int, List, Unicode
+from traitlets.config import Configurable
+
+from .payloads import APPROVAL_POLICIES
+from .settings import AgentSettings
+
+
+class AgentConfig(Configurable):
+    """Settings of the server-side agent."""
+
+    agent_provider = Enum(
+        ["openai", "ollama"],
+        default_value=None,
+        allow_none=True,
+        config=True,
+        help=(
+            "The model provider: 'openai' (OpenAI or any OpenAI-compatible server) or 'ollama' "
+            "(native Ollama API). Default None: 'openai' if OPENAI_API_KEY or OPENAI_BASE_URL "
+            "(or openai_api_key / openai_base_url) is set, else 'ollama' if OLLAMA_HOST (or "
+            "ollama_host) is set, else no provider: the agent is off and says how to set one."
+        ),
+    )
+    agent_model = Unicode(
+        None,
+        allow_none=True,
+        config=True,
+        help=(
+            "The model the agent uses unless a turn names one. Default None: gpt-4o-mini on "
+            "OpenAI's own API, else the first model the server lists."
+        ),
+    )
+    openai_api_key = Unicode(
+        None,
+        allow_none=True,
+        config=True,
+        help="API key for OpenAI or a compatible server. Default None: OPENAI_API_KEY.",
+    )
+    openai_base_url = Unicode(
+        None,
+        allow_none=True,
+        config=True,
+        help=(
+            "Root URL of an OpenAI-compatible API (e.g. http://127.0.0.1:8000/v1). "
+            "Default None: OPENAI_BASE_URL, else OpenAI's."
+        ),
+    )
+    ollama_host = Unicode(
+        None,
+        allow_none=True,
+        config=True,
+        help="Ollama's address. Default None: OLLAMA_HOST, else http://127.0.0.1:11434.",
+    )
+    ollama_num_ctx = Int(
+        None,
+        allow_none=True,
+        config=True,
+        help="Context window (num_ctx) asked of Ollama. Default None: Ollama's own (small).",
+    )
+    agent_max_steps = Int(
+        25,
+        config=True,
+        help="Model calls per agent turn at most (default 25); the turn then ends with a note.",
+    )
+    agent_context_tokens = Int(
+        16_000,
+        config=True,
+        help=(
+            "Prompt budget per model call, in tokens (default 16000); capped at three quarters "
+            "of the model's context window when the provider reports it."
+        ),
+    )
+    agent_request_timeout = Float(
+        120.0,
+        config=True,
+        help="Seconds to wait for the model server to connect or send more (default 120).",
+    )
+    approval_policy = Enum(
+        list(APPROVAL_POLICIES),
+        default_value="ask",
+        config=True,
+        help=(
+            "Whether the agent may run cells: 'ask' each time (default), 'turn' (once allowed, "
+            "for the rest of the turn), 'always', or 'never'. A turn may ask for its own."
+        ),
+    )
+    secrets = List(
+        Unicode(),
+        default_value=[],
+        config=True,
+        help=(
+            "Extra secret values to mask in outputs and everything the agent sends or keeps "
+            "(default none). Configured keys, environment variables with sensitive names and "
+            "well-known token shapes are masked anyway."
+        ),
+    )
+    mask_secrets = Bool(
+        True,
+        config=True,
+        help=(
+            "Mask secrets (default True) in cell outputs and in what the agent sends to a "
+            "model, its conversation, journal and logs. False turns masking off."
+        ),
+    )
+
+    def agent_settings(self, data_dir: str, stream_interval: float) -> AgentSettings:
+        return AgentSettings(
+            provider=self.agent_provider,
+            model=self.agent_model,
+            openai_api_key=self.openai_api_key,
+            openai_base_url=self.openai_base_url,
+            ollama_host=self.ollama_host,
+            ollama_num_ctx=self.ollama_num_ctx,
+            max_steps=max(1, self.agent_max_steps),
+            context_tokens=max(1_000, self.agent_context_tokens),
+            approval_policy=self.approval_policy,
+            secrets=tuple(self.secrets),
+            mask_secrets=self.mask_secrets,
+            request_timeout=self.agent_request_timeout,
+            stream_interval=stream_interval,
+            data_dir=str(Path(data_dir) / "agent"),
+            environ=dict(os.environ),
+        )

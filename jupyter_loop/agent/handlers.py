@@ -1,0 +1,117 @@
+"""REST handlers of the agent (``/api/jupyter-loop/agent/...``): parse, call, reply.
+
+Running cells is what a turn may do, so turns and approvals need ``execute`` on
+``kernels``; accepting or rejecting proposals edits notebooks (``write`` on ``contents``).
+The route table is at the bottom.
+"""
+
+from __future__ import annotations
+
+from jupyter_server.auth.decorator import authorized
+from tornado import web
+
+from ..errors import BadRequest
+from ..handlers import NAMESPACE, LoopHandler
+from .payloads import AcceptRequest, ApprovalAnswer, PathRequest, TurnRequest, provider_choice
+from .service import AgentService
+
+_ID = r"([A-Za-z0-9_-]{1,64})"
+
+
+class AgentHandler(LoopHandler):
+    auth_resource = "kernels"
+
+    @property
+    def agent(self) -> AgentService:
+        return self.settings["jupyter_loop_agent"]
+
+    def path_argument(self) -> str:
+        path = self.get_query_argument("path", "")
+        if not path:
+            raise BadRequest("The query argument 'path' is required.")
+        return path
+
+
+class ModelsHandler(AgentHandler):
+    @web.authenticated
+    @authorized(action="read")
+    async def get(self) -> None:
+        kind = provider_choice(self.get_query_argument("provider", ""))
+        self.reply(await self.agent.models(kind))
+
+
+class ConversationHandler(AgentHandler):
+    @web.authenticated
+    @authorized(action="read")
+    async def get(self) -> None:
+        self.reply(await self.agent.conversation(self.path_argument()))
+
+
+class JournalHandler(AgentHandler):
+    @web.authenticated
+    @authorized(action="read")
+    async def get(self) -> None:
+        self.reply({"entries": await self.agent.journal_entries(self.path_argument())})
+
+
+class TurnsHandler(AgentHandler):
+    @web.authenticated
+    @authorized(action="execute")
+    async def post(self) -> None:
+        request = TurnRequest.from_json(self.body_object())
+        turn_id = await self.agent.start_turn(request, self.user_name())
+        self.reply({"turn_id": turn_id}, status=202)
+
+
+class StopHandler(AgentHandler):
+    @web.authenticated
+    @authorized(action="execute")
+    async def post(self, turn_id: str) -> None:
+        request = PathRequest.from_json(self.body_object())
+        await self.agent.stop_turn(turn_id, request.path, self.user_name())
+        self.reply({"stopped": True})
+
+
+class ApprovalHandler(AgentHandler):
+    @web.authenticated
+    @authorized(action="execute")
+    async def post(self, approval_id: str) -> None:
+        answer = ApprovalAnswer.from_json(self.body_object())
+        await self.agent.answer_approval(approval_id, answer, self.user_name())
+        self.reply({"decision": answer.decision})
+
+
+class AcceptHandler(AgentHandler):
+    auth_resource = "contents"
+
+    @web.authenticated
+    @authorized(action="write")
+    async def post(self, proposal_id: str) -> None:
+        request = AcceptRequest.from_json(self.body_object())
+        proposal = await self.agent.accept(proposal_id, request, self.user_name())
+        self.reply({"status": "accepted", "new_cell_id": proposal.get("new_cell_id")})
+
+
+class RejectHandler(AgentHandler):
+    auth_resource = "contents"
+
+    @web.authenticated
+    @authorized(action="write")
+    async def post(self, proposal_id: str) -> None:
+        request = PathRequest.from_json(self.body_object())
+        await self.agent.reject(proposal_id, request.path, self.user_name())
+        self.reply({"status": "rejected"})
+
+
+def route_table() -> list[tuple[str, type[LoopHandler]]]:
+    base = rf"/api/{NAMESPACE}/agent"
+    return [
+        (rf"{base}/models", ModelsHandler),
+        (rf"{base}/conversation", ConversationHandler),
+        (rf"{base}/journal", JournalHandler),
+        (rf"{base}/turns", TurnsHandler),
+        (rf"{base}/turns/{_ID}/stop", StopHandler),
+        (rf"{base}/approvals/{_ID}", ApprovalHandler),
+        (rf"{base}/proposals/{_ID}/accept", AcceptHandler),
+        (rf"{base}/proposals/{_ID}/reject", RejectHandler),
+    ]

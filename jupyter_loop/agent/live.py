@@ -1,0 +1,169 @@
+"""The live side of a turn: the ``jupyter_loop:agent`` map every tab of the notebook sees.
+
+Keys (see ``docs/agent.md``): ``turn`` (the current or last turn, a plain value replaced
+whole), ``live`` (a Y.Array of Y.Maps, one per entry of the current turn; an assistant
+entry's ``text`` is a Y.Text the server appends to while the model streams) and
+``approval`` (present while the agent waits for permission to run cells).
+
+Every write re-resolves the document (the room may have been rebuilt) and carries our
+origin. Streamed text is gathered over a short interval and written in batches, never one
+transaction per token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from jupyter_ydoc import YNotebook
+from pycrdt import Array, Map, Text
+
+from ..document import ORIGIN, LiveDocuments
+from .store import new_id
+
+AGENT_MAP = "jupyter_loop:agent"
+
+
+def agent_map(notebook: YNotebook) -> Map:
+    return notebook.ydoc.get(AGENT_MAP, type=Map)
+
+
+def current_turn(notebook: YNotebook) -> dict[str, Any] | None:
+    value = agent_map(notebook).get("turn")
+    return dict(value) if isinstance(value, dict) else None
+
+
+def current_approval(notebook: YNotebook) -> dict[str, Any] | None:
+    value = agent_map(notebook).get("approval")
+    return dict(value) if isinstance(value, dict) else None
+
+
+class LiveTurn:
+    """Writes one turn's state and entries into the notebook's shared document."""
+
+    def __init__(self, docs: LiveDocuments, room_id: str, turn: dict[str, Any]) -> None:
+        self._docs = docs
+        self._room_id = room_id
+        self.turn = dict(turn)
+
+    async def _write(self, change: Callable[[Map], None]) -> None:
+        notebook = await self._docs.notebook(self._room_id)
+        with notebook.ydoc.transaction(origin=ORIGIN):
+            change(agent_map(notebook))
+
+    async def begin(self, first_entry: dict[str, Any]) -> None:
+        """Show the new turn: its state, and a fresh ``live`` list holding ``first_entry``."""
+
+        def change(board: Map) -> None:
+            board["turn"] = dict(self.turn)
+            board["live"] = Array([Map(first_entry)])
+            if "approval" in board:
+                del board["approval"]
+
+        await self._write(change)
+
+    async def update(self, **changes: Any) -> None:
+        """Change fields of the turn (``state``, ``usage``, ``steps``, ...)."""
+        self.turn.update(changes)
+        turn = dict(self.turn)
+        await self._write(lambda board: board.__setitem__("turn", turn))
+
+    async def add(self, kind: str, **fields: Any) -> str:
+        """Append an entry; returns its id."""
+        entry_id = new_id("e")
+        entry = {"id": entry_id, "kind": kind, **fields}
+
+        def change(board: Map) -> None:
+            live = board.get("live")
+            if not isinstance(live, Array):
+                live = Array()
+                board["live"] = live
+            live.append(Map(entry))
+
+        await self._write(change)
+        return entry_id
+
+    async def append_text(self, entry_id: str | None, text: str) -> str:
+        """Append to an assistant entry's text (created on the first call); returns its id."""
+        if entry_id is None:
+            return await self.add("assistant", text=Text(text))
+
+        def change(board: Map) -> None:
+            live = board.get("live")
+            entries = list(live) if isinstance(live, Array) else []
+            for entry in reversed(entries):
+                if entry.get("id") == entry_id:
+                    ytext = entry["text"]
+                    ytext += text
+                    return
+
+        await self._write(change)
+        return entry_id
+
+    async def set_approval(self, approval: dict[str, Any] | None, state: str | None = None) -> None:
+        """Show (or clear) a pending approval, and change the turn's state with it."""
+        if state is not None:
+            self.turn["state"] = state
+        turn = dict(self.turn)
+
+        def change(board: Map) -> None:
+            if state is not None:
+                board["turn"] = turn
+            if approval is not None:
+                board["approval"] = approval
+            elif "approval" in board:
+                del board["approval"]
+
+        await self._write(change)
+
+
+class StreamedText:
+    """Text streamed by the model for one step, written every ``interval`` seconds.
+
+    Example::
+
+        stream = StreamedText(live, 0.05)
+        stream.add("Hel"); stream.add("lo")
+        text = await stream.close()   # the last piece is written; returns "Hello"
+    """
+
+    def __init__(self, live: LiveTurn, interval: float) -> None:
+        self._live = live
+        self._interval = max(0.001, interval)
+        self._pending: list[str] = []
+        self._parts: list[str] = []
+        self._entry_id: str | None = None
+        self._lock = asyncio.Lock()
+        self._task = asyncio.ensure_future(self._flush_every_interval())
+
+    @property
+    def text(self) -> str:
+        return "".join(self._parts)
+
+    def add(self, text: str) -> None:
+        if text:
+            self._pending.append(text)
+            self._parts.append(text)
+
+    async def flush(self) -> None:
+        async with self._lock:
+            if not self._pending:
+                return
+            chunk = "".join(self._pending)
+            self._pending.clear()
+            self._entry_id = await self._live.append_text(self._entry_id, chunk)
+
+    async def _flush_every_interval(self) -> None:
+        while True:
+            await asyncio.sleep(self._interval)
+            await self.flush()
+
+    async def close(self) -> str:
+        """Stop the timer, write what is left, and return the step's whole text."""
+        self._task.cancel()
+        await asyncio.wait([self._task])
+        if not self._task.cancelled() and self._task.exception() is not None:
+            pass  # a failed write: the final flush below raises it again, to the turn
+        await self.flush()
+        return self.text

@@ -1,0 +1,156 @@
+"""REST payloads of the agent (``/api/jupyter-loop/agent/...``), checked at the edge.
+
+Each request type has a ``from_json`` that raises :class:`~jupyter_loop.errors.BadRequest`
+with a message naming the offending field; TypeScript mirrors live in ``src/tokens.ts`` and
+the contract in ``docs/agent.md``.
+
+Example:
+    >>> TurnRequest.from_json({"path": "a.ipynb", "message": "why?"}).approval is None
+    True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, cast
+
+from ..errors import BadRequest
+from .providers import PROVIDER_KINDS
+
+ApprovalPolicy = Literal["ask", "turn", "always", "never"]
+APPROVAL_POLICIES: tuple[str, ...] = ("ask", "turn", "always", "never")
+Decision = Literal["once", "turn", "deny"]
+DECISIONS: tuple[str, ...] = ("once", "turn", "deny")
+MAX_MESSAGE_CHARS = 100_000
+MAX_FOCUS_CELLS = 50
+
+
+def _string(data: dict[str, Any], key: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise BadRequest(f"'{key}' must be a non-empty string.")
+    return value
+
+
+def _optional_string(data: dict[str, Any], key: str) -> str | None:
+    if data.get(key) is None:
+        return None
+    return _string(data, key)
+
+
+def _choice(data: dict[str, Any], key: str, choices: tuple[str, ...]) -> str | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if value not in choices:
+        raise BadRequest(f"'{key}' must be one of {', '.join(choices)}.")
+    return str(value)
+
+
+def _positive_int(data: dict[str, Any], key: str) -> int | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise BadRequest(f"'{key}' must be a positive integer.")
+    return value
+
+
+def _bool(data: dict[str, Any], key: str) -> bool:
+    value = data.get(key, False)
+    if not isinstance(value, bool):
+        raise BadRequest(f"'{key}' must be true or false.")
+    return value
+
+
+@dataclass(frozen=True)
+class TurnRequest:
+    """``POST agent/turns``: start a turn on a notebook with the user's message."""
+
+    path: str
+    message: str
+    model: str | None = None
+    focus_cell_ids: tuple[str, ...] = ()
+    approval: ApprovalPolicy | None = None
+    provider: str | None = None
+    max_steps: int | None = None
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TurnRequest:
+        message = _string(data, "message")
+        if len(message) > MAX_MESSAGE_CHARS:
+            raise BadRequest(f"'message' is longer than {MAX_MESSAGE_CHARS} characters.")
+        focus = data.get("focus_cell_ids") or []
+        if not isinstance(focus, list) or not all(isinstance(i, str) and i for i in focus):
+            raise BadRequest("'focus_cell_ids' must be a list of cell ids.")
+        if len(focus) > MAX_FOCUS_CELLS:
+            raise BadRequest(f"'focus_cell_ids' lists more than {MAX_FOCUS_CELLS} cells.")
+        return cls(
+            path=_string(data, "path"),
+            message=message,
+            model=_optional_string(data, "model"),
+            focus_cell_ids=tuple(dict.fromkeys(focus)),
+            approval=cast("ApprovalPolicy | None", _choice(data, "approval", APPROVAL_POLICIES)),
+            provider=_choice(data, "provider", PROVIDER_KINDS),
+            max_steps=_positive_int(data, "max_steps"),
+        )
+
+
+@dataclass(frozen=True)
+class PathRequest:
+    """A body naming only the notebook: ``stop`` and ``reject``."""
+
+    path: str
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PathRequest:
+        return cls(path=_string(data, "path"))
+
+
+@dataclass(frozen=True)
+class ApprovalAnswer:
+    """``POST agent/approvals/{id}``: allow the cells once, for the rest of the turn, or not."""
+
+    path: str
+    decision: Decision
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ApprovalAnswer:
+        decision = _choice(data, "decision", DECISIONS)
+        if decision is None:
+            raise BadRequest(f"'decision' must be one of {', '.join(DECISIONS)}.")
+        return cls(path=_string(data, "path"), decision=cast("Decision", decision))
+
+
+@dataclass(frozen=True)
+class AcceptRequest:
+    """``POST agent/proposals/{id}/accept``.
+
+    ``applied``: the tab has applied the edit itself (so its user can undo it); the server
+    then only checks the result. ``new_cell_id``: the cell the tab inserted (inserts).
+    """
+
+    path: str
+    applied: bool = False
+    new_cell_id: str | None = None
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> AcceptRequest:
+        return cls(
+            path=_string(data, "path"),
+            applied=_bool(data, "applied"),
+            new_cell_id=_optional_string(data, "new_cell_id"),
+        )
+
+
+def provider_choice(value: str | None) -> str | None:
+    """A provider kind from a query argument (``GET models?provider=``)."""
+    return _choice({"provider": value or None}, "provider", PROVIDER_KINDS)
+
+
+def policy_or_default(value: str | None, default: str) -> ApprovalPolicy:
+    """The turn's approval policy: its own, else the server's (checked)."""
+    chosen = value or default
+    if chosen not in APPROVAL_POLICIES:
+        raise BadRequest(f"Unknown approval policy {chosen!r}.")
+    return cast("ApprovalPolicy", chosen)

@@ -1,0 +1,198 @@
+"""Proposed cell edits, kept in the shared document (``jupyter_loop:proposals``).
+
+Every tab sees a proposal appear and resolve live, and it survives tab close and reload.
+A proposal records the source it was made against (``base_source``); once its cell has
+changed (or is gone) it is *stale* and cannot be accepted. Accepting either applies the
+edit here, as one transaction, or (``applied``) checks the edit a tab made itself, so that
+its user can undo it with Ctrl-Z. Rejecting changes only the proposal.
+
+Functions that change the document are called inside a transaction with our origin.
+
+Example:
+    >>> from jupyter_ydoc import YNotebook
+    >>> nb = YNotebook()
+    >>> nb.append_cell({"id": "c0", "cell_type": "code", "source": "1/0", "metadata": {}})
+    >>> p = create(nb, turn_id="t", kind="modify", cell_id="c0", new_source="1/1", summary="fix")
+    >>> is_stale(nb, p), apply(nb, p["id"], "ada")["status"], str(nb.ycells[0]["source"])
+    (False, 'accepted', '1/1')
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jupyter_ydoc import YNotebook
+from pycrdt import Map
+
+from ..document import CellNotFound, find_cell
+from ..errors import BadRequest, Conflict, NotFound
+from .store import new_id, now_iso
+
+PROPOSALS_MAP = "jupyter_loop:proposals"
+KINDS = ("insert", "modify", "delete")
+CELL_TYPES = ("code", "markdown", "raw")
+
+
+def proposals_map(notebook: YNotebook) -> Map:
+    return notebook.ydoc.get(PROPOSALS_MAP, type=Map)
+
+
+def get(notebook: YNotebook, proposal_id: str) -> dict[str, Any]:
+    value = proposals_map(notebook).get(proposal_id)
+    if not isinstance(value, dict):
+        raise NotFound(f"No proposal with id '{proposal_id}' in this notebook.")
+    return dict(value)
+
+
+def of_turn(notebook: YNotebook, turn_id: str) -> list[dict[str, Any]]:
+    """The proposals of a turn, oldest first."""
+    found = [dict(v) for v in proposals_map(notebook).values() if isinstance(v, dict)]
+    mine = [p for p in found if p.get("turn_id") == turn_id]
+    return sorted(mine, key=lambda p: str(p.get("created_at", "")))
+
+
+def _source(notebook: YNotebook, cell_id: str) -> str | None:
+    try:
+        _, ycell = find_cell(notebook, cell_id)
+    except CellNotFound:
+        return None
+    return str(ycell.get("source", ""))
+
+
+def create(
+    notebook: YNotebook,
+    *,
+    turn_id: str,
+    kind: str,
+    cell_id: str | None,
+    new_source: str | None = None,
+    cell_type: str | None = None,
+    summary: str = "",
+) -> dict[str, Any]:
+    """Record a pending proposal against the cell as it is now.
+
+    Raises:
+        CellNotFound: The target (or the cell to insert after) does not exist.
+    """
+    if kind not in KINDS:
+        raise BadRequest(f"Unknown proposal kind {kind!r}.")
+    base = None
+    if cell_id is not None:
+        _, ycell = find_cell(notebook, cell_id)
+        base = str(ycell.get("source", ""))
+    proposal: dict[str, Any] = {
+        "id": new_id("p"),
+        "turn_id": turn_id,
+        "kind": kind,
+        "cell_id": cell_id,
+        "cell_type": (cell_type or "code") if kind == "insert" else None,
+        "base_source": base if kind != "insert" else None,
+        "new_source": new_source if kind != "delete" else None,
+        "summary": summary,
+        "status": "pending",
+        "created_at": now_iso("microseconds"),  # orders a turn's proposals
+    }
+    proposals_map(notebook)[proposal["id"]] = proposal
+    return proposal
+
+
+def is_stale(notebook: YNotebook, proposal: dict[str, Any]) -> bool:
+    """Whether the cell changed since the proposal was made (or is gone).
+
+    An insert is stale when the cell it goes after is gone (``cell_id`` null: never).
+    """
+    cell_id = proposal.get("cell_id")
+    if cell_id is None:
+        return False
+    current = _source(notebook, str(cell_id))
+    if current is None:
+        return True
+    if proposal.get("kind") == "insert":
+        return False
+    return current != proposal.get("base_source")
+
+
+def _pending(notebook: YNotebook, proposal_id: str) -> dict[str, Any]:
+    proposal = get(notebook, proposal_id)
+    if proposal.get("status") != "pending":
+        raise Conflict(f"The proposal was already {proposal.get('status')}.")
+    return proposal
+
+
+def _resolve(
+    notebook: YNotebook, proposal: dict[str, Any], status: str, by: str, **extra: Any
+) -> dict[str, Any]:
+    resolved = {**proposal, "status": status, "resolved_by": by, "resolved_at": now_iso(), **extra}
+    proposals_map(notebook)[str(proposal["id"])] = resolved
+    return resolved
+
+
+def apply(notebook: YNotebook, proposal_id: str, by: str) -> dict[str, Any]:
+    """Apply a pending, fresh proposal to the cells and mark it accepted.
+
+    Raises:
+        Conflict: It is stale or already resolved.
+    """
+    proposal = _pending(notebook, proposal_id)
+    if is_stale(notebook, proposal):
+        raise Conflict(
+            "The cell changed since this proposal was made; it cannot be applied as it is."
+        )
+    kind = proposal["kind"]
+    new_source = str(proposal.get("new_source") or "")
+    if kind == "modify":
+        index, _ = find_cell(notebook, str(proposal["cell_id"]))
+        notebook.set_cell(index, source=new_source)
+        return _resolve(notebook, proposal, "accepted", by)
+    if kind == "delete":
+        index, _ = find_cell(notebook, str(proposal["cell_id"]))
+        del notebook.ycells[index]
+        return _resolve(notebook, proposal, "accepted", by)
+    anchor = proposal.get("cell_id")
+    index = 0 if anchor is None else find_cell(notebook, str(anchor))[0] + 1
+    cell_type = str(proposal.get("cell_type") or "code")
+    cell: dict[str, Any] = {"cell_type": cell_type, "source": new_source, "metadata": {}}
+    if cell_type == "code":
+        cell.update(outputs=[], execution_count=None)
+    ycell = notebook.create_ycell(cell)
+    notebook.ycells.insert(index, ycell)
+    return _resolve(notebook, proposal, "accepted", by, new_cell_id=str(ycell["id"]))
+
+
+def check_applied(
+    notebook: YNotebook, proposal_id: str, new_cell_id: str | None
+) -> tuple[dict[str, Any], str | None]:
+    """A pending proposal, and what is wrong with the edit a tab says it applied (or None).
+
+    Raises:
+        Conflict: The proposal is already resolved.
+        BadRequest: An insert without ``new_cell_id``.
+    """
+    proposal = _pending(notebook, proposal_id)
+    kind = proposal["kind"]
+    expected = str(proposal.get("new_source") or "")
+    if kind == "delete":
+        present = _source(notebook, str(proposal["cell_id"])) is not None
+        return proposal, "the cell is still there" if present else None
+    target = str(proposal["cell_id"]) if kind == "modify" else new_cell_id
+    if target is None:
+        raise BadRequest("'new_cell_id' is required to accept an applied insert.")
+    current = _source(notebook, target)
+    if current is None:
+        return proposal, f"there is no cell '{target}'"
+    if current != expected:
+        return proposal, f"cell '{target}' does not hold the proposed source"
+    return proposal, None
+
+
+def mark_accepted(
+    notebook: YNotebook, proposal: dict[str, Any], by: str, new_cell_id: str | None
+) -> dict[str, Any]:
+    """Record that a tab applied the proposal (after :func:`check_applied`)."""
+    extra = {"new_cell_id": new_cell_id} if proposal["kind"] == "insert" else {}
+    return _resolve(notebook, proposal, "accepted", by, **extra)
+
+
+def reject(notebook: YNotebook, proposal_id: str, by: str) -> dict[str, Any]:
+    """Mark a pending proposal rejected; the cells are left as they are."""
+    return _resolve(notebook, _pending(notebook, proposal_id), "rejected", by)

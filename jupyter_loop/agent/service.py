@@ -1,0 +1,351 @@
+"""The agent service: owns the turns, the approvals, the conversations and the journal.
+
+One turn per notebook at a time (a second gets a 409). Turns are tasks owned here, not by
+a connection; :meth:`AgentService.stop` ends them cleanly when the server stops. Knows
+nothing of HTTP: the handlers parse, call one method and reply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from ..document import ORIGIN, LiveDocuments
+from ..errors import BadRequest, Conflict, NotFound, Unavailable
+from ..execution.run import RunOutcome
+from ..execution.service import ExecutionService
+from ..payloads import RunRequest
+from . import proposals
+from .approvals import ApprovalDesk
+from .context import ConversationTurn
+from .journal import AgentJournal
+from .live import LiveTurn, current_turn
+from .payloads import AcceptRequest, ApprovalAnswer, TurnRequest, policy_or_default
+from .providers import ModelProvider, ProviderError
+from .settings import AgentSettings
+from .store import ConversationStore, new_id, now_iso
+from .turn import Turn, TurnPlan
+
+HISTORY_MESSAGES = 60
+APPLIED_SYNC_WAIT = 3.0
+"""Seconds to wait for a tab's own edit to reach the server before an ``applied`` accept fails."""
+ACTIVE = ("running", "waiting_approval")
+RESTART_NOTE = "The turn was cut off by a server restart."
+
+
+class AgentService:
+    """Agent turns on notebooks, and everything around them."""
+
+    def __init__(
+        self,
+        docs: LiveDocuments,
+        execution: ExecutionService,
+        settings: AgentSettings,
+        log: logging.Logger,
+    ) -> None:
+        self._docs = docs
+        self._execution = execution
+        self.settings = settings
+        self._log = log
+        self._masker = settings.make_masker()
+        root = Path(settings.data_dir)
+        self.store = ConversationStore(root / "conversations")
+        self.journal = AgentJournal(root / "journal", self._masker)
+        self._desk = ApprovalDesk()
+        self._turns: dict[str, Turn | None] = {}
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._runs: set[asyncio.Task[Any]] = set()
+        self._providers: dict[str, ModelProvider] = {}
+
+    def start(self) -> None:
+        kind = self.settings.provider_kind()
+        if kind is not None:
+            self._provider_of(kind)
+
+    def _provider_of(self, kind: str | None) -> ModelProvider | None:
+        """The provider of that kind (default: the configured one), made on first use."""
+        kind = kind or self.settings.provider_kind()
+        if kind is None:
+            return None
+        if kind not in self._providers:
+            provider = self.settings.make_provider(kind)
+            if provider is None:
+                return None
+            self._providers[kind] = provider
+        return self._providers[kind]
+
+    async def stop(self) -> None:
+        for room_id, task in list(self._tasks.items()):
+            turn = self._turns.get(room_id)
+            if turn is not None:
+                turn.stopped_by = "the server shutting down"
+            task.cancel()
+        if self._tasks:
+            await asyncio.wait(list(self._tasks.values()), timeout=5)
+        providers = list(self._providers.values())
+        self._providers.clear()
+        for provider in providers:
+            await provider.aclose()
+
+    # -- models ----------------------------------------------------------------------
+
+    async def models(self, kind: str | None = None) -> dict[str, Any]:
+        """The provider, whether it is usable, and its models (never a key)."""
+        kind = kind or self.settings.provider_kind()
+        provider = self._provider_of(kind)
+        reply: dict[str, Any] = {
+            "provider": kind,
+            "configured": provider is not None,
+            "default_model": self.settings.default_model(kind) if provider else None,
+            "models": [],
+            "hint": None,
+        }
+        if provider is None:
+            reply["hint"] = self.settings.unconfigured_hint()
+            return reply
+        try:
+            reply["models"] = [info.id for info in await provider.models()]
+        except ProviderError as e:
+            reply["hint"] = e.message
+        if reply["default_model"] is None and reply["models"]:
+            reply["default_model"] = reply["models"][0]
+        return reply
+
+    def _require_provider(self, kind: str | None) -> ModelProvider:
+        provider = self._provider_of(kind)
+        if provider is None:
+            hint = self.settings.unconfigured_hint()
+            if kind is not None and self.settings.provider_kind() is not None:
+                raise BadRequest(f"The provider '{kind}' is not configured. {hint}")
+            raise Unavailable(hint)
+        return provider
+
+    async def _model_for(self, request: TurnRequest, provider: ModelProvider) -> str:
+        model = request.model or self.settings.default_model(request.provider)
+        if model:
+            return model
+        listed = await provider.models()
+        if not listed:
+            raise Unavailable(
+                "The model server lists no models; pull one or set c.JupyterLoopApp.agent_model."
+            )
+        return listed[0].id
+
+    # -- turns -----------------------------------------------------------------------
+
+    async def start_turn(self, request: TurnRequest, user: str) -> str:
+        """Start a turn on the notebook; returns its id. 409 if one is running there."""
+        provider = self._require_provider(request.provider)
+        room_id = await self._docs.room_id(request.path)
+        if room_id in self._turns:
+            raise Conflict("The agent is already working on this notebook; stop it or wait.")
+        self._turns[room_id] = None  # reserved: no await between the check and this line
+        try:
+            turn = await self._prepare(request, user, room_id, provider)
+        except BaseException:
+            del self._turns[room_id]
+            raise
+        self._turns[room_id] = turn
+        task = asyncio.ensure_future(turn.run())
+        self._tasks[room_id] = task
+        task.add_done_callback(lambda _: self._ended(room_id, turn.plan.turn_id))
+        return turn.plan.turn_id
+
+    async def _prepare(
+        self, request: TurnRequest, user: str, room_id: str, provider: ModelProvider
+    ) -> Turn:
+        settings = self.settings
+        file_id = _file_id(room_id)
+        model = await self._model_for(request, provider)
+        policy = policy_or_default(request.approval, settings.approval_policy)
+        plan = TurnPlan(
+            turn_id=new_id("t"),
+            room_id=room_id,
+            file_id=file_id,
+            user=user,
+            message=request.message,
+            model=model,
+            focus_ids=request.focus_cell_ids,
+            policy=policy,
+            max_steps=min(settings.max_steps, request.max_steps or settings.max_steps),
+            budget_tokens=settings.context_tokens,
+            stream_interval=settings.stream_interval,
+        )
+        history = [
+            ConversationTurn(m["role"], str(m.get("text", "")))
+            for m in self.store.messages(file_id)
+            if m.get("role") in ("user", "assistant")
+        ][-HISTORY_MESSAGES:]
+        record = {
+            "id": plan.turn_id,
+            "state": "running",
+            "model": model,
+            "provider": provider.name,
+            "started_by": user,
+            "started_at": now_iso(),
+            "ended_at": None,
+            "error": None,
+            "usage": {"input_tokens": 0, "output_tokens": 0},
+            "steps": 0,
+            "approval": policy,
+        }
+        live = LiveTurn(self._docs, room_id, record)
+        text = self._mask(request.message)
+        await live.begin({"id": new_id("e"), "kind": "user", "text": text, "by": user})
+        self.store.save_turn(file_id, record)
+        self.store.add_message(file_id, turn_id=plan.turn_id, role="user", text=text, by=user)
+        self.journal.record(file_id, plan.turn_id, "user_message", user, text=text, model=model)
+        return Turn(
+            plan,
+            docs=self._docs,
+            live=live,
+            provider=provider,
+            run_cells=self._runner(room_id, user),
+            desk=self._desk,
+            store=self.store,
+            journal=self.journal,
+            masker=self._masker,
+            history=history,
+            log=self._log,
+        )
+
+    def _runner(self, room_id: str, user: str) -> Any:
+        async def run(cell_ids: list[str]) -> dict[str, RunOutcome]:
+            path = self._docs.path_of(room_id)
+            if path is None:
+                raise NotFound("The notebook is gone.")
+            request = RunRequest(path=path, cell_ids=tuple(cell_ids))
+            task = asyncio.ensure_future(self._execution.run_and_wait(request, f"agent for {user}"))
+            self._runs.add(task)
+            task.add_done_callback(self._runs.discard)
+            # A stopped turn stops waiting; the cells run on, and their futures stay whole.
+            return await asyncio.shield(task)
+
+        return run
+
+    def _ended(self, room_id: str, turn_id: str) -> None:
+        self._tasks.pop(room_id, None)
+        self._turns.pop(room_id, None)
+        self._desk.forget_turn(turn_id)
+
+    async def stop_turn(self, turn_id: str, path: str, user: str) -> None:
+        """Stop a running turn (from any tab) and wait until it has wound down."""
+        room_id = await self._docs.room_id(path)
+        turn = self._turns.get(room_id)
+        task = self._tasks.get(room_id)
+        if turn is None or task is None or turn.plan.turn_id != turn_id:
+            last = self.store.last_turn(_file_id(room_id))
+            if last is not None and last.get("id") == turn_id:
+                raise Conflict("This turn has already ended.")
+            raise NotFound(f"No turn with id '{turn_id}' on this notebook.")
+        turn.stopped_by = user
+        self.journal.record(_file_id(room_id), turn_id, "stop", user)
+        task.cancel()
+        await asyncio.wait([task], timeout=10)
+
+    async def answer_approval(self, approval_id: str, answer: ApprovalAnswer, user: str) -> None:
+        room_id = await self._docs.room_id(answer.path)
+        self._desk.answer(approval_id, room_id, answer.decision, user)
+
+    # -- proposals -------------------------------------------------------------------
+
+    async def accept(self, proposal_id: str, request: AcceptRequest, user: str) -> dict[str, Any]:
+        """Apply a proposal (or check the edit a tab applied) and record who accepted it."""
+        room_id = await self._docs.room_id(request.path)
+        async with self._docs.pinned(room_id):
+            if not request.applied:
+                notebook = await self._docs.notebook(room_id)
+                with notebook.ydoc.transaction(origin=ORIGIN):
+                    proposal = proposals.apply(notebook, proposal_id, user)
+            else:
+                proposal = await self._accept_applied(room_id, proposal_id, request, user)
+        self._record_resolution(room_id, proposal, "accept", user)
+        return proposal
+
+    async def _accept_applied(
+        self, room_id: str, proposal_id: str, request: AcceptRequest, user: str
+    ) -> dict[str, Any]:
+        deadline = time.monotonic() + APPLIED_SYNC_WAIT
+        while True:  # the tab's edit travels over its websocket: it may arrive after this call
+            notebook = await self._docs.notebook(room_id)
+            proposal, problem = proposals.check_applied(notebook, proposal_id, request.new_cell_id)
+            if problem is None:
+                with notebook.ydoc.transaction(origin=ORIGIN):
+                    return proposals.mark_accepted(notebook, proposal, user, request.new_cell_id)
+            if time.monotonic() > deadline:
+                raise Conflict(f"The accepted edit is not in the notebook: {problem}.")
+            await asyncio.sleep(0.05)
+
+    async def reject(self, proposal_id: str, path: str, user: str) -> dict[str, Any]:
+        room_id = await self._docs.room_id(path)
+        async with self._docs.pinned(room_id):
+            notebook = await self._docs.notebook(room_id)
+            with notebook.ydoc.transaction(origin=ORIGIN):
+                proposal = proposals.reject(notebook, proposal_id, user)
+        self._record_resolution(room_id, proposal, "reject", user)
+        return proposal
+
+    def _record_resolution(
+        self, room_id: str, proposal: dict[str, Any], action: str, user: str
+    ) -> None:
+        self.journal.record(
+            _file_id(room_id),
+            proposal.get("turn_id"),
+            action,
+            user,
+            proposal_id=proposal["id"],
+            kind=proposal["kind"],
+            cell_id=proposal.get("cell_id"),
+            new_cell_id=proposal.get("new_cell_id"),
+        )
+
+    # -- history ---------------------------------------------------------------------
+
+    async def conversation(self, path: str) -> dict[str, Any]:
+        """The durable conversation of a notebook and its current or last turn."""
+        room_id = await self._docs.room_id(path)
+        file_id = _file_id(room_id)
+        turn = self._turns.get(room_id)
+        record = dict(turn.live.turn) if turn is not None else self.store.last_turn(file_id)
+        if turn is None and record is not None and record.get("state") in ACTIVE:
+            record = await self._close_cut_off(room_id, file_id, record)
+        turns = self.store.turns(file_id)
+        if record is not None:
+            turns = [t for t in turns if t.get("id") != record.get("id")] + [record]
+        return {
+            "file_id": file_id,
+            "messages": self.store.messages(file_id),
+            "turn": record,
+            "turns": turns,
+        }
+
+    async def _close_cut_off(
+        self, room_id: str, file_id: str, record: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A turn the store says is running but no task runs: a restart cut it off."""
+        record = {**record, "state": "error", "error": RESTART_NOTE, "ended_at": now_iso()}
+        self.store.save_turn(file_id, record)
+        self.store.add_message(
+            file_id, turn_id=str(record["id"]), role="notice", text=RESTART_NOTE, level="error"
+        )
+        notebook = await self._docs.notebook(room_id)
+        shown = current_turn(notebook)
+        if shown is not None and shown.get("id") == record["id"]:
+            live = LiveTurn(self._docs, room_id, record)
+            await live.set_approval(None)
+            await live.update()
+        return record
+
+    async def journal_entries(self, path: str) -> list[dict[str, Any]]:
+        room_id = await self._docs.room_id(path)
+        return self.journal.entries(_file_id(room_id))
+
+    def _mask(self, text: str) -> str:
+        return self._masker.mask(text) if self._masker is not None else text
+
+
+def _file_id(room_id: str) -> str:
+    return room_id.split(":", 2)[-1]

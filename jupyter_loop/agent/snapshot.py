@@ -1,0 +1,112 @@
+"""The cells of a live notebook as the model's context needs them, re-read only where changed.
+
+Reading every cell of a 1,000-cell document through pycrdt costs tens of milliseconds
+before any output is converted, so a turn keeps one :class:`NotebookSnapshots`: the first
+step reads every cell, and a deep observer on the cells marks which ones changed since, so
+later steps re-read only those (any insert, delete or move re-reads them all). The
+execution state (queued / running) comes from the run markers of the cells that are busy.
+
+Example:
+    >>> from jupyter_ydoc import YNotebook
+    >>> nb = YNotebook()
+    >>> nb.append_cell({"id": "c0", "cell_type": "code", "source": "1 + 1", "metadata": {}})
+    >>> snapshots = NotebookSnapshots()
+    >>> [(c.id, c.source) for c in snapshots.cells(nb)]
+    [('c0', '1 + 1')]
+    >>> nb.set_cell(0, source="2 + 2")
+    >>> [c.source for c in snapshots.cells(nb)], snapshots.reread
+    (['2 + 2'], 1)
+    >>> snapshots.close()
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jupyter_ydoc import YNotebook
+from pycrdt import Array, Map
+
+from ..execution.board import board
+from ._map import CellSnapshot
+
+
+def read_cell(ycell: Map) -> CellSnapshot:
+    """One cell, outputs included (nbformat dicts)."""
+    youtputs = ycell.get("outputs")
+    outputs: list[dict[str, Any]] = youtputs.to_py() or [] if isinstance(youtputs, Array) else []
+    count = ycell.get("execution_count")
+    return CellSnapshot(
+        id=str(ycell.get("id", "")),
+        cell_type=str(ycell.get("cell_type", "code")),
+        source=str(ycell.get("source", "")),
+        execution_count=int(count) if isinstance(count, int | float) else None,
+        state="running" if ycell.get("execution_state") == "running" else "idle",
+        outputs=outputs,
+    )
+
+
+class NotebookSnapshots:
+    """Cell snapshots of one live notebook, kept up to date by an observer."""
+
+    def __init__(self) -> None:
+        self._doc: Any = None
+        self._cells_array: Array | None = None
+        self._subscription: Any = None
+        self._cells: list[CellSnapshot] = []
+        self._dirty: set[int] = set()
+        self._all_dirty = True
+        self.reread = 0
+        """How many cells the last call read again (for tests and benchmarks)."""
+
+    def cells(self, notebook: YNotebook) -> list[CellSnapshot]:
+        """The notebook's cells as they are now."""
+        if notebook.ydoc is not self._doc:
+            self.close()
+            self._doc = notebook.ydoc
+            self._cells_array = notebook.ycells
+            self._subscription = notebook.ycells.observe_deep(self._changed)
+            self._all_dirty = True
+        with notebook.ydoc.transaction():
+            ycells = notebook.ycells
+            if self._all_dirty or len(ycells) != len(self._cells):
+                self._cells = [read_cell(ycell) for ycell in ycells]
+                self.reread = len(self._cells)
+            else:
+                for index in sorted(self._dirty):
+                    if 0 <= index < len(self._cells):
+                        self._cells[index] = read_cell(ycells[index])
+                self.reread = len(self._dirty)
+            self._all_dirty = False
+            self._dirty.clear()
+            return self._with_states(notebook)
+
+    def _with_states(self, notebook: YNotebook) -> list[CellSnapshot]:
+        busy = [i for i, cell in enumerate(self._cells) if cell.state != "idle"]
+        if not busy:
+            return list(self._cells)
+        markers = board(notebook)
+        cells = list(self._cells)
+        for index in busy:
+            cell = cells[index]
+            marker = markers.get(cell.id)
+            queued = isinstance(marker, dict) and marker.get("state") == "queued"
+            if queued:
+                cells[index] = CellSnapshot(
+                    cell.id, cell.cell_type, cell.source, None, "queued", cell.outputs
+                )
+        return cells
+
+    def _changed(self, events: Any) -> None:
+        for event in events:
+            path = event.path
+            if path and isinstance(path[0], int):
+                self._dirty.add(path[0])
+            else:
+                self._all_dirty = True
+
+    def close(self) -> None:
+        """Stop observing the document."""
+        if self._cells_array is not None and self._subscription is not None:
+            self._cells_array.unobserve(self._subscription)
+        self._doc = self._cells_array = self._subscription = None
+        self._cells = []

@@ -1,0 +1,355 @@
+"""The agent's tools: read the notebook, propose edits, run cells (with approval).
+
+Few and sharp, cells addressed by id. A tool never raises into the turn: a bad call (unknown
+tool, arguments that are not a JSON object, an unknown cell, a wrong type) comes back as a
+failed :class:`ToolOutcome` whose text tells the model what went wrong, so it can correct
+itself, and the turn shows it as a notice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from jupyter_ydoc import YNotebook
+
+from ..document import ORIGIN, CellNotFound, LiveDocuments, find_cell
+from ..errors import JupyterLoopError
+from ..execution.run import RunOutcome
+from . import proposals
+from ._map import cell_line
+from .providers import BadToolArguments, ToolCall, ToolSpec
+from .snapshot import read_cell
+from .summary import clean_text, head_tail, headline, summarize_output, summarize_outputs
+from .tool_specs import TOOL_NAMES, TOOL_SPECS
+
+__all__ = ["TOOL_SPECS", "ToolError", "ToolOutcome", "Toolbox"]
+
+MAX_RUN_CELLS = 10
+MAX_MAP_LINES = 200
+MAX_APPROVALS = 3
+"""Times a run is asked for again when its cells change while the user decides."""
+
+Approve = Callable[[list[str], dict[str, str]], Awaitable[tuple[bool, str]]]
+"""Asks for permission to run cells (ids, sources); returns (allowed, why not)."""
+Run = Callable[[list[str]], Awaitable[dict[str, RunOutcome]]]
+Record = Callable[..., None]
+
+
+class ToolError(JupyterLoopError):
+    """A tool call the model got wrong; its message goes back to the model."""
+
+    status = 400
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """What a tool call gave.
+
+    Attributes:
+        content: The result for the model (full; the context cuts it to its share).
+        summary: One line for people ("read cell 3", "ran cell 7 → ZeroDivisionError").
+        detail: A short text for people (expandable in the panel).
+        ok: Whether the call succeeded.
+        cell_ids: Cells the call was about (they come into focus).
+        arguments: A short rendering of the arguments.
+        notice: Set when the model got the call wrong: what to tell people.
+    """
+
+    content: str
+    summary: str
+    detail: str = ""
+    ok: bool = True
+    cell_ids: tuple[str, ...] = ()
+    arguments: str = ""
+    notice: str | None = None
+
+
+class Toolbox:
+    """Runs the tool calls of one turn against the live notebook."""
+
+    def __init__(
+        self,
+        docs: LiveDocuments,
+        room_id: str,
+        turn_id: str,
+        *,
+        approve: Approve,
+        run: Run,
+        record: Record,
+        result_chars: int,
+    ) -> None:
+        self._docs = docs
+        self._room_id = room_id
+        self._turn_id = turn_id
+        self._approve = approve
+        self._run = run
+        self._record = record
+        self._chars = max(1_000, result_chars)
+        self.specs: tuple[ToolSpec, ...] = TOOL_SPECS
+
+    async def call(self, call: ToolCall) -> ToolOutcome:
+        """Run one call; failures come back as ``ok=False`` outcomes."""
+        shown = _short(call.arguments_json)
+        try:
+            if call.name not in TOOL_NAMES:
+                raise ToolError(
+                    f"There is no tool named '{call.name}'. The tools are: {', '.join(TOOL_NAMES)}."
+                )
+            try:
+                arguments = call.arguments()
+            except BadToolArguments as e:
+                raise ToolError(
+                    f"The arguments of '{call.name}' are not a JSON object ({e.message}). "
+                    "Call it again with a JSON object."
+                ) from None
+            outcome = await getattr(self, f"_{call.name}")(arguments)
+        except ToolError as e:
+            return _failed(call.name, e.message, shown)
+        except CellNotFound as e:
+            return _failed(call.name, f"{e.message} Use cell ids from the notebook map.", shown)
+        return replace(outcome, arguments=shown)
+
+    async def _notebook(self) -> YNotebook:
+        return await self._docs.notebook(self._room_id)
+
+    # -- reading ---------------------------------------------------------------------
+
+    async def _notebook_map(self, args: dict[str, Any]) -> ToolOutcome:
+        start = _int(args, "start", 0)
+        count = min(_int(args, "count", 100), MAX_MAP_LINES)
+        notebook = await self._notebook()
+        total = len(notebook.ycells)
+        end = min(total, start + count)
+        lines = [f"{total} cells; cells {start}-{end - 1} (index id type [count] first line)"]
+        with notebook.ydoc.transaction():
+            for index in range(start, end):
+                lines.append(cell_line(read_cell(notebook.ycells[index]), index))
+        if end < total:
+            lines.append(f"(more: call notebook_map with start={end})")
+        text = head_tail("\n".join(lines), self._chars).text
+        return ToolOutcome(text, f"read the notebook map (cells {start + 1}-{end})")
+
+    async def _read_cell(self, args: dict[str, Any]) -> ToolOutcome:
+        cell_id = _str(args, "cell_id")
+        output_index = _optional_int(args, "output_index")
+        offset = _int(args, "offset", 0)
+        notebook = await self._notebook()
+        index, ycell = find_cell(notebook, cell_id)
+        cell = read_cell(ycell)
+        where = f"cell {index + 1}"
+        if output_index is not None:
+            if not 0 <= output_index < len(cell.outputs):
+                raise ToolError(f"Cell '{cell_id}' has {len(cell.outputs)} outputs.")
+            raw = _raw_output_text(cell.outputs[output_index], self._chars)
+            page = head_tail(raw, self._chars, offset, clean=True)
+            text = f"cell {cell_id} output [{output_index}] from offset {offset}:\n{page.text}"
+            return ToolOutcome(text, f"read an output of {where}", "", True, (cell_id,))
+        header = "cell " + cell_line(cell, index, with_source=False, with_outputs=False)
+        source = head_tail(cell.source, self._chars // 2 if cell.outputs else self._chars, offset)
+        text = f"{header}\nsource:\n{source.text}"
+        if cell.outputs and offset == 0:
+            room = self._chars - len(text) - 20
+            text += "\noutputs:\n" + summarize_outputs(cell.outputs, max(200, room)).text
+        elif not cell.outputs:
+            text += "\noutputs: none"
+        return ToolOutcome(text, f"read {where}", _one_line(cell.source), True, (cell_id,))
+
+    # -- proposing -------------------------------------------------------------------
+
+    async def _propose(self, **fields: Any) -> tuple[dict[str, Any], int | None]:
+        notebook = await self._notebook()
+        with notebook.ydoc.transaction(origin=ORIGIN):
+            proposal = proposals.create(notebook, turn_id=self._turn_id, **fields)
+        index = None
+        if proposal["cell_id"] is not None:
+            index = find_cell(notebook, str(proposal["cell_id"]))[0]
+        self._record(
+            "proposal",
+            proposal_id=proposal["id"],
+            kind=proposal["kind"],
+            cell_id=proposal["cell_id"],
+            summary=proposal["summary"],
+        )
+        return proposal, index
+
+    async def _propose_modify(self, args: dict[str, Any]) -> ToolOutcome:
+        cell_id = _str(args, "cell_id")
+        source = _text(args, "source")
+        summary = _text(args, "summary", "")
+        proposal, index = await self._propose(
+            kind="modify", cell_id=cell_id, new_source=source, summary=summary
+        )
+        where = f"cell {(index or 0) + 1}"
+        return ToolOutcome(
+            _proposed(proposal), f"proposed an edit to {where}", summary, True, (cell_id,)
+        )
+
+    async def _propose_insert(self, args: dict[str, Any]) -> ToolOutcome:
+        after = args.get("after_cell_id")
+        if after is not None and (not isinstance(after, str) or not after):
+            raise ToolError("'after_cell_id' must be a cell id, or null to insert at the top.")
+        cell_type = args.get("cell_type", "code")
+        if cell_type not in ("code", "markdown", "raw"):
+            raise ToolError("'cell_type' must be 'code', 'markdown' or 'raw'.")
+        source = _text(args, "source")
+        summary = _text(args, "summary", "")
+        proposal, index = await self._propose(
+            kind="insert", cell_id=after, new_source=source, cell_type=cell_type, summary=summary
+        )
+        where = "at the top" if index is None else f"after cell {index + 1}"
+        focus = (after,) if after else ()
+        return ToolOutcome(
+            _proposed(proposal), f"proposed a new {cell_type} cell {where}", summary, True, focus
+        )
+
+    async def _propose_delete(self, args: dict[str, Any]) -> ToolOutcome:
+        cell_id = _str(args, "cell_id")
+        summary = _text(args, "summary", "")
+        proposal, index = await self._propose(kind="delete", cell_id=cell_id, summary=summary)
+        where = f"cell {(index or 0) + 1}"
+        return ToolOutcome(
+            _proposed(proposal), f"proposed to delete {where}", summary, True, (cell_id,)
+        )
+
+    # -- running ---------------------------------------------------------------------
+
+    async def _sources(self, cell_ids: list[str]) -> tuple[dict[str, str], dict[str, int]]:
+        notebook = await self._notebook()
+        sources: dict[str, str] = {}
+        positions: dict[str, int] = {}
+        for cell_id in cell_ids:
+            index, ycell = find_cell(notebook, cell_id)
+            if ycell.get("cell_type") != "code":
+                raise ToolError(f"Cell '{cell_id}' is not a code cell; only code cells run.")
+            sources[cell_id] = str(ycell.get("source", ""))
+            positions[cell_id] = index
+        return sources, positions
+
+    async def _run_cells(self, args: dict[str, Any]) -> ToolOutcome:
+        cell_ids = _str_list(args, "cell_ids")
+        if len(cell_ids) > MAX_RUN_CELLS:
+            raise ToolError(f"Run at most {MAX_RUN_CELLS} cells at a time.")
+        sources, positions = await self._sources(cell_ids)
+        where = _cells_label([positions[i] for i in cell_ids])
+        for _ in range(MAX_APPROVALS):
+            allowed, reason = await self._approve(cell_ids, sources)
+            if not allowed:
+                return ToolOutcome(
+                    f"Not run: {reason}", f"did not run {where}", reason, False, tuple(cell_ids)
+                )
+            current, _ = await self._sources(cell_ids)
+            if current == sources:
+                break
+            sources = current  # edited while waiting: ask again for what would really run
+        else:
+            raise ToolError("The cells kept changing while waiting for approval; not run.")
+        try:
+            outcomes = await self._run(cell_ids)
+        except JupyterLoopError as e:
+            raise ToolError(f"The cells could not be run: {e.message}") from None
+        self._record(
+            "cell_run",
+            cell_ids=cell_ids,
+            outcomes={i: outcome.status for i, outcome in outcomes.items()},
+        )
+        notebook = await self._notebook()
+        parts: list[str] = []
+        heads: list[str] = []
+        share = self._chars // max(1, len(cell_ids)) - 80
+        for cell_id in cell_ids:
+            outcome = outcomes.get(cell_id, RunOutcome("ok"))
+            try:
+                cell = read_cell(find_cell(notebook, cell_id)[1])
+            except CellNotFound:
+                parts.append(f"cell {cell_id}: deleted while it ran")
+                continue
+            head = headline(cell.outputs) if outcome.status == "error" else ""
+            heads.append(head or outcome.status)
+            count = f"[{cell.execution_count}]" if cell.execution_count is not None else "[ ]"
+            summary = summarize_outputs(cell.outputs, max(200, share)).text or "(no output)"
+            note = f" ({outcome.note})" if outcome.note else ""
+            parts.append(f"cell {cell_id} {count} → {outcome.status}{note}\noutputs:\n{summary}")
+        shown = ", ".join(dict.fromkeys(heads))
+        return ToolOutcome("\n\n".join(parts), f"ran {where} → {shown}", "", True, tuple(cell_ids))
+
+
+def _failed(name: str, message: str, arguments: str) -> ToolOutcome:
+    notice = f"The agent's call to {name} failed: {message}"
+    return ToolOutcome(f"error: {message}", f"{name} failed", message, False, (), arguments, notice)
+
+
+def _proposed(proposal: dict[str, Any]) -> str:
+    return (
+        f"Proposal {proposal['id']} ({proposal['kind']}"
+        f"{' cell ' + str(proposal['cell_id']) if proposal['cell_id'] else ' at the top'}) "
+        "is shown to the user, who will accept or reject it; until then the notebook is "
+        "unchanged. Its status appears in your working memory."
+    )
+
+
+def _raw_output_text(output: dict[str, Any], budget: int) -> str:
+    kind = output.get("output_type")
+    if kind == "stream":
+        text = output.get("text", "")
+        return text if isinstance(text, str) else "".join(text)
+    if kind == "error":
+        return clean_text("\n".join(str(line) for line in output.get("traceback") or []))
+    return summarize_output(output, budget * 8)[0]
+
+
+def _cells_label(positions: list[int]) -> str:
+    numbers = [str(p + 1) for p in positions]
+    return f"cell {numbers[0]}" if len(numbers) == 1 else f"cells {', '.join(numbers)}"
+
+
+def _one_line(text: str, limit: int = 80) -> str:
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _short(arguments_json: str, limit: int = 200) -> str:
+    text = " ".join(arguments_json.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _str(args: dict[str, Any], key: str) -> str:
+    value = args.get(key)
+    if not isinstance(value, str) or not value:
+        raise ToolError(f"'{key}' must be a non-empty string.")
+    return value
+
+
+def _text(args: dict[str, Any], key: str, default: str | None = None) -> str:
+    value = args.get(key, default)
+    if not isinstance(value, str):
+        raise ToolError(f"'{key}' must be a string.")
+    return value
+
+
+def _int(args: dict[str, Any], key: str, default: int) -> int:
+    value = _optional_int(args, key)
+    return default if value is None else value
+
+
+def _optional_int(args: dict[str, Any], key: str) -> int | None:
+    value = args.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+        raise ToolError(f"'{key}' must be an integer.")
+    if value < 0:
+        raise ToolError(f"'{key}' must not be negative.")
+    return int(value)
+
+
+def _str_list(args: dict[str, Any], key: str) -> list[str]:
+    value = args.get(key)
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value:
+        raise ToolError(f"'{key}' must be a non-empty list of cell ids.")
+    if not all(isinstance(item, str) and item for item in value):
+        raise ToolError(f"'{key}' must contain only cell ids (strings).")
+    return list(dict.fromkeys(value))

@@ -1,0 +1,363 @@
+"""One agent turn: a server-side task that talks to the model, calls tools and streams.
+
+The task belongs to :class:`~.service.AgentService`, not to a connection: it goes on when
+every tab closes, with the room pinned. At every step the context is rebuilt from the live
+notebook (so the prompt does not grow with the steps); the model's text is streamed into
+the shared document in batches; tool calls run one after the other. A provider error ends
+the turn with a notice and state ``error``; a stop (from any tab) cancels the task, which
+then writes what it had and ends ``stopped``. The notebook is never left half-edited: the
+only edits are proposals, which the user applies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..document import LiveDocuments
+from ..errors import JupyterLoopError
+from ..execution.run import RunOutcome
+from ..secrets import SecretMasker
+from . import proposals
+from .approvals import ApprovalDesk
+from .context import LATEST_TOOL_SHARE, ConversationTurn, ToolResult, build_context, new_nonce
+from .journal import AgentJournal
+from .live import LiveTurn, StreamedText
+from .providers import (
+    ChatMessage,
+    ImagePart,
+    ModelProvider,
+    ProviderError,
+    StreamEnd,
+    TextDelta,
+    ToolCall,
+    ToolCallsReady,
+    Usage,
+)
+from .snapshot import NotebookSnapshots
+from .store import ConversationStore, new_id, now_iso
+from .tools import Toolbox
+
+MAX_FOCUS = 4
+INSTRUCTIONS = """\
+Answer the user's question about this notebook, using the tools when you need more than the
+state below shows. Cells are addressed by id. To change the notebook, propose edits
+(propose_modify / propose_insert / propose_delete): the user accepts or rejects them, and your
+working memory says which. Run cells with run_cells to see their real outputs. {policy}
+When you have what you need, answer in plain words, quoting the real error or output."""
+POLICIES = {
+    "ask": "Each run_cells call asks the user for permission first.",
+    "turn": "The first run_cells call asks the user; once allowed, runs need no more asking.",
+    "always": "run_cells runs at once.",
+    "never": "Running cells is switched off here: ask the user to run them instead.",
+}
+
+RunCells = Callable[[list[str]], Awaitable[dict[str, RunOutcome]]]
+
+
+@dataclass(frozen=True)
+class TurnPlan:
+    """What is fixed for the whole turn."""
+
+    turn_id: str
+    room_id: str
+    file_id: str
+    user: str
+    message: str
+    model: str
+    focus_ids: tuple[str, ...]
+    policy: str
+    max_steps: int
+    budget_tokens: int
+    stream_interval: float
+
+
+class Turn:
+    """Runs one turn to its end (see the module docstring)."""
+
+    def __init__(
+        self,
+        plan: TurnPlan,
+        *,
+        docs: LiveDocuments,
+        live: LiveTurn,
+        provider: ModelProvider,
+        run_cells: RunCells,
+        desk: ApprovalDesk,
+        store: ConversationStore,
+        journal: AgentJournal,
+        masker: SecretMasker | None,
+        history: list[ConversationTurn],
+        log: logging.Logger,
+    ) -> None:
+        self.plan = plan
+        self.live = live
+        self.stopped_by: str | None = None
+        self._docs = docs
+        self._provider = provider
+        self._run_cells = run_cells
+        self._desk = desk
+        self._store = store
+        self._journal = journal
+        self._masker = masker
+        self._history = history
+        self._log = log
+        self._said: list[str] = []
+        self._results: list[ToolResult] = []
+        self._focus: list[str] = list(plan.focus_ids)
+        self._notes: list[str] = []
+        self._allowed_for_turn = plan.policy == "always"
+        self._snapshots = NotebookSnapshots()
+        self._nonce = new_nonce()
+        self._usage = {"input_tokens": 0, "output_tokens": 0}
+
+    # -- the turn --------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """The whole turn; ends in ``done``, ``stopped`` or ``error``, never raises."""
+        state, error = "done", None
+        async with self._docs.pinned(self.plan.room_id):
+            try:
+                state, error = await self._steps()
+            except asyncio.CancelledError:
+                state = "stopped"
+            except ProviderError as e:
+                state, error = "error", e.message
+                self._record("model_error", kind=e.kind, message=e.message)
+            except JupyterLoopError as e:
+                state, error = "error", e.message
+            except Exception as e:  # a bug: end the turn visibly rather than hang it
+                self._log.exception("jupyter-loop: agent turn %s failed", self.plan.turn_id)
+                state, error = "error", f"The agent failed unexpectedly: {type(e).__name__}."
+            finally:
+                self._snapshots.close()
+            await self._finish(state, error)
+
+    async def _steps(self) -> tuple[str, str | None]:
+        plan = self.plan
+        caps = await self._provider.capabilities(plan.model)
+        if not caps.tools:
+            raise ProviderError(
+                f"The model '{plan.model}' does not support tools, which the assistant needs. "
+                "Choose a model that supports tool calling.",
+                kind="no_tools",
+            )
+        budget = plan.budget_tokens
+        if caps.context_window:
+            budget = min(budget, int(caps.context_window * 0.75))
+        toolbox = Toolbox(
+            self._docs,
+            plan.room_id,
+            plan.turn_id,
+            approve=self._approve,
+            run=self._run_cells,
+            record=self._record,
+            result_chars=int(budget * 4 * LATEST_TOOL_SHARE) - 300,
+        )
+        for step in range(1, plan.max_steps + 1):
+            messages = await self._prompt(budget, caps.images)
+            calls, finish = await self._call_model(messages, toolbox, step)
+            if not calls:
+                if finish == "length":
+                    await self._notice("The answer was cut off at the model's length limit.")
+                return "done", None
+            for call in calls:
+                await self._tool(toolbox, call)
+        message = (
+            f"The agent stopped after {plan.max_steps} steps without finishing "
+            "(the limit is c.JupyterLoopApp.agent_max_steps)."
+        )
+        return "error", message
+
+    async def _finish(self, state: str, error: str | None) -> None:
+        plan = self.plan
+        try:
+            if state == "stopped":
+                who = self.stopped_by or "someone"
+                await self._notice(f"Stopped by {who}. Cells already started keep running.")
+            elif error:
+                await self._notice(error, "error")
+            await self.live.set_approval(None)
+            await self.live.update(state=state, ended_at=now_iso(), error=error)
+        except Exception:  # the notebook went away: the durable record still gets written
+            self._log.warning("jupyter-loop: could not show the end of turn %s", plan.turn_id)
+            self.live.turn.update(state=state, ended_at=now_iso(), error=error)
+        self._store.save_turn(plan.file_id, dict(self.live.turn))
+        self._record("turn_end", state=state, error=error, usage=dict(self._usage))
+
+    # -- the model -------------------------------------------------------------------
+
+    async def _prompt(self, budget: int, images: bool) -> list[ChatMessage]:
+        notebook = await self._docs.notebook(self.plan.room_id)
+        cells = self._snapshots.cells(notebook)
+        conversation = [
+            *self._history,
+            ConversationTurn("user", self.plan.message),
+            *(ConversationTurn("assistant", text) for text in self._said),
+        ]
+        window = build_context(
+            cells,
+            conversation=conversation,
+            focus_ids=self._focus[:MAX_FOCUS],
+            latest_tool_result=self._results[-1] if self._results else None,
+            older_tool_results=self._results[:-1],
+            memory=self._memory(notebook),
+            budget_tokens=budget,
+            nonce=self._nonce,
+            instructions=INSTRUCTIONS.format(policy=POLICIES[self.plan.policy]),
+            masker=self._masker,
+            model_takes_images=images,
+        )
+        messages = [ChatMessage("system", window.system)]
+        messages.extend(ChatMessage(m.role, m.content) for m in window.messages)
+        if window.images:
+            last = messages[-1]
+            attached = tuple(ImagePart(image.mime, image.base64) for image in window.images)
+            messages[-1] = ChatMessage(last.role, last.content, images=attached)
+        return messages
+
+    def _memory(self, notebook: Any) -> list[str]:
+        notes = []
+        for proposal in proposals.of_turn(notebook, self.plan.turn_id):
+            status = str(proposal.get("status"))
+            if status == "pending" and proposals.is_stale(notebook, proposal):
+                status = "pending but stale (the cell changed since; propose again)"
+            where = proposal.get("cell_id") or "the top"
+            notes.append(f"proposal {proposal['id']} ({proposal['kind']} {where}): {status}")
+        return [*notes, *self._notes]
+
+    async def _call_model(
+        self, messages: list[ChatMessage], toolbox: Toolbox, step: int
+    ) -> tuple[tuple[ToolCall, ...], str]:
+        plan = self.plan
+        began = time.monotonic()
+        streamed = StreamedText(self.live, plan.stream_interval)
+        calls: tuple[ToolCall, ...] = ()
+        usage: Usage | None = None
+        finish = ""
+        events = self._provider.stream(model=plan.model, messages=messages, tools=toolbox.specs)
+        try:
+            async for event in events:
+                if isinstance(event, TextDelta):
+                    streamed.add(event.text)
+                elif isinstance(event, ToolCallsReady):
+                    calls = event.calls
+                elif isinstance(event, Usage):
+                    usage = event
+                elif isinstance(event, StreamEnd):
+                    finish = event.finish_reason
+        finally:
+            aclose = getattr(events, "aclose", None)
+            if aclose is not None:
+                await aclose()
+            text = await streamed.close()
+            if text:
+                self._said.append(text)
+                self._store.add_message(
+                    plan.file_id, turn_id=plan.turn_id, role="assistant", text=self._mask(text)
+                )
+            if usage is not None:
+                self._usage["input_tokens"] += usage.input_tokens
+                self._usage["output_tokens"] += usage.output_tokens
+            self._record(
+                "model_call",
+                model=plan.model,
+                step=step,
+                input_tokens=usage.input_tokens if usage else None,
+                output_tokens=usage.output_tokens if usage else None,
+                duration_ms=round((time.monotonic() - began) * 1000),
+                finish_reason=finish or None,
+                tool_calls=[call.name for call in calls],
+            )
+            await self.live.update(steps=step, usage=dict(self._usage))
+        return calls, finish
+
+    # -- tools -----------------------------------------------------------------------
+
+    async def _tool(self, toolbox: Toolbox, call: ToolCall) -> None:
+        plan = self.plan
+        outcome = await toolbox.call(call)
+        self._results.append(ToolResult(call.name, outcome.arguments, outcome.content, outcome.ok))
+        for cell_id in reversed(outcome.cell_ids):
+            if cell_id in self._focus:
+                self._focus.remove(cell_id)
+            self._focus.insert(0, cell_id)
+        summary, detail = self._mask(outcome.summary), self._mask(outcome.detail)
+        await self.live.add(
+            "tool",
+            name=call.name,
+            summary=summary,
+            detail=detail,
+            ok=outcome.ok,
+            cell_ids=list(outcome.cell_ids),
+        )
+        tool = {"name": call.name, "summary": summary, "detail": detail, "ok": outcome.ok}
+        self._store.add_message(
+            plan.file_id, turn_id=plan.turn_id, role="tool", text=summary, tool=tool
+        )
+        self._record(
+            "tool_call",
+            name=call.name,
+            arguments=outcome.arguments,
+            ok=outcome.ok,
+            receipt=summary,
+        )
+        if outcome.notice:
+            await self._notice(outcome.notice, "error")
+
+    async def _approve(self, cell_ids: list[str], sources: dict[str, str]) -> tuple[bool, str]:
+        plan = self.plan
+        cells = ", ".join(cell_ids)
+        if plan.policy == "never":
+            return False, "running cells is switched off (approval policy 'never')."
+        if self._allowed_for_turn:
+            return True, ""
+        approval_id = new_id("a")
+        waiting = self._desk.open(approval_id, plan.room_id, plan.turn_id)
+        approval = {
+            "id": approval_id,
+            "turn_id": plan.turn_id,
+            "cell_ids": cell_ids,
+            "sources": sources,
+            "requested_at": now_iso(),
+        }
+        self._record("approval_requested", approval_id=approval_id, cell_ids=cell_ids)
+        try:
+            await self.live.set_approval(approval, state="waiting_approval")
+            decision, by = await waiting
+        except asyncio.CancelledError:
+            self._desk.withdraw(approval_id)
+            await self.live.set_approval(None)  # the end of the turn sets its state
+            raise
+        await self.live.set_approval(None, state="running")
+        self._record("approval", approval_id=approval_id, decision=decision, answered_by=by)
+        if decision == "deny":
+            self._notes.append(f"{by} denied running {cells}")
+            return False, f"{by} denied running {cells}."
+        if decision == "turn" or plan.policy == "turn":
+            self._allowed_for_turn = True
+        self._notes.append(f"{by} allowed running {cells}")
+        return True, ""
+
+    # -- records ---------------------------------------------------------------------
+
+    async def _notice(self, text: str, level: str = "info") -> None:
+        plan = self.plan
+        text = self._mask(text)
+        await self.live.add("notice", text=text, level=level)
+        self._store.add_message(
+            plan.file_id, turn_id=plan.turn_id, role="notice", text=text, level=level
+        )
+
+    def _record(self, action: str, **details: Any) -> None:
+        plan = self.plan
+        self._journal.record(
+            plan.file_id, plan.turn_id, action, f"agent for {plan.user}", **details
+        )
+
+    def _mask(self, text: str) -> str:
+        return self._masker.mask(text) if self._masker is not None else text

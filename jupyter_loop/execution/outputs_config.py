@@ -1,0 +1,103 @@
+"""Configuration of what happens to outputs on their way into the notebook, mixed into
+``JupyterLoopApp`` (``c.JupyterLoopApp.*``): the per-cell budget, the store of full
+outputs, and which environment variables hold secrets.
+
+The masking switch and the secret values themselves (``mask_secrets``, ``secrets``) are
+shared with the agent and defined beside it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from traitlets import Float, Int, List, Unicode
+from traitlets.config import Configurable
+
+from ..secrets import DEFAULT_ENV_NAME_PATTERNS, SecretMasker
+from .budget import MIN_TOTAL, OutputBudget
+from .outputs_store import FileOutputStore
+from .writer import OutputPolicy
+
+OUTPUTS_PATH = "api/jupyter-loop/outputs"
+"""Where the full outputs are served, relative to the server's base URL."""
+
+
+class OutputsConfig(Configurable):
+    """Output budget, full-output store and secret environment names."""
+
+    output_budget_bytes = Int(
+        256 * 1024,
+        allow_none=True,
+        config=True,
+        help=(
+            "Bytes of output each cell keeps in the notebook, counted as the .ipynb stores "
+            f"them (default 262144, 256 KB; at least {MIN_TOTAL}). A longer output keeps its "
+            "start and its end with a marker between them, a single output over half the "
+            "budget is replaced by a placeholder; both link to the full output, kept on the "
+            "server. None or 0: keep everything in the notebook."
+        ),
+    )
+
+    full_output_max_bytes = Int(
+        512 * 1024 * 1024,
+        allow_none=True,
+        config=True,
+        help=(
+            "Bytes of one run's full output kept on the server (default 536870912, 512 MB); "
+            "later output of that run is dropped. None or 0: no limit. Only the last run of "
+            "each cell is kept."
+        ),
+    )
+
+    full_output_max_age_days = Float(
+        30.0,
+        allow_none=True,
+        config=True,
+        help=(
+            "Full outputs untouched for this many days are removed when the server starts "
+            "(default 30). None or 0: keep them until their cell runs again."
+        ),
+    )
+
+    secret_env_patterns = List(
+        Unicode(),
+        default_value=list(DEFAULT_ENV_NAME_PATTERNS),
+        config=True,
+        help=(
+            "Names (fnmatch patterns, any case) of the server's environment variables whose "
+            "values are masked in outputs (default: *API_KEY, *_KEY, *TOKEN, *SECRET, "
+            "*PASSWORD*, ...). An empty list masks configured secrets and token shapes only."
+        ),
+    )
+
+    def output_store(self, data_dir: str) -> FileOutputStore:
+        """The store of full outputs, under ``data_dir``/outputs."""
+        return FileOutputStore(
+            Path(data_dir) / "outputs",
+            max_run_bytes=self.full_output_max_bytes or None,
+            max_age_days=self.full_output_max_age_days or None,
+        )
+
+    def output_policy(
+        self,
+        store: FileOutputStore,
+        base_url: str,
+        *,
+        mask: bool,
+        secrets: Iterable[str | None],
+    ) -> OutputPolicy:
+        """How the writer treats outputs: masking, budget, store and links."""
+        masker = None
+        if mask:
+            values = [value for value in secrets if value]
+            patterns = tuple(self.secret_env_patterns)
+            masker = SecretMasker(values, environ=dict(os.environ), env_name_patterns=patterns)
+        budget = self.output_budget_bytes
+        return OutputPolicy(
+            budget=OutputBudget.from_total(budget) if budget else None,
+            masker=masker,
+            store=store,
+            link_prefix=f"{base_url.rstrip('/')}/{OUTPUTS_PATH}",
+        )

@@ -1,0 +1,392 @@
+"""Full outputs kept on the server when the notebook keeps only part of them.
+
+A run's record is opened only once something is left out of the document (a long
+stream's middle, a huge image): runs that fit their budget never touch the disk. Layout,
+one directory per run, ``{root}/{file_id}/{cell_id}/{run_id}/``:
+
+* ``text``: the run's stream outputs, rendered like a terminal, one after another;
+* ``outputs``: rich and error outputs as JSON, appended (a display update appends anew);
+* ``index.jsonl``: one line per part of the run, in output order; a later line for the
+  same part number replaces an earlier one.
+
+Retention: a cell keeps the record of its **last run only** (starting a run removes the
+older ones), one run keeps at most ``max_run_bytes`` (later output is dropped, and the
+record says so), and records untouched for ``max_age_days`` are removed when the server
+starts.
+
+Example:
+    >>> import tempfile
+    >>> store = FileOutputStore(Path(tempfile.mkdtemp()))
+    >>> key = RunKey("file-1", "cell-1", "run1")
+    >>> recorder = store.recorder(key)
+    >>> recorder.new_stream("stdout", "0\\n1\\n")
+    0
+    >>> recorder.sync()
+    >>> b"".join(store.full_text(key, link=lambda part: f"/{part}"))
+    b'0\\n1\\n'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..errors import NotFound
+from .budget import dumps, human_bytes
+
+_SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+_WRITE_AT = 1024 * 1024  # buffered stream text is written out past this many bytes
+_CHUNK = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class RunKey:
+    """Which run a record belongs to: notebook file id, cell id, run id."""
+
+    file_id: str
+    cell_id: str
+    run_id: str
+
+    def __post_init__(self) -> None:
+        for value in (self.file_id, self.cell_id, self.run_id):
+            if not _SAFE.fullmatch(value):
+                raise NotFound(f"No full output is kept for '{value}'.")
+
+
+@dataclass(frozen=True)
+class StoredPart:
+    """One output of a run's record."""
+
+    part: int
+    type: str  # "stream" or "output"
+    name: str = ""  # stream name
+    output_type: str = ""
+    mime_types: tuple[str, ...] = ()
+    offset: int = 0
+    length: int = 0
+    dropped: bool = False  # over the run's size limit: not kept
+
+
+class RunRecorder(Protocol):
+    """Writes one run's full output as it is produced (see :class:`FileRecorder`)."""
+
+    def new_stream(self, name: str, text: str) -> int: ...
+
+    def edit_stream(self, removed: str, insert: str) -> None: ...
+
+    def add_output(self, output: dict[str, Any]) -> int: ...
+
+    def replace_output(self, part: int, output: dict[str, Any]) -> None: ...
+
+    def sync(self) -> None: ...
+
+
+class OutputStore(Protocol):
+    """Where full outputs are kept; the writer records, the REST handler reads."""
+
+    def begin_run(self, key: RunKey) -> None: ...
+
+    def recorder(self, key: RunKey) -> RunRecorder: ...
+
+    def discard(self, key: RunKey) -> None: ...
+
+    def parts(self, key: RunKey) -> list[StoredPart]: ...
+
+    def read(self, key: RunKey, part: StoredPart) -> Iterator[bytes]: ...
+
+    def full_text(self, key: RunKey, link: Callable[[int], str]) -> Iterator[bytes]: ...
+
+
+@dataclass
+class _OpenStream:
+    part: int
+    name: str
+    offset: int
+    length: int = 0
+
+
+class FileRecorder:
+    """A run's record on disk; stream text is buffered and written at :meth:`sync`."""
+
+    def __init__(self, directory: Path, max_bytes: int | None) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self._text_path = directory / "text"
+        self._outputs_path = directory / "outputs"
+        self._index_path = directory / "index.jsonl"
+        for path in (self._text_path, self._outputs_path, self._index_path):
+            path.write_bytes(b"")
+        self._max = max_bytes
+        self._text_size = 0  # on disk and buffered
+        self._written = 0  # on disk
+        self._outputs_size = 0
+        self._buffer = bytearray()
+        self._index: list[dict[str, Any]] = []
+        self._parts = 0
+        self._stream: _OpenStream | None = None
+        self._indexed: tuple[int, int] | None = None  # the open stream as last indexed
+        self._full = False
+
+    def new_stream(self, name: str, text: str) -> int:
+        self._close_stream()
+        part = self._next_part()
+        self._stream = _OpenStream(part, name, self._text_size)
+        self._append(text)
+        return part
+
+    def edit_stream(self, removed: str, insert: str) -> None:
+        """Remove ``removed`` from the end of the open stream, then append ``insert``."""
+        stream = self._stream
+        if stream is None:
+            return
+        if removed:
+            count = min(len(removed.encode("utf-8", "surrogatepass")), stream.length)
+            stream.length -= count
+            self._text_size -= count
+            if count <= len(self._buffer):
+                del self._buffer[len(self._buffer) - count :]
+            else:
+                self._write_text()
+                self._written = self._text_size
+                os.truncate(self._text_path, self._written)
+        if insert:
+            self._append(insert)
+
+    def add_output(self, output: dict[str, Any]) -> int:
+        self._close_stream()
+        part = self._next_part()
+        self._put(part, output)
+        return part
+
+    def replace_output(self, part: int, output: dict[str, Any]) -> None:
+        self._put(part, output)
+
+    def sync(self) -> None:
+        """Write buffered text and the index (the open stream's current length included)."""
+        self._write_text()
+        stream = self._stream
+        if stream is not None and (stream.part, stream.length) != self._indexed:
+            self._index.append(self._stream_entry(stream))
+        if self._index:
+            lines = "".join(json.dumps(entry) + "\n" for entry in self._index)
+            with self._index_path.open("a", encoding="utf-8") as index:
+                index.write(lines)
+            self._index.clear()
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _next_part(self) -> int:
+        self._parts += 1
+        return self._parts - 1
+
+    def _room(self, size: int) -> bool:
+        if self._full:
+            return False
+        if self._max is not None and self._text_size + self._outputs_size + size > self._max:
+            self._full = True
+            self._index.append({"truncated": True, "limit": self._max})
+            return False
+        return True
+
+    def _append(self, text: str) -> None:
+        assert self._stream is not None
+        data = text.encode("utf-8", "surrogatepass")
+        if not data or not self._room(len(data)):
+            return
+        self._buffer += data
+        self._text_size += len(data)
+        self._stream.length += len(data)
+        if len(self._buffer) >= _WRITE_AT:
+            self._write_text()
+
+    def _write_text(self) -> None:
+        if self._buffer:
+            with self._text_path.open("ab") as text:
+                text.write(self._buffer)
+            self._written += len(self._buffer)
+            self._buffer.clear()
+
+    def _put(self, part: int, output: dict[str, Any]) -> None:
+        data = output.get("data")
+        entry: dict[str, Any] = {
+            "part": part,
+            "type": "output",
+            "output_type": output.get("output_type", ""),
+            "mime_types": sorted(data) if isinstance(data, dict) else [],
+        }
+        payload = dumps(output)
+        if not self._room(len(payload)):
+            self._index.append({**entry, "dropped": True})
+            return
+        with self._outputs_path.open("ab") as outputs:
+            outputs.write(payload)
+        entry.update(offset=self._outputs_size, length=len(payload))
+        self._outputs_size += len(payload)
+        self._index.append(entry)
+
+    def _close_stream(self) -> None:
+        if self._stream is not None:
+            self._index.append(self._stream_entry(self._stream))
+            self._stream = None
+
+    def _stream_entry(self, stream: _OpenStream) -> dict[str, Any]:
+        self._indexed = (stream.part, stream.length)
+        return {
+            "part": stream.part,
+            "type": "stream",
+            "name": stream.name,
+            "offset": stream.offset,
+            "length": stream.length,
+        }
+
+
+class FileOutputStore:
+    """Run records under ``root`` (see the module doc for layout and retention).
+
+    Args:
+        root: Directory of the store; created when first needed.
+        max_run_bytes: Most bytes one run keeps (``None``: no limit).
+        max_age_days: :meth:`sweep` removes records untouched for longer (``None``: never).
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        max_run_bytes: int | None = 512 * 1024 * 1024,
+        max_age_days: float | None = 30.0,
+    ) -> None:
+        self.root = root
+        self._max_run_bytes = max_run_bytes
+        self._max_age_days = max_age_days
+
+    def _run_dir(self, key: RunKey) -> Path:
+        return self.root / key.file_id / key.cell_id / key.run_id
+
+    # -- writing -------------------------------------------------------------------------
+
+    def begin_run(self, key: RunKey) -> None:
+        """A cell starts a run: the records of its earlier runs go."""
+        cell_dir = self.root / key.file_id / key.cell_id
+        if cell_dir.is_dir():
+            for run_dir in cell_dir.iterdir():
+                if run_dir.name != key.run_id:
+                    shutil.rmtree(run_dir, ignore_errors=True)
+
+    def recorder(self, key: RunKey) -> FileRecorder:
+        """A fresh record of the run (an earlier record of the same run is replaced)."""
+        return FileRecorder(self._run_dir(key), self._max_run_bytes)
+
+    def discard(self, key: RunKey) -> None:
+        shutil.rmtree(self._run_dir(key), ignore_errors=True)
+
+    def sweep(self) -> int:
+        """Remove records untouched for ``max_age_days``; returns how many went."""
+        if self._max_age_days is None or not self.root.is_dir():
+            return 0
+        cutoff = time.time() - self._max_age_days * 86400
+        removed = 0
+        for run_dir in self.root.glob("*/*/*"):
+            index = run_dir / "index.jsonl"
+            stamp = index.stat().st_mtime if index.exists() else run_dir.stat().st_mtime
+            if stamp < cutoff:
+                shutil.rmtree(run_dir, ignore_errors=True)
+                removed += 1
+        for cell_dir in self.root.glob("*/*"):
+            _remove_if_empty(cell_dir)
+        for file_dir in self.root.glob("*"):
+            _remove_if_empty(file_dir)
+        return removed
+
+    # -- reading -------------------------------------------------------------------------
+
+    def parts(self, key: RunKey) -> list[StoredPart]:
+        """The parts of a run's record, in output order."""
+        index = self._run_dir(key) / "index.jsonl"
+        try:
+            lines = index.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError as e:
+            raise NotFound(
+                "The full output of this run is no longer kept on the server "
+                "(only a cell's last run is, until the cell runs again)."
+            ) from e
+        latest: dict[int, StoredPart] = {}
+        for line in lines:
+            entry = json.loads(line)
+            if "part" in entry:
+                latest[int(entry["part"])] = _part_from(entry)
+        return [latest[number] for number in sorted(latest)]
+
+    def truncated(self, key: RunKey) -> int | None:
+        """The run's size limit if output was dropped for it, else ``None``."""
+        index = self._run_dir(key) / "index.jsonl"
+        for line in index.read_text(encoding="utf-8").splitlines():
+            entry = json.loads(line)
+            if entry.get("truncated"):
+                return int(entry.get("limit", 0))
+        return None
+
+    def read(self, key: RunKey, part: StoredPart) -> Iterator[bytes]:
+        """The stored bytes of one part (stream text, or an output as JSON)."""
+        if part.dropped:
+            return
+        name = "text" if part.type == "stream" else "outputs"
+        with (self._run_dir(key) / name).open("rb") as data:
+            data.seek(part.offset)
+            left = part.length
+            while left > 0:
+                chunk = data.read(min(_CHUNK, left))
+                if not chunk:
+                    return
+                left -= len(chunk)
+                yield chunk
+
+    def load_output(self, key: RunKey, part: StoredPart) -> dict[str, Any]:
+        """An output part as the output dict it was."""
+        value = json.loads(b"".join(self.read(key, part)) or b"{}")
+        return value if isinstance(value, dict) else {}
+
+    def full_text(self, key: RunKey, link: Callable[[int], str]) -> Iterator[bytes]:
+        """The whole run as text: streams as printed, other outputs as a line with a link."""
+        parts = self.parts(key)
+        for part in parts:
+            if part.type == "stream":
+                yield from self.read(key, part)
+                continue
+            kinds = ", ".join(part.mime_types) or part.output_type
+            if part.dropped:
+                yield f"\n[{part.output_type} {part.part}: {kinds}: not kept]\n".encode()
+            else:
+                size = human_bytes(part.length)
+                line = f"\n[{part.output_type} {part.part}: {kinds} ({size}): {link(part.part)}]\n"
+                yield line.encode()
+        limit = self.truncated(key)
+        if limit is not None:
+            note = f"jupyter-loop keeps at most {human_bytes(limit)} of a run's output"
+            yield f"\n[{note}; the rest of this run's output was dropped]\n".encode()
+
+
+def _part_from(entry: dict[str, Any]) -> StoredPart:
+    return StoredPart(
+        part=int(entry["part"]),
+        type=str(entry.get("type", "output")),
+        name=str(entry.get("name", "")),
+        output_type=str(entry.get("output_type", "")),
+        mime_types=tuple(str(kind) for kind in entry.get("mime_types", [])),
+        offset=int(entry.get("offset", 0)),
+        length=int(entry.get("length", 0)),
+        dropped=bool(entry.get("dropped", False)),
+    )
+
+
+def _remove_if_empty(directory: Path) -> None:
+    try:
+        directory.rmdir()
+    except OSError:
+        pass

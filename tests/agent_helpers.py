@@ -1,0 +1,115 @@
+"""Helpers for the agent tests: REST calls, what a tab sees of the agent, recorded prompts.
+
+PYTEST_DONT_REWRITE
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from conftest import wait_for
+from model_fixtures import TEST_API_KEY
+from pycrdt import Array, Map
+
+from jupyter_loop.agent.live import AGENT_MAP
+from jupyter_loop.agent.proposals import PROPOSALS_MAP
+from jupyter_loop.testing import ScriptedModelServer
+
+OPENAI_CHAT = "/v1/chat/completions"
+OLLAMA_CHAT = "/api/chat"
+AGENT = ("api", "jupyter-loop", "agent")
+ENDED = ("done", "stopped", "error")
+
+
+def openai_config(server: ScriptedModelServer, **extra: Any) -> dict[str, Any]:
+    """``c.JupyterLoopApp`` settings pointing the agent at the scripted server."""
+    return {
+        "agent_provider": "openai",
+        "openai_base_url": server.openai_base_url,
+        "openai_api_key": TEST_API_KEY,
+        "agent_model": "scripted-tools",
+        "agent_request_timeout": 5.0,
+        "batch_interval": 0.01,
+        **extra,
+    }
+
+
+class Agent:
+    """The agent's REST API, as the panel calls it."""
+
+    def __init__(self, api: Any) -> None:
+        self.api = api
+
+    async def start(self, path: str, message: str, **extra: Any) -> str:
+        body = {"path": path, "message": message, **extra}
+        reply = await self.api(*AGENT, "turns", method="POST", body=body)
+        return str(reply["turn_id"])
+
+    async def conversation(self, path: str) -> dict[str, Any]:
+        return await self.api(*AGENT, "conversation", params={"path": path})
+
+    async def journal(self, path: str) -> list[dict[str, Any]]:
+        return (await self.api(*AGENT, "journal", params={"path": path}))["entries"]
+
+    async def accept(self, path: str, proposal_id: str, **extra: Any) -> Any:
+        body = {"path": path, **extra}
+        return await self.api(*AGENT, "proposals", proposal_id, "accept", method="POST", body=body)
+
+    async def reject(self, path: str, proposal_id: str) -> Any:
+        body = {"path": path}
+        return await self.api(*AGENT, "proposals", proposal_id, "reject", method="POST", body=body)
+
+    async def approve(self, path: str, approval_id: str, decision: str = "once") -> Any:
+        body = {"path": path, "decision": decision}
+        return await self.api(*AGENT, "approvals", approval_id, method="POST", body=body)
+
+    async def stop(self, path: str, turn_id: str) -> Any:
+        return await self.api(*AGENT, "turns", turn_id, "stop", method="POST", body={"path": path})
+
+    async def ended(self, path: str, timeout: float = 30.0) -> dict[str, Any]:
+        """Wait until the notebook's turn has ended; returns the conversation."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            conversation = await self.conversation(path)
+            if (conversation.get("turn") or {}).get("state") in ENDED:
+                return conversation
+            if loop.time() > deadline:
+                raise AssertionError(f"The turn did not end: {conversation.get('turn')}")
+            await asyncio.sleep(0.05)
+
+
+def agent_state(tab: Any) -> dict[str, Any]:
+    """The agent map as a tab sees it (``live`` entries as plain dicts)."""
+    board = tab.notebook.ydoc.get(AGENT_MAP, type=Map)
+    value = board.to_py() or {}
+    live = board.get("live")
+    value["live"] = [entry.to_py() for entry in live] if isinstance(live, Array) else []
+    return value
+
+
+def tab_proposals(tab: Any) -> dict[str, dict[str, Any]]:
+    return tab.notebook.ydoc.get(PROPOSALS_MAP, type=Map).to_py() or {}
+
+
+async def proposal_in(tab: Any) -> dict[str, Any]:
+    """Wait for a pending proposal in the tab; return it."""
+    found = await wait_for(
+        lambda: [p for p in tab_proposals(tab).values() if p.get("status") == "pending"]
+    )
+    return found[0]
+
+
+async def approval_in(tab: Any) -> dict[str, Any]:
+    return await wait_for(lambda: agent_state(tab).get("approval"))
+
+
+def notices(conversation: dict[str, Any]) -> list[str]:
+    return [m["text"] for m in conversation["messages"] if m["role"] == "notice"]
+
+
+def prompt_text(body: dict[str, Any]) -> str:
+    """Everything a chat request sent to the model, as one text."""
+    return json.dumps(body.get("messages", []), ensure_ascii=False)

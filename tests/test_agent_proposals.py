@@ -1,0 +1,93 @@
+"""Proposals in a shared notebook (pure: a YNotebook without a server)."""
+
+from __future__ import annotations
+
+import pytest
+from jupyter_ydoc import YNotebook
+
+from jupyter_loop.agent import proposals
+from jupyter_loop.errors import BadRequest, Conflict, NotFound
+
+
+@pytest.fixture
+def nb():
+    notebook = YNotebook()
+    for index, source in enumerate(["a = 1", "b = a / 0"]):
+        notebook.append_cell(
+            {"id": f"c{index}", "cell_type": "code", "source": source, "metadata": {}}
+        )
+    return notebook
+
+
+def sources(nb):
+    return [(str(c["id"]), str(c["source"])) for c in nb.ycells]
+
+
+def test_modify_records_its_base_and_applies_in_place(nb):
+    p = proposals.create(nb, turn_id="t", kind="modify", cell_id="c1", new_source="b = a")
+    assert p["base_source"] == "b = a / 0" and p["status"] == "pending"
+    assert sources(nb)[1] == ("c1", "b = a / 0")
+    accepted = proposals.apply(nb, p["id"], "ada")
+    assert (accepted["status"], accepted["resolved_by"]) == ("accepted", "ada")
+    assert sources(nb) == [("c0", "a = 1"), ("c1", "b = a")]
+    with pytest.raises(Conflict):
+        proposals.apply(nb, p["id"], "bob")
+
+
+def test_a_changed_or_deleted_cell_makes_a_proposal_stale(nb):
+    p = proposals.create(nb, turn_id="t", kind="modify", cell_id="c1", new_source="b = a")
+    nb.set_cell(1, source="b = 2")
+    assert proposals.is_stale(nb, p)
+    with pytest.raises(Conflict):
+        proposals.apply(nb, p["id"], "ada")
+    assert sources(nb)[1] == ("c1", "b = 2")
+    d = proposals.create(nb, turn_id="t", kind="delete", cell_id="c0")
+    i = proposals.create(nb, turn_id="t", kind="insert", cell_id="c0", new_source="x")
+    del nb.ycells[0]
+    assert proposals.is_stale(nb, d) and proposals.is_stale(nb, i)
+
+
+def test_insert_and_delete(nb):
+    top = proposals.create(
+        nb, turn_id="t", kind="insert", cell_id=None, new_source="# hi", cell_type="markdown"
+    )
+    after = proposals.create(nb, turn_id="t", kind="insert", cell_id="c0", new_source="c = 3")
+    gone = proposals.create(nb, turn_id="t", kind="delete", cell_id="c1")
+    first = proposals.apply(nb, top["id"], "ada")["new_cell_id"]
+    second = proposals.apply(nb, after["id"], "ada")["new_cell_id"]
+    proposals.apply(nb, gone["id"], "ada")
+    assert sources(nb) == [(first, "# hi"), ("c0", "a = 1"), (second, "c = 3")]
+    assert nb.ycells[0]["cell_type"] == "markdown"
+    assert [p["id"] for p in proposals.of_turn(nb, "t")] == [top["id"], after["id"], gone["id"]]
+
+
+def test_reject_leaves_the_cells_untouched(nb):
+    p = proposals.create(nb, turn_id="t", kind="delete", cell_id="c0")
+    rejected = proposals.reject(nb, p["id"], "bob")
+    assert (rejected["status"], rejected["resolved_by"]) == ("rejected", "bob")
+    assert sources(nb) == [("c0", "a = 1"), ("c1", "b = a / 0")]
+    with pytest.raises(Conflict):
+        proposals.reject(nb, p["id"], "bob")
+
+
+def test_an_edit_applied_by_a_tab_is_checked(nb):
+    p = proposals.create(nb, turn_id="t", kind="modify", cell_id="c1", new_source="b = a")
+    assert (
+        proposals.check_applied(nb, p["id"], None)[1]
+        == "cell 'c1' does not hold the proposed source"
+    )
+    nb.set_cell(1, source="b = a")
+    proposal, problem = proposals.check_applied(nb, p["id"], None)
+    assert problem is None
+    assert proposals.mark_accepted(nb, proposal, "ada", None)["status"] == "accepted"
+    i = proposals.create(nb, turn_id="t", kind="insert", cell_id="c0", new_source="z")
+    with pytest.raises(BadRequest):
+        proposals.check_applied(nb, i["id"], None)
+    assert proposals.check_applied(nb, i["id"], "new")[1] == "there is no cell 'new'"
+
+
+def test_unknown_proposals_and_cells(nb):
+    with pytest.raises(NotFound):
+        proposals.get(nb, "p-missing")
+    with pytest.raises(NotFound):
+        proposals.create(nb, turn_id="t", kind="modify", cell_id="ghost", new_source="")
