@@ -1,10 +1,16 @@
 import { JupyterFrontEndPlugin } from '@jupyterlab/application';
 
+import { agentPlugin } from './agent/plugin';
 import { executorPlugin, markersPlugin } from './execution/plugin';
+import { panelPlugin } from './panel/plugin';
+import { proposalsPlugin } from './proposals/plugin';
 
 const plugins: JupyterFrontEndPlugin<unknown>[] = [
   executorPlugin,
-  markersPlugin
+  markersPlugin,
+  agentPlugin,
+  panelPlugin,
+  proposalsPlugin
 ];
 
 export default plugins;

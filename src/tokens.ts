@@ -3,6 +3,10 @@
  * `jupyter_loop/payloads.py` and `jupyter_loop/execution/board.py`.
  */
 
+import { Token } from '@lumino/coreutils';
+
+import type { AgentService } from './agent/service';
+
 /** Name of the map beside the cells where the server marks runs. */
 export const EXECUTION_BOARD = 'jupyter_loop:execution';
 
@@ -51,3 +55,188 @@ export interface IInputReply {
   request_id: string;
   value: string;
 }
+
+/*
+ * The agent: REST payloads and the shared-document maps of docs/agent.md,
+ * mirroring `jupyter_loop/agent/payloads.py`.
+ */
+
+/** The map beside the cells holding the current turn, its live entries and a pending approval. */
+export const AGENT_MAP = 'jupyter_loop:agent';
+
+/** The map beside the cells holding the agent's proposals, keyed by proposal id. */
+export const PROPOSALS_MAP = 'jupyter_loop:proposals';
+
+export type TurnState =
+  'running' | 'waiting_approval' | 'done' | 'stopped' | 'error';
+
+/** `ask` (default), `turn` (allowed for the rest of the turn once approved), `always`, `never`. */
+export type ApprovalPolicy = 'ask' | 'turn' | 'always' | 'never';
+
+/** An answer to an approval: allow once, allow for the rest of the turn, or deny. */
+export type ApprovalDecision = 'once' | 'turn' | 'deny';
+
+export interface ITokenUsage {
+  input_tokens: number;
+  output_tokens: number;
+}
+
+/** The current or last turn of a notebook (`turn` in {@link AGENT_MAP}). */
+export interface IAgentTurn {
+  id: string;
+  state: TurnState;
+  model: string;
+  provider: string;
+  started_by?: string;
+  started_at: string | number;
+  ended_at?: string | number | null;
+  error?: string | null;
+  usage?: ITokenUsage | null;
+  steps?: number;
+}
+
+/** An entry of the current turn (`live` in {@link AGENT_MAP}), as plain data. */
+export type ILiveEntry =
+  | { id: string; kind: 'user'; text: string; by?: string }
+  | { id: string; kind: 'assistant'; text: string }
+  | {
+      id: string;
+      kind: 'tool';
+      name: string;
+      summary: string;
+      detail?: string;
+      ok?: boolean;
+      /** The cells the call was about. */
+      cell_ids?: string[];
+    }
+  | { id: string; kind: 'notice'; text: string; level: 'info' | 'error' };
+
+/** The agent waits for permission to run cells (`approval` in {@link AGENT_MAP}). */
+export interface IApprovalRequest {
+  id: string;
+  turn_id: string;
+  cell_ids: string[];
+  sources: { [cellId: string]: string };
+  requested_at?: string | number;
+}
+
+export type ProposalKind = 'insert' | 'modify' | 'delete';
+
+export type ProposalStatus = 'pending' | 'accepted' | 'rejected';
+
+/** A proposed cell edit, a value of {@link PROPOSALS_MAP}. */
+export interface IProposal {
+  id: string;
+  turn_id: string;
+  kind: ProposalKind;
+  /** modify/delete: the target; insert: the cell to insert after (null: at the top). */
+  cell_id: string | null;
+  cell_type?: 'code' | 'markdown' | 'raw';
+  base_source?: string | null;
+  new_source?: string | null;
+  summary?: string;
+  status: ProposalStatus;
+  created_at?: string | number;
+  resolved_by?: string | null;
+  resolved_at?: string | number | null;
+  new_cell_id?: string | null;
+}
+
+/** `GET agent/models` */
+export interface IModelsReply {
+  provider: string;
+  configured: boolean;
+  default_model: string | null;
+  models: string[];
+  hint?: string | null;
+}
+
+/** What a tool step of a past turn carries in the conversation. */
+export interface IToolStepInfo {
+  name?: string;
+  summary?: string;
+  detail?: string;
+  ok?: boolean;
+}
+
+/** A durable message of the conversation. */
+export interface IConversationMessage {
+  id: string;
+  turn_id: string;
+  role: 'user' | 'assistant' | 'tool' | 'notice' | 'system';
+  text: string;
+  tool?: IToolStepInfo | null;
+  created_at?: string | number;
+  by?: string | null;
+  level?: 'info' | 'error';
+}
+
+/** `GET agent/conversation?path=` */
+export interface IConversationReply {
+  file_id: string;
+  messages: IConversationMessage[];
+  turn: IAgentTurn | null;
+  /** Every turn's last record, oldest first (for each turn's token use). */
+  turns?: IAgentTurn[];
+}
+
+/** `POST agent/turns` */
+export interface ITurnRequest {
+  path: string;
+  message: string;
+  model?: string;
+  focus_cell_ids?: string[];
+  approval?: ApprovalPolicy;
+  /** Another configured provider kind for this turn (from the settings). */
+  provider?: string;
+  /** A lower step budget for this turn (from the settings). */
+  max_steps?: number;
+}
+
+export interface ITurnStarted {
+  turn_id: string;
+}
+
+/** `POST agent/proposals/{id}/accept` */
+export interface IAcceptRequest {
+  path: string;
+  applied?: boolean;
+  new_cell_id?: string;
+}
+
+export interface IJournalEntry {
+  at: string | number;
+  turn_id: string | null;
+  action: string;
+  by?: string | null;
+  details?: unknown;
+}
+
+export interface IJournalReply {
+  entries: IJournalEntry[];
+}
+
+/** The agent's REST calls (docs/agent.md); tests pass a fake. */
+export interface IAgentClient {
+  models(provider?: string): Promise<IModelsReply>;
+  conversation(path: string): Promise<IConversationReply>;
+  startTurn(request: ITurnRequest): Promise<ITurnStarted>;
+  stopTurn(path: string, turnId: string): Promise<void>;
+  answerApproval(
+    path: string,
+    approvalId: string,
+    decision: ApprovalDecision
+  ): Promise<void>;
+  acceptProposal(proposalId: string, request: IAcceptRequest): Promise<void>;
+  rejectProposal(path: string, proposalId: string): Promise<void>;
+  journal(path: string): Promise<IJournalReply>;
+}
+
+/**
+ * The AI agent's front end: models, settings, connection, and one session
+ * (conversation, proposals, actions) per open notebook.
+ */
+export const IAgentService = new Token<AgentService>(
+  'jupyter-loop:IAgentService',
+  'The AI agent of jupyter-loop: sessions of open notebooks and their actions.'
+);

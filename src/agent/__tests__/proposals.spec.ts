@@ -1,0 +1,273 @@
+import type { YNotebook } from '@jupyter/ydoc';
+import { NotebookModel } from '@jupyterlab/notebook';
+
+import { IProposal } from '../../tokens';
+import {
+  ProposalModel,
+  StaleProposalError,
+  applyProposal,
+  proposalState
+} from '../proposals';
+import { FakeServerDoc, notebookWith, quietly } from './ysync';
+
+function proposal(fields: Partial<IProposal>): IProposal {
+  return {
+    id: 'p1',
+    turn_id: 't1',
+    kind: 'modify',
+    cell_id: 'c1',
+    base_source: '1/0',
+    new_source: '1/1',
+    status: 'pending',
+    ...fields
+  };
+}
+
+describe('proposalState', () => {
+  const sources = new Map([
+    ['c1', '1/0'],
+    ['c2', 'print(2)']
+  ]);
+  const lookup = (id: string) => sources.get(id);
+
+  it('is the server status once resolved', () => {
+    expect(proposalState(proposal({ status: 'accepted' }), lookup)).toEqual({
+      state: 'accepted'
+    });
+    expect(
+      proposalState(proposal({ status: 'rejected', base_source: 'x' }), lookup)
+    ).toEqual({ state: 'rejected' });
+  });
+
+  it('is pending while the target holds the base source', () => {
+    expect(proposalState(proposal({}), lookup).state).toBe('pending');
+    expect(
+      proposalState(
+        proposal({ kind: 'delete', cell_id: 'c2', base_source: 'print(2)' }),
+        lookup
+      ).state
+    ).toBe('pending');
+  });
+
+  it('is stale when the target changed or is gone', () => {
+    expect(proposalState(proposal({ base_source: '2/0' }), lookup)).toEqual({
+      state: 'stale',
+      reason: 'The cell changed since this was proposed.'
+    });
+    expect(proposalState(proposal({ cell_id: 'gone' }), lookup)).toEqual({
+      state: 'stale',
+      reason: 'The cell has been deleted.'
+    });
+  });
+
+  it('checks only the anchor of an insert', () => {
+    const insert = proposal({
+      kind: 'insert',
+      base_source: null,
+      cell_id: 'c2'
+    });
+    expect(proposalState(insert, lookup).state).toBe('pending');
+    expect(proposalState({ ...insert, cell_id: null }, lookup).state).toBe(
+      'pending'
+    );
+    expect(proposalState({ ...insert, cell_id: 'gone' }, lookup).state).toBe(
+      'stale'
+    );
+  });
+});
+
+describe('applyProposal', () => {
+  it('modifies a cell as one undoable change', () => {
+    const { model, ids } = notebookWith('x = 1\ny = x / 0', 'print(y)');
+    const shared = model.sharedModel as YNotebook;
+    applyProposal(
+      shared,
+      proposal({
+        cell_id: ids[0],
+        base_source: 'x = 1\ny = x / 0',
+        new_source: 'x = 1\ny = x / 1'
+      })
+    );
+    expect(shared.cells[0].getSource()).toBe('x = 1\ny = x / 1');
+    shared.cells[0].undo();
+    expect(shared.cells[0].getSource()).toBe('x = 1\ny = x / 0');
+    model.dispose();
+  });
+
+  it('inserts after the anchor, or at the top, and returns the new id', () => {
+    const { model, ids } = notebookWith('a', 'b');
+    const shared = model.sharedModel as YNotebook;
+    const { new_cell_id } = quietly(() =>
+      applyProposal(
+        shared,
+        proposal({
+          kind: 'insert',
+          cell_id: ids[0],
+          cell_type: 'markdown',
+          new_source: '# Note'
+        })
+      )
+    );
+    expect(shared.cells.map(c => c.getSource())).toEqual(['a', '# Note', 'b']);
+    expect(shared.cells[1].getId()).toBe(new_cell_id);
+    expect(shared.cells[1].cell_type).toBe('markdown');
+    quietly(() =>
+      applyProposal(
+        shared,
+        proposal({ id: 'p2', kind: 'insert', cell_id: null, new_source: 'top' })
+      )
+    );
+    expect(shared.cells[0].getSource()).toBe('top');
+    shared.undo();
+    shared.undo();
+    expect(shared.cells.map(c => c.getSource())).toEqual(['a', 'b']);
+    model.dispose();
+  });
+
+  it('deletes a cell, undoably', () => {
+    const { model, ids } = notebookWith('a', 'b');
+    const shared = model.sharedModel as YNotebook;
+    applyProposal(
+      shared,
+      proposal({ kind: 'delete', cell_id: ids[1], base_source: 'b' })
+    );
+    expect(shared.cells.map(c => c.getSource())).toEqual(['a']);
+    shared.undo();
+    expect(shared.cells.map(c => c.getSource())).toEqual(['a', 'b']);
+    model.dispose();
+  });
+
+  it('refuses a stale proposal and leaves the notebook alone', () => {
+    const { model, ids } = notebookWith('changed');
+    const shared = model.sharedModel as YNotebook;
+    expect(() =>
+      applyProposal(
+        shared,
+        proposal({ cell_id: ids[0], base_source: 'original' })
+      )
+    ).toThrow(StaleProposalError);
+    expect(() =>
+      applyProposal(
+        shared,
+        proposal({
+          cell_id: ids[0],
+          base_source: 'changed',
+          status: 'rejected'
+        })
+      )
+    ).toThrow('already rejected');
+    expect(shared.cells[0].getSource()).toBe('changed');
+    model.dispose();
+  });
+});
+
+describe('ProposalModel', () => {
+  let model: NotebookModel;
+  let ids: string[];
+  let server: FakeServerDoc;
+  let proposals: ProposalModel;
+
+  beforeEach(() => {
+    ({ model, ids } = notebookWith('1/0', 'print("ok")'));
+    server = new FakeServerDoc(model);
+    proposals = new ProposalModel(model.sharedModel as YNotebook);
+  });
+
+  afterEach(() => {
+    proposals.dispose();
+    model.dispose();
+  });
+
+  it('follows proposals the server adds and resolves', () => {
+    let changes = 0;
+    proposals.changed.connect(() => changes++);
+    server.putProposal({
+      id: 'p1',
+      kind: 'modify',
+      cell_id: ids[0],
+      base_source: '1/0',
+      new_source: '1/1',
+      summary: 'avoid dividing by zero'
+    });
+    expect(proposals.all().map(v => v.state)).toEqual(['pending']);
+    expect(proposals.open()).toHaveLength(1);
+    expect(proposals.forTurn('t1')[0].proposal.summary).toBe(
+      'avoid dividing by zero'
+    );
+    server.proposals.set('p1', {
+      ...(server.proposals.get('p1') as IProposal),
+      status: 'rejected',
+      resolved_by: 'ada'
+    });
+    expect(proposals.get('p1')?.state).toBe('rejected');
+    expect(proposals.open()).toHaveLength(0);
+    expect(changes).toBe(2);
+  });
+
+  it('turns stale when the cell is edited, and fresh again when undone', () => {
+    server.putProposal({
+      id: 'p1',
+      cell_id: ids[0],
+      kind: 'modify',
+      base_source: '1/0',
+      new_source: '1/1'
+    });
+    const states: string[] = [];
+    proposals.changed.connect(() => states.push(proposals.get('p1')!.state));
+    const cell = model.sharedModel.cells[0];
+    cell.setSource('2/0');
+    expect(proposals.get('p1')).toMatchObject({
+      state: 'stale',
+      reason: 'The cell changed since this was proposed.'
+    });
+    cell.undo();
+    expect(states).toEqual(['stale', 'pending']);
+  });
+
+  it('turns stale when an edit from another user reaches the tab', () => {
+    server.putProposal({
+      id: 'p1',
+      cell_id: ids[1],
+      kind: 'delete',
+      base_source: 'print("ok")'
+    });
+    const cells = server.doc.getArray<any>('cells');
+    cells.delete(1, 1);
+    expect(proposals.get('p1')).toMatchObject({
+      state: 'stale',
+      reason: 'The cell has been deleted.'
+    });
+  });
+
+  it('applies a proposal, which the server then sees', () => {
+    server.putProposal({
+      id: 'p1',
+      cell_id: ids[0],
+      kind: 'modify',
+      base_source: '1/0',
+      new_source: '1/1'
+    });
+    proposals.apply('p1');
+    expect(server.source(ids[0])).toBe('1/1');
+  });
+
+  it('orders proposals by creation and numbers cells by position', () => {
+    server.putProposal({
+      id: 'b',
+      cell_id: ids[0],
+      kind: 'delete',
+      base_source: '1/0',
+      created_at: '2025-01-02T00:00:00Z'
+    });
+    server.putProposal({
+      id: 'a',
+      cell_id: ids[1],
+      kind: 'delete',
+      base_source: 'print("ok")',
+      created_at: '2025-01-01T00:00:00Z'
+    });
+    expect(proposals.all().map(v => v.proposal.id)).toEqual(['a', 'b']);
+    expect(proposals.position(ids[1])).toBe(2);
+    expect(proposals.position('gone')).toBe(0);
+  });
+});

@@ -1,0 +1,72 @@
+import { URLExt } from '@jupyterlab/coreutils';
+
+import { postJSON, requestAPI } from '../request';
+import {
+  ApprovalDecision,
+  IAcceptRequest,
+  IAgentClient,
+  IConversationReply,
+  IJournalReply,
+  IModelsReply,
+  ITurnRequest,
+  ITurnStarted
+} from '../tokens';
+
+/** The agent's REST calls under `/api/jupyter-loop/agent/` (docs/agent.md). */
+export class AgentClient implements IAgentClient {
+  models(provider?: string): Promise<IModelsReply> {
+    const query = provider ? URLExt.objectToQueryString({ provider }) : '';
+    return requestAPI<IModelsReply>('agent/models' + query);
+  }
+
+  conversation(path: string): Promise<IConversationReply> {
+    return requestAPI<IConversationReply>(
+      'agent/conversation' + URLExt.objectToQueryString({ path })
+    );
+  }
+
+  startTurn(request: ITurnRequest): Promise<ITurnStarted> {
+    return requestAPI<ITurnStarted>('agent/turns', postJSON(request));
+  }
+
+  async stopTurn(path: string, turnId: string): Promise<void> {
+    await requestAPI<{ stopped: boolean }>(
+      `agent/turns/${encodeURIComponent(turnId)}/stop`,
+      postJSON({ path })
+    );
+  }
+
+  async answerApproval(
+    path: string,
+    approvalId: string,
+    decision: ApprovalDecision
+  ): Promise<void> {
+    await requestAPI<{ decision: ApprovalDecision }>(
+      `agent/approvals/${encodeURIComponent(approvalId)}`,
+      postJSON({ path, decision })
+    );
+  }
+
+  async acceptProposal(
+    proposalId: string,
+    request: IAcceptRequest
+  ): Promise<void> {
+    await requestAPI<{ status: string }>(
+      `agent/proposals/${encodeURIComponent(proposalId)}/accept`,
+      postJSON(request)
+    );
+  }
+
+  async rejectProposal(path: string, proposalId: string): Promise<void> {
+    await requestAPI<{ status: string }>(
+      `agent/proposals/${encodeURIComponent(proposalId)}/reject`,
+      postJSON({ path })
+    );
+  }
+
+  journal(path: string): Promise<IJournalReply> {
+    return requestAPI<IJournalReply>(
+      'agent/journal' + URLExt.objectToQueryString({ path })
+    );
+  }
+}

@@ -1,0 +1,240 @@
+import type { ISharedNotebook } from '@jupyter/ydoc';
+import { IDisposable } from '@lumino/disposable';
+import { ISignal, Signal } from '@lumino/signaling';
+import * as Y from 'yjs';
+
+import { IProposal, PROPOSALS_MAP } from '../tokens';
+import { replacement } from './diff';
+import { plain } from './ydata';
+
+/**
+ * Where a proposal stands for this tab: the server's status, or `stale` when a
+ * pending proposal no longer fits the notebook (docs/agent.md).
+ */
+export type ProposalState = 'pending' | 'stale' | 'accepted' | 'rejected';
+
+export interface IProposalView {
+  proposal: IProposal;
+  state: ProposalState;
+  /** Why a stale proposal cannot be accepted, in plain words. */
+  reason?: string;
+}
+
+/** The current source of a cell by id; undefined when the cell is gone. */
+export type SourceLookup = (cellId: string) => string | undefined;
+
+/** A proposal's state against the notebook's current cells. */
+export function proposalState(
+  proposal: IProposal,
+  sourceOf: SourceLookup
+): Pick<IProposalView, 'state' | 'reason'> {
+  if (proposal.status !== 'pending') {
+    return { state: proposal.status };
+  }
+  if (proposal.kind === 'insert') {
+    if (proposal.cell_id && sourceOf(proposal.cell_id) === undefined) {
+      return {
+        state: 'stale',
+        reason: 'The cell it was to follow has been deleted.'
+      };
+    }
+    return { state: 'pending' };
+  }
+  const current = proposal.cell_id ? sourceOf(proposal.cell_id) : undefined;
+  if (current === undefined) {
+    return { state: 'stale', reason: 'The cell has been deleted.' };
+  }
+  if (current !== (proposal.base_source ?? '')) {
+    return {
+      state: 'stale',
+      reason: 'The cell changed since this was proposed.'
+    };
+  }
+  return { state: 'pending' };
+}
+
+/** A proposal that no longer fits the notebook. */
+export class StaleProposalError extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'StaleProposalError';
+  }
+}
+
+/**
+ * Apply a proposal to a notebook as one undoable change of this document:
+ * modify replaces the changed span of the source, insert adds a cell after its
+ * anchor (or at the top), delete removes the cell.
+ *
+ * @returns the id of the inserted cell, for an insert
+ * @throws StaleProposalError when the proposal does not fit the notebook
+ */
+export function applyProposal(
+  notebook: ISharedNotebook,
+  proposal: IProposal
+): { new_cell_id?: string } {
+  const index = (cellId: string | null): number =>
+    cellId === null ? -1 : notebook.cells.findIndex(c => c.getId() === cellId);
+  const { state, reason } = proposalState(proposal, id => {
+    const at = index(id);
+    return at < 0 ? undefined : notebook.cells[at].getSource();
+  });
+  if (state !== 'pending') {
+    throw new StaleProposalError(
+      reason ?? `The proposal was already ${state}.`
+    );
+  }
+  switch (proposal.kind) {
+    case 'modify': {
+      const cell = notebook.cells[index(proposal.cell_id)];
+      const edit = replacement(cell.getSource(), proposal.new_source ?? '');
+      cell.updateSource(edit.start, edit.end, edit.text);
+      return {};
+    }
+    case 'delete':
+      notebook.deleteCell(index(proposal.cell_id));
+      return {};
+    case 'insert': {
+      const at = proposal.cell_id === null ? 0 : index(proposal.cell_id) + 1;
+      const cell = notebook.insertCell(at, {
+        cell_type: proposal.cell_type ?? 'code',
+        source: proposal.new_source ?? '',
+        metadata: {}
+      });
+      return { new_cell_id: cell.getId() };
+    }
+  }
+}
+
+/**
+ * The agent's proposals for one notebook ({@link PROPOSALS_MAP}), each with its
+ * state against the current cells; stale detection follows every edit.
+ */
+export class ProposalModel implements IDisposable {
+  constructor(private readonly _notebook: ISharedNotebook & { ydoc: Y.Doc }) {
+    this._map = _notebook.ydoc.getMap<unknown>(PROPOSALS_MAP);
+    this._cells = _notebook.ydoc.getArray('cells');
+    this._map.observeDeep(this._onChange);
+    this._cells.observeDeep(this._onCellsChange);
+    this._read();
+  }
+
+  /** A proposal was added, resolved or turned stale (or fresh again). */
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
+  get isDisposed(): boolean {
+    return this._isDisposed;
+  }
+
+  /** Every proposal, oldest first. */
+  all(): IProposalView[] {
+    return this._views;
+  }
+
+  get(id: string): IProposalView | undefined {
+    return this._views.find(view => view.proposal.id === id);
+  }
+
+  /** The proposals of a turn, oldest first. */
+  forTurn(turnId: string): IProposalView[] {
+    return this._views.filter(view => view.proposal.turn_id === turnId);
+  }
+
+  /** Pending or stale proposals, those that wait for a user. */
+  open(): IProposalView[] {
+    return this._views.filter(
+      view => view.state === 'pending' || view.state === 'stale'
+    );
+  }
+
+  /** The 1-based position of a cell, for labels ("cell 3"); 0 when gone. */
+  position(cellId: string | null): number {
+    if (cellId === null) {
+      return 0;
+    }
+    return this._notebook.cells.findIndex(c => c.getId() === cellId) + 1;
+  }
+
+  /** The current source of a cell, undefined when gone. */
+  source(cellId: string): string | undefined {
+    return this._notebook.cells.find(c => c.getId() === cellId)?.getSource();
+  }
+
+  /** Apply a pending proposal to this document (see {@link applyProposal}). */
+  apply(id: string): { new_cell_id?: string } {
+    const view = this.get(id);
+    if (!view) {
+      throw new StaleProposalError('The proposal is gone.');
+    }
+    return applyProposal(this._notebook, view.proposal);
+  }
+
+  dispose(): void {
+    if (this._isDisposed) {
+      return;
+    }
+    this._isDisposed = true;
+    this._map.unobserveDeep(this._onChange);
+    this._cells.unobserveDeep(this._onCellsChange);
+    Signal.clearData(this);
+  }
+
+  private _onChange = (): void => {
+    this._read();
+  };
+
+  private _onCellsChange = (): void => {
+    // Outputs stream through the cells too: only re-check when a proposal waits.
+    if (this._views.some(view => view.proposal.status === 'pending')) {
+      this._evaluate();
+    }
+  };
+
+  private _read(): void {
+    const proposals: IProposal[] = [];
+    this._map.forEach(value => {
+      const proposal = plain<IProposal>(value);
+      if (proposal && proposal.id) {
+        proposals.push(proposal);
+      }
+    });
+    proposals.sort(byCreation);
+    this._proposals = proposals;
+    this._evaluate(true);
+  }
+
+  private _evaluate(force = false): void {
+    const sources = new Map<string, string>();
+    for (const cell of this._notebook.cells) {
+      sources.set(cell.getId(), cell.getSource());
+    }
+    const views = this._proposals.map(proposal => ({
+      proposal,
+      ...proposalState(proposal, id => sources.get(id))
+    }));
+    const key = views.map(v => `${v.proposal.id}:${v.state}`).join('|');
+    this._views = views;
+    if (force || key !== this._key) {
+      this._key = key;
+      this._changed.emit();
+    }
+  }
+
+  private _map: Y.Map<unknown>;
+  private _cells: Y.Array<unknown>;
+  private _proposals: IProposal[] = [];
+  private _views: IProposalView[] = [];
+  private _key = '';
+  private _isDisposed = false;
+  private _changed = new Signal<this, void>(this);
+}
+
+function byCreation(a: IProposal, b: IProposal): number {
+  const at = (p: IProposal) =>
+    typeof p.created_at === 'number'
+      ? p.created_at
+      : Date.parse(p.created_at ?? '') || 0;
+  return at(a) - at(b) || a.id.localeCompare(b.id);
+}

@@ -1,0 +1,400 @@
+import { IDisposable } from '@lumino/disposable';
+import { ISignal, Signal } from '@lumino/signaling';
+
+import { ApprovalDecision, ITurnRequest } from '../tokens';
+import { ConversationModel } from './conversation';
+import { statusOf } from './errors';
+import { mentionedCells, union } from './mentions';
+import { ProposalModel, StaleProposalError } from './proposals';
+import type { AgentService, IAgentNotebook } from './service';
+
+/** A message sent but whose turn has not reached the shared document yet. */
+export interface IOutgoing {
+  text: string;
+  turnId: string | null;
+}
+
+/**
+ * Pauses before retrying an accept the server refused because it had not seen
+ * this tab's edit yet (the server waits a few seconds itself).
+ */
+const ACCEPT_RETRIES = [500];
+
+/**
+ * The agent for one notebook: its conversation and proposals (observed in the
+ * shared document), the cells in focus and the draft, and the user's actions
+ * (send, stop, approve, accept, reject, regenerate) as REST calls.
+ */
+export class AgentSession implements IDisposable {
+  constructor(options: AgentSession.IOptions) {
+    this._service = options.service;
+    this._notebook = options.notebook;
+    const ydoc = this._notebook.sharedModel.ydoc;
+    this.conversation = new ConversationModel(ydoc);
+    this.proposals = new ProposalModel(this._notebook.sharedModel);
+    this.conversation.turnChanged.connect(this._onTurnChanged, this);
+    this.conversation.changed.connect(this._onConversationChanged, this);
+    this._service.reconnected.connect(this._onReconnected, this);
+  }
+
+  readonly conversation: ConversationModel;
+  readonly proposals: ProposalModel;
+
+  /** Focus, draft, outgoing message or actions in flight changed. */
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
+  get isDisposed(): boolean {
+    return this._isDisposed;
+  }
+
+  get service(): AgentService {
+    return this._service;
+  }
+
+  /** The notebook's path on the server. */
+  get path(): string {
+    return this._notebook.path();
+  }
+
+  /** Cells the next message puts in focus. */
+  get focus(): ReadonlyArray<string> {
+    return this._focus;
+  }
+
+  /** The unsent message, kept across panel switches and failures. */
+  get draft(): string {
+    return this._draft;
+  }
+
+  set draft(value: string) {
+    this._draft = value;
+  }
+
+  /** The message being sent, until its turn shows in the conversation. */
+  get outgoing(): IOutgoing | null {
+    const outgoing = this._outgoing;
+    if (outgoing && !outgoing.turnId && this.conversation.isBusy) {
+      // The turn may reach the document before the server's reply.
+      const shown = this.conversation.live.some(
+        entry => entry.kind === 'user' && entry.text === outgoing.text
+      );
+      if (shown) {
+        return null;
+      }
+    }
+    return outgoing;
+  }
+
+  /** Why the last history load failed, if it did. */
+  get loadError(): string | null {
+    return this._loadError;
+  }
+
+  /** Whether an action (a key such as a proposal id, `send`, `stop`) is in flight. */
+  isPending(key: string): boolean {
+    return this._pending.has(key);
+  }
+
+  addFocus(cellIds: ReadonlyArray<string>): void {
+    this._focus = union(this._focus, cellIds);
+    this._changed.emit();
+  }
+
+  removeFocus(cellId: string): void {
+    this._focus = this._focus.filter(id => id !== cellId);
+    this._changed.emit();
+  }
+
+  /** The notebook's cell ids, in order. */
+  cellIds(): string[] {
+    return this._notebook.sharedModel.cells.map(cell => cell.getId());
+  }
+
+  /** Load the durable conversation from the server. */
+  async load(): Promise<void> {
+    if (this._loading) {
+      this._reloadAfter = true;
+      return this._loading;
+    }
+    this._loading = (async () => {
+      try {
+        const reply = await this._service.client.conversation(this.path);
+        if (!this._isDisposed) {
+          this.conversation.setHistory(reply);
+          this._loadError = null;
+        }
+      } catch (error) {
+        this._loadError = this._service.report(
+          error,
+          'The conversation could not be loaded'
+        );
+      } finally {
+        this._loading = null;
+        this._changed.emit();
+      }
+      if (this._reloadAfter && !this._isDisposed) {
+        this._reloadAfter = false;
+        await this.load();
+      }
+    })();
+    return this._loading;
+  }
+
+  /**
+   * Start a turn with a message. Cells in focus and cells the message mentions
+   * (`@cell`, `@cell3`) go with it. The draft is kept if the server refuses.
+   *
+   * @returns whether the turn started
+   */
+  async send(text: string, activeCellId: string | null): Promise<boolean> {
+    const message = text.trim();
+    if (!message || this.conversation.isBusy || this._pending.has('send')) {
+      return false;
+    }
+    const settings = this._service.settings;
+    const focus = union(
+      this._focus,
+      mentionedCells(message, this.cellIds(), activeCellId)
+    );
+    const request: ITurnRequest = { path: this.path, message };
+    if (this._service.model) {
+      request.model = this._service.model;
+    }
+    if (focus.length > 0) {
+      request.focus_cell_ids = focus;
+    }
+    if (settings.approvalPolicy !== 'server') {
+      request.approval = settings.approvalPolicy;
+    }
+    if (settings.provider) {
+      request.provider = settings.provider;
+    }
+    if (settings.maxSteps > 0) {
+      request.max_steps = settings.maxSteps;
+    }
+    this._outgoing = { text: message, turnId: null };
+    const started = await this._run('send', 'The message was not sent', () =>
+      this._service.client.startTurn(request)
+    );
+    if (started === undefined) {
+      this._outgoing = null;
+      this._changed.emit();
+      return false;
+    }
+    this._outgoing = { text: message, turnId: started.turn_id };
+    this._draft = '';
+    this._focus = [];
+    this._onConversationChanged();
+    this._changed.emit();
+    return true;
+  }
+
+  /** Stop the running turn. */
+  async stop(): Promise<void> {
+    const turn = this.conversation.turn;
+    if (!turn) {
+      return;
+    }
+    await this._run('stop', 'The turn could not be stopped', () =>
+      this._service.client.stopTurn(this.path, turn.id)
+    );
+  }
+
+  /** Answer the pending approval. */
+  async answer(decision: ApprovalDecision): Promise<void> {
+    const approval = this.conversation.approval;
+    if (!approval) {
+      return;
+    }
+    await this._run(approval.id, 'The answer was not sent', () =>
+      this._service.client.answerApproval(this.path, approval.id, decision)
+    );
+  }
+
+  /**
+   * Accept a proposal: apply it in this tab's notebook (so undo reverts it),
+   * then tell the server, which checks the cell and records who accepted.
+   */
+  async accept(proposalId: string): Promise<boolean> {
+    if (this._pending.has(proposalId)) {
+      return false;
+    }
+    let applied: { new_cell_id?: string };
+    try {
+      applied = this.proposals.apply(proposalId);
+    } catch (error) {
+      if (error instanceof StaleProposalError) {
+        this._service.report(error, 'The proposal cannot be accepted');
+        return false;
+      }
+      throw error;
+    }
+    const done = await this._run(
+      proposalId,
+      'The server did not record the accepted edit',
+      async () => {
+        for (let attempt = 0; ; attempt++) {
+          try {
+            await this._service.client.acceptProposal(proposalId, {
+              path: this.path,
+              applied: true,
+              ...applied
+            });
+            return true;
+          } catch (error) {
+            // The edit may not have reached the server yet: try again shortly.
+            if (statusOf(error) !== 409 || attempt >= ACCEPT_RETRIES.length) {
+              throw error;
+            }
+            await sleep(ACCEPT_RETRIES[attempt]);
+            const view = this.proposals.get(proposalId);
+            if (view?.proposal.status !== 'pending') {
+              return true;
+            }
+          }
+        }
+      }
+    );
+    return done === true;
+  }
+
+  /** Reject a proposal; the notebook is left as it is. */
+  async reject(proposalId: string): Promise<boolean> {
+    if (this._pending.has(proposalId)) {
+      return false;
+    }
+    const done = await this._run(
+      proposalId,
+      'The proposal could not be rejected',
+      async () => {
+        await this._service.client.rejectProposal(this.path, proposalId);
+        return true;
+      }
+    );
+    return done === true;
+  }
+
+  /** Accept every pending (not stale) proposal of a turn, in order. */
+  async acceptAll(turnId: string): Promise<void> {
+    for (const view of this.proposals.forTurn(turnId)) {
+      if (view.state === 'pending' && !(await this.accept(view.proposal.id))) {
+        break;
+      }
+    }
+  }
+
+  /** Reject every open proposal of a turn. */
+  async rejectAll(turnId: string): Promise<void> {
+    for (const view of this.proposals.forTurn(turnId)) {
+      if (view.state === 'pending' || view.state === 'stale') {
+        await this.reject(view.proposal.id);
+      }
+    }
+  }
+
+  /**
+   * Replace a stale proposal: reject it and ask the agent to propose the edit
+   * again against the cell as it is now.
+   */
+  async regenerate(proposalId: string): Promise<boolean> {
+    const view = this.proposals.get(proposalId);
+    if (!view || this.conversation.isBusy) {
+      return false;
+    }
+    const { proposal } = view;
+    if (proposal.status === 'pending' && !(await this.reject(proposal.id))) {
+      return false;
+    }
+    const target = proposal.cell_id;
+    const position = this.proposals.position(target);
+    const where = position > 0 ? `cell ${position}` : 'the notebook';
+    const what = proposal.summary ? ` ("${proposal.summary}")` : '';
+    const message =
+      `Your proposed ${proposal.kind} for ${where}${what} no longer fits: ` +
+      'the notebook changed since. Look at the current source and propose it again.';
+    if (target && position > 0) {
+      this.addFocus([target]);
+    }
+    return this.send(message, null);
+  }
+
+  dispose(): void {
+    if (this._isDisposed) {
+      return;
+    }
+    this._isDisposed = true;
+    this._service.reconnected.disconnect(this._onReconnected, this);
+    this.conversation.dispose();
+    this.proposals.dispose();
+    Signal.clearData(this);
+  }
+
+  /** Run an action once at a time under `key`; failures are reported, not thrown. */
+  private async _run<T>(
+    key: string,
+    failure: string,
+    action: () => Promise<T>
+  ): Promise<T | undefined> {
+    if (this._pending.has(key)) {
+      return undefined;
+    }
+    this._pending.add(key);
+    this._changed.emit();
+    try {
+      return await action();
+    } catch (error) {
+      this._service.report(error, failure);
+      return undefined;
+    } finally {
+      this._pending.delete(key);
+      if (!this._isDisposed) {
+        this._changed.emit();
+      }
+    }
+  }
+
+  private _onTurnChanged(): void {
+    void this.load();
+  }
+
+  private _onConversationChanged(): void {
+    const outgoing = this._outgoing;
+    if (!outgoing?.turnId) {
+      return;
+    }
+    const turn = this.conversation.turn;
+    if (turn && turn.id === outgoing.turnId) {
+      this._outgoing = null;
+      this._changed.emit();
+    }
+  }
+
+  private _onReconnected(): void {
+    void this.load();
+  }
+
+  private _service: AgentService;
+  private _notebook: IAgentNotebook;
+  private _focus: string[] = [];
+  private _draft = '';
+  private _outgoing: IOutgoing | null = null;
+  private _loadError: string | null = null;
+  private _loading: Promise<void> | null = null;
+  private _reloadAfter = false;
+  private _pending = new Set<string>();
+  private _isDisposed = false;
+  private _changed = new Signal<this, void>(this);
+}
+
+export namespace AgentSession {
+  export interface IOptions {
+    service: AgentService;
+    notebook: IAgentNotebook;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise(resolve => setTimeout(resolve, ms));
+}

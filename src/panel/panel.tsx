@@ -1,0 +1,348 @@
+import { NotebookPanel, INotebookTracker } from '@jupyterlab/notebook';
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import { Contents } from '@jupyterlab/services';
+import { ReactWidget } from '@jupyterlab/ui-components';
+import { ISignal, Signal } from '@lumino/signaling';
+import * as React from 'react';
+
+import { sessionOfPanel } from '../agent/panels';
+import { AgentService } from '../agent/service';
+import { AgentSession } from '../agent/session';
+import { ApprovalCard } from './approval';
+import { Composer } from './composer';
+import { TurnView } from './conversation';
+import { useSignal } from './hooks';
+import { assistantIcon } from './icons';
+
+/** The id of the side panel (for `shell.activateById`). */
+export const PANEL_ID = 'jupyter-loop-assistant';
+
+/**
+ * The AI assistant's side panel. It follows the active notebook and shows that
+ * notebook's conversation, proposals and approvals, the same in every tab.
+ */
+export class AgentPanel extends ReactWidget {
+  constructor(private readonly _options: AgentPanel.IOptions) {
+    super();
+    this.id = PANEL_ID;
+    this.addClass('jp-Loop-AgentPanel');
+    this.title.icon = assistantIcon;
+    this.title.caption = 'AI assistant';
+    this.node.setAttribute('role', 'region');
+    this.node.setAttribute('aria-label', 'AI assistant');
+    _options.tracker.currentChanged.connect(this._onCurrentChanged, this);
+    this._onCurrentChanged();
+  }
+
+  /** The notebook the panel shows. */
+  get notebook(): NotebookPanel | null {
+    return this._notebook;
+  }
+
+  /** The session of the notebook the panel shows. */
+  get session(): AgentSession | null {
+    return this._notebook
+      ? sessionOfPanel(
+          this._options.service,
+          this._notebook,
+          this._options.contents
+        )
+      : null;
+  }
+
+  /** Emitted when the panel switches to another notebook. */
+  get notebookChanged(): ISignal<this, NotebookPanel | null> {
+    return this._notebookChanged;
+  }
+
+  /** Put the keyboard focus in the message box. */
+  focusInput(): void {
+    requestAnimationFrame(() => this._input.current?.focus());
+  }
+
+  protected render(): JSX.Element {
+    return (
+      <AgentView
+        panel={this}
+        service={this._options.service}
+        rendermime={this._options.rendermime}
+        inputRef={this._input}
+        onReveal={this._options.onReveal}
+      />
+    );
+  }
+
+  dispose(): void {
+    this._options.tracker.currentChanged.disconnect(
+      this._onCurrentChanged,
+      this
+    );
+    super.dispose();
+  }
+
+  private _onCurrentChanged(): void {
+    const current = this._options.tracker.currentWidget;
+    if (current === this._notebook) {
+      return;
+    }
+    this._notebook = current;
+    if (current) {
+      void current.context.ready.then(() => {
+        if (this._notebook === current) {
+          this._notebookChanged.emit(current);
+          this.update();
+        }
+      });
+    }
+    this._notebookChanged.emit(current);
+    this.update();
+  }
+
+  private _notebook: NotebookPanel | null = null;
+  private _input = React.createRef<HTMLTextAreaElement>();
+  private _notebookChanged = new Signal<this, NotebookPanel | null>(this);
+}
+
+export namespace AgentPanel {
+  export interface IOptions {
+    service: AgentService;
+    tracker: INotebookTracker;
+    rendermime: IRenderMimeRegistry;
+    contents: Contents.IManager;
+    /** Show a cell of the panel's notebook. */
+    onReveal: (panel: NotebookPanel, cellId: string) => void;
+  }
+}
+
+/** The panel's content for the current notebook. */
+function AgentView(props: {
+  panel: AgentPanel;
+  service: AgentService;
+  rendermime: IRenderMimeRegistry;
+  inputRef: React.RefObject<HTMLTextAreaElement>;
+  onReveal: (panel: NotebookPanel, cellId: string) => void;
+}): JSX.Element {
+  const { panel, service } = props;
+  useSignal(panel.notebookChanged);
+  useSignal(service.changed);
+  const notebook = panel.notebook;
+  const session = panel.session;
+  return (
+    <div className="jp-Loop-AgentView">
+      <Header service={service} notebook={notebook} />
+      <Banners service={service} />
+      {session && notebook ? (
+        <SessionView
+          key={session.path}
+          session={session}
+          service={service}
+          notebook={notebook}
+          rendermime={props.rendermime}
+          inputRef={props.inputRef}
+          onReveal={cellId => props.onReveal(notebook, cellId)}
+        />
+      ) : (
+        <p className="jp-Loop-Empty">
+          {notebook
+            ? 'Loading the notebook…'
+            : 'Open a notebook to talk with the assistant about it.'}
+        </p>
+      )}
+    </div>
+  );
+}
+
+function Header(props: {
+  service: AgentService;
+  notebook: NotebookPanel | null;
+}): JSX.Element {
+  const { service, notebook } = props;
+  const models = service.models;
+  const chosen = service.model;
+  const options = models?.models ?? [];
+  const list =
+    chosen && !options.includes(chosen) ? [chosen, ...options] : options;
+  return (
+    <header className="jp-Loop-AgentView-header">
+      <div className="jp-Loop-AgentView-title">
+        <span className="jp-Loop-AgentView-name">AI assistant</span>
+        {notebook && (
+          <span
+            className="jp-Loop-AgentView-notebook"
+            title={notebook.context.path}
+          >
+            {notebook.title.label}
+          </span>
+        )}
+      </div>
+      <label className="jp-Loop-ModelPicker">
+        <span className="jp-Loop-ModelPicker-label">Model</span>
+        <select
+          className="jp-Loop-ModelPicker-select"
+          aria-label="Model"
+          value={chosen}
+          disabled={!models?.configured || list.length === 0}
+          onChange={event => service.chooseModel(event.target.value)}
+        >
+          {list.length === 0 && <option value="">(none)</option>}
+          {list.map(model => (
+            <option key={model} value={model}>
+              {model}
+            </option>
+          ))}
+        </select>
+      </label>
+    </header>
+  );
+}
+
+function Banners(props: { service: AgentService }): JSX.Element | null {
+  const { service } = props;
+  if (service.connection === 'lost') {
+    return (
+      <div className="jp-Loop-Banner jp-mod-warning" role="alert">
+        <strong>Lost the connection to the Jupyter server.</strong>{' '}
+        Reconnecting… Nothing is lost: the assistant keeps working on the
+        server, and your message stays here until it can be sent.
+      </div>
+    );
+  }
+  const models = service.models;
+  if (models && !models.configured) {
+    return (
+      <div
+        className="jp-Loop-Banner jp-mod-error jp-Loop-ConfigHint"
+        role="alert"
+      >
+        <strong>No model provider is configured.</strong>
+        <p>
+          The server needs a model provider before the assistant can answer. Set
+          one in the server's configuration or environment and restart it:
+        </p>
+        <pre className="jp-Loop-ConfigHint-text">{models.hint}</pre>
+      </div>
+    );
+  }
+  if (models && models.models.length === 0 && models.hint) {
+    return (
+      <div className="jp-Loop-Banner jp-mod-warning" role="alert">
+        <strong>The model server did not answer.</strong> {models.hint}{' '}
+        <button
+          className="jp-Button jp-mod-styled jp-Loop-retry"
+          onClick={() => void service.refreshModels()}
+        >
+          Retry
+        </button>
+      </div>
+    );
+  }
+  if (!models && service.modelsError) {
+    return (
+      <div className="jp-Loop-Banner jp-mod-error" role="alert">
+        {service.modelsError}{' '}
+        <button
+          className="jp-Button jp-mod-styled jp-Loop-retry"
+          onClick={() => void service.refreshModels()}
+        >
+          Retry
+        </button>
+      </div>
+    );
+  }
+  return null;
+}
+
+function SessionView(props: {
+  session: AgentSession;
+  service: AgentService;
+  notebook: NotebookPanel;
+  rendermime: IRenderMimeRegistry;
+  inputRef: React.RefObject<HTMLTextAreaElement>;
+  onReveal: (cellId: string) => void;
+}): JSX.Element {
+  const { session, service, notebook } = props;
+  useSignal(session.changed);
+  useSignal(session.conversation.changed);
+  useSignal(session.proposals.changed);
+  const log = React.useRef<HTMLDivElement>(null);
+  const stick = React.useRef(true);
+  const turns = session.conversation.turns();
+  const outgoing = session.outgoing;
+  const approval = session.conversation.approval;
+
+  React.useLayoutEffect(() => {
+    const node = log.current;
+    if (node && stick.current) {
+      node.scrollTop = node.scrollHeight;
+    }
+  });
+
+  const models = service.models;
+  const disabled = !!models && !models.configured;
+  return (
+    <>
+      <div
+        ref={log}
+        className="jp-Loop-Conversation"
+        role="log"
+        aria-live="polite"
+        aria-label="Conversation"
+        tabIndex={0}
+        onScroll={event => {
+          const node = event.currentTarget;
+          stick.current =
+            node.scrollHeight - node.scrollTop - node.clientHeight < 40;
+        }}
+      >
+        {turns.length === 0 && !outgoing && (
+          <div className="jp-Loop-Empty">
+            {session.loadError ? (
+              <p role="alert">{session.loadError}</p>
+            ) : (
+              <p>
+                Ask about this notebook. The assistant reads the cells and their
+                real outputs, proposes edits you accept or reject, and asks
+                before it runs cells.
+              </p>
+            )}
+          </div>
+        )}
+        {turns.map(view => (
+          <TurnView
+            key={view.turnId}
+            session={session}
+            view={view}
+            rendermime={props.rendermime}
+            onReveal={props.onReveal}
+          />
+        ))}
+        {outgoing && (
+          <section className="jp-Loop-Turn jp-mod-outgoing">
+            <div className="jp-Loop-Message jp-mod-user">
+              <div className="jp-Loop-Message-text">{outgoing.text}</div>
+            </div>
+            <footer className="jp-Loop-Turn-footer">
+              <span className="jp-Loop-Turn-state" role="status">
+                <span className="jp-Loop-Spinner" aria-hidden="true" />
+                Sending…
+              </span>
+            </footer>
+          </section>
+        )}
+      </div>
+      {approval && (
+        <ApprovalCard
+          session={session}
+          approval={approval}
+          onReveal={props.onReveal}
+        />
+      )}
+      <Composer
+        session={session}
+        disabled={disabled}
+        inputRef={props.inputRef}
+        activeCellId={() => notebook.content.activeCell?.model.id ?? null}
+      />
+    </>
+  );
+}

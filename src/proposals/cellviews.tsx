@@ -1,0 +1,177 @@
+import { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
+import { ReactWidget } from '@jupyterlab/ui-components';
+import * as React from 'react';
+
+import { AgentSession } from '../agent/session';
+import { useSignal } from '../panel/hooks';
+import { ApprovalButtons } from '../panel/approval';
+import { proposalTexts } from '../panel/proposalcard';
+import { CodeDiff } from './codediff';
+
+/** Keys and clicks inside a decoration stay out of the notebook's shortcuts. */
+function isolate(node: HTMLElement): void {
+  node.addEventListener('keydown', event => event.stopPropagation());
+  node.addEventListener('mousedown', event => event.stopPropagation());
+}
+
+const TITLES = {
+  modify: 'AI proposal: edit this cell',
+  insert: 'AI proposal: a new cell here',
+  delete: 'AI proposal: delete this cell'
+};
+
+/**
+ * A proposal shown on its cell: a merge view of the edit (modify), a ghost
+ * cell at its place (insert) or a banner on the cell to delete, with Accept
+ * and Reject; a stale one says so and offers to regenerate.
+ */
+export class ProposalOnCell extends ReactWidget {
+  constructor(private readonly _options: ProposalOnCell.IOptions) {
+    super();
+    const view = _options.session.proposals.get(_options.proposalId);
+    this.addClass('jp-Loop-OnCell');
+    this.addClass(
+      view?.proposal.kind === 'insert'
+        ? 'jp-Loop-GhostCell'
+        : 'jp-Loop-CellProposal'
+    );
+    this.node.dataset.proposalId = _options.proposalId;
+    this.node.setAttribute('role', 'group');
+    this.node.setAttribute(
+      'aria-label',
+      view ? TITLES[view.proposal.kind] : 'AI proposal'
+    );
+    isolate(this.node);
+  }
+
+  protected render(): JSX.Element {
+    return <ProposalOnCellView {...this._options} />;
+  }
+}
+
+export namespace ProposalOnCell {
+  export interface IOptions {
+    session: AgentSession;
+    proposalId: string;
+    /** The MIME type of the cell's source, for highlighting. */
+    mimeType: string;
+    languages: IEditorLanguageRegistry | null;
+  }
+}
+
+function ProposalOnCellView(
+  props: ProposalOnCell.IOptions
+): JSX.Element | null {
+  const { session, proposalId } = props;
+  useSignal(session.proposals.changed);
+  useSignal(session.changed);
+  const view = session.proposals.get(proposalId);
+  if (!view) {
+    return null;
+  }
+  const { proposal, state } = view;
+  const busy = session.isPending(proposalId);
+  const [before, after] = proposalTexts(proposal);
+  const title =
+    proposal.kind === 'insert'
+      ? `AI proposal: a new ${proposal.cell_type === 'markdown' ? 'Markdown' : 'code'} cell here`
+      : TITLES[proposal.kind];
+  return (
+    <div className={`jp-Loop-OnCell-body jp-mod-${state}`}>
+      <div className="jp-Loop-OnCell-bar">
+        <span className="jp-Loop-OnCell-text">
+          <span className="jp-Loop-OnCell-title">{title}</span>
+          {proposal.summary && (
+            <span className="jp-Loop-OnCell-summary">
+              {' '}
+              — {proposal.summary}
+            </span>
+          )}
+        </span>
+        <span className="jp-Loop-Actions">
+          {state === 'pending' ? (
+            <button
+              className="jp-Button jp-mod-styled jp-mod-accept jp-Loop-accept"
+              disabled={busy}
+              onClick={() => void session.accept(proposalId)}
+            >
+              Accept
+            </button>
+          ) : (
+            <button
+              className="jp-Button jp-mod-styled jp-mod-accept jp-Loop-regenerate"
+              disabled={busy || session.conversation.isBusy}
+              onClick={() => void session.regenerate(proposalId)}
+              title="Ask the assistant to propose it again for the cell as it is now"
+            >
+              Regenerate
+            </button>
+          )}
+          <button
+            className="jp-Button jp-mod-styled jp-mod-reject jp-Loop-reject"
+            disabled={busy}
+            onClick={() => void session.reject(proposalId)}
+          >
+            Reject
+          </button>
+        </span>
+      </div>
+      {state === 'stale' && (
+        <p className="jp-Loop-OnCell-stale" role="status">
+          {view.reason} This proposal can no longer be applied as it is.
+        </p>
+      )}
+      {proposal.kind !== 'delete' && (
+        <CodeDiff
+          original={before}
+          modified={after}
+          mimeType={props.mimeType}
+          languages={props.languages}
+          label={title}
+        />
+      )}
+    </div>
+  );
+}
+
+/** The agent asks to run this cell: Allow once / Allow for this turn / Deny. */
+export class ApprovalOnCell extends ReactWidget {
+  constructor(
+    private readonly _session: AgentSession,
+    private readonly _cellId: string
+  ) {
+    super();
+    this.addClass('jp-Loop-OnCell');
+    this.addClass('jp-Loop-CellApproval');
+    this.node.setAttribute('role', 'group');
+    this.node.setAttribute('aria-label', 'The assistant asks to run this cell');
+    isolate(this.node);
+  }
+
+  protected render(): JSX.Element {
+    return <ApprovalOnCellView session={this._session} cellId={this._cellId} />;
+  }
+}
+
+function ApprovalOnCellView(props: {
+  session: AgentSession;
+  cellId: string;
+}): JSX.Element | null {
+  const { session } = props;
+  useSignal(session.conversation.changed);
+  useSignal(session.changed);
+  const approval = session.conversation.approval;
+  if (!approval) {
+    return null;
+  }
+  const others = approval.cell_ids.length - 1;
+  return (
+    <div className="jp-Loop-OnCell-bar">
+      <span className="jp-Loop-OnCell-text jp-Loop-OnCell-title">
+        The assistant wants to run this cell
+        {others > 0 ? ` and ${others} other${others === 1 ? '' : 's'}` : ''}.
+      </span>
+      <ApprovalButtons session={session} approval={approval} />
+    </div>
+  );
+}

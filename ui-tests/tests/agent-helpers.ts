@@ -1,0 +1,159 @@
+import { IJupyterLabPageFixture } from '@jupyterlab/galata';
+import { Locator, Page } from '@playwright/test';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+
+/**
+ * The scripted model server the test server talks to (see
+ * jupyter_server_test_config.py), scripted over HTTP.
+ */
+export class ModelServer {
+  constructor(readonly url: string) {}
+
+  /** The model server of the test server on `port` (LOOP_UI_PORT by default). */
+  static of(port = process.env.LOOP_UI_PORT || '8888'): ModelServer {
+    const file = path.join(
+      os.tmpdir(),
+      `jupyter-loop-model-server-${port}.url`
+    );
+    return new ModelServer(fs.readFileSync(file, 'utf-8').trim());
+  }
+
+  /** Forget queued replies and recorded requests. */
+  async reset(): Promise<void> {
+    await this._post('/_reset', {});
+  }
+
+  /** Queue replies, answered in order (see jupyter_loop/testing/replies.py). */
+  async script(...replies: IReply[]): Promise<void> {
+    await this._post('/_script', replies);
+  }
+
+  /** The chat requests received so far, oldest first. */
+  async chatRequests(): Promise<{ body: { messages: unknown[] } }[]> {
+    const response = await fetch(`${this.url}/_requests`);
+    const all = (await response.json()) as {
+      path: string;
+      body: { messages: unknown[] };
+    }[];
+    return all.filter(r => r.path.endsWith('/chat/completions'));
+  }
+
+  private async _post(endpoint: string, body: unknown): Promise<void> {
+    const response = await fetch(`${this.url}${endpoint}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(body)
+    });
+    if (!response.ok) {
+      throw new Error(
+        `${endpoint} answered ${response.status}: ${await response.text()}`
+      );
+    }
+  }
+}
+
+/** A scripted reply (jupyter_loop/testing/replies.py `Reply`). */
+export interface IReply {
+  text?: string;
+  tool_calls?: { name: string; arguments: { [key: string]: unknown } }[];
+  usage?: [number, number];
+  delay?: number;
+  chunk_size?: number;
+  status?: number;
+  error?: string;
+}
+
+/** The id of cell `index` of the active notebook. */
+export async function cellId(page: Page, index: number): Promise<string> {
+  return page.evaluate(i => {
+    const app = (window as any).jupyterapp;
+    const panel = app.shell.currentWidget;
+    return panel.content.model.sharedModel.cells[i].getId() as string;
+  }, index);
+}
+
+/** The sources of the active notebook's cells, from its shared model. */
+export async function cellSources(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const app = (window as any).jupyterapp;
+    const panel = app.shell.currentWidget;
+    return panel.content.model.sharedModel.cells.map((c: any) =>
+      c.getSource()
+    ) as string[];
+  });
+}
+
+/** Open the assistant's side panel (through its command), wait for it. */
+export async function openAssistant(page: Page): Promise<Locator> {
+  await page.evaluate(() =>
+    (window as any).jupyterapp.commands.execute('jupyter-loop:open-panel')
+  );
+  const panel = page.locator('.jp-Loop-AgentPanel');
+  await panel.waitFor({ state: 'visible' });
+  return panel;
+}
+
+/** Type a message in the assistant and send it with Enter. */
+export async function ask(page: Page, message: string): Promise<void> {
+  const input = page.getByRole('textbox', {
+    name: 'Message to the AI assistant'
+  });
+  await input.fill(message);
+  await input.press('Enter');
+}
+
+/** The notebook's cells (the visible notebook). */
+export function cells(page: Page): Locator {
+  return page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell');
+}
+
+/** Start a command of the app in a page (without waiting for it to end). */
+export async function runCommand(
+  page: Page | IJupyterLabPageFixture,
+  id: string,
+  args: { [key: string]: unknown } = {}
+): Promise<void> {
+  await page.evaluate(
+    ({ id, args }) => {
+      void (window as any).jupyterapp.commands.execute(id, args);
+    },
+    { id, args }
+  );
+}
+
+/** Save screenshots for the README only when asked (LOOP_SCREENSHOTS=1). */
+export async function screenshot(
+  target: Page | Locator,
+  name: string
+): Promise<void> {
+  if (process.env.LOOP_SCREENSHOTS !== '1') {
+    return;
+  }
+  const file = path.join(__dirname, '..', '..', 'docs', 'images', name);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  await target.screenshot({ path: file });
+}
+
+/**
+ * Create a notebook with a code cell per source, opened in `page`; returns its
+ * name. Unlike `notebookWithCells` it does not wait for an explicit save (the
+ * shared document is live on the server, which saves it by itself), because
+ * jupyter-collaboration's save request sometimes gets no reply.
+ */
+export async function liveNotebook(
+  page: IJupyterLabPageFixture,
+  ...sources: string[]
+): Promise<string> {
+  const name = await page.notebook.createNew();
+  if (!name) {
+    throw new Error('JupyterLab did not create a notebook');
+  }
+  await page.notebook.setCell(0, 'code', sources[0]);
+  for (const source of sources.slice(1)) {
+    await page.notebook.addCell('code', source);
+  }
+  await page.keyboard.press('Escape');
+  return name;
+}
