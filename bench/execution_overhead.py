@@ -45,29 +45,6 @@ async def raw_run(client: AsyncKernelClient) -> float:
     return time.perf_counter() - start
 
 
-async def loop_run(server: ServerProcess, path: str, kernel_id: str, board: Map) -> float:
-    done = asyncio.Event()
-    wanted: dict[str, str] = {}
-
-    def check(_: object) -> None:
-        marker = board.get("c0") or {}
-        if marker.get("run_id") == wanted.get("run_id") and marker.get("state") == "done":
-            done.set()
-
-    subscription = board.observe(check)
-    start = time.perf_counter()
-    ticket = await server.api(
-        "api", "jupyter-loop", "runs", method="POST",
-        body={"path": path, "cell_ids": ["c0"], "kernel_id": kernel_id},
-    )  # fmt: skip
-    wanted["run_id"] = ticket["cells"][0]["run_id"]
-    check(None)
-    await asyncio.wait_for(done.wait(), 10)
-    elapsed = time.perf_counter() - start
-    board.unobserve(subscription)
-    return elapsed
-
-
 async def main(runs: int) -> None:
     home = Path(tempfile.mkdtemp(prefix="loop-bench-"))
     server = ServerProcess(home)
@@ -94,11 +71,11 @@ async def main(runs: int) -> None:
             board = document.ydoc.get("jupyter_loop:execution", type=Map)
             for _ in range(10):  # warm up both paths
                 await raw_run(client)
-                await loop_run(server, "bench.ipynb", kernel_id, board)
+                await server.timed_run("bench.ipynb", kernel_id, board, timeout=10)
             raw, loop = [], []
             for _ in range(runs):
                 raw.append(await raw_run(client))
-                loop.append(await loop_run(server, "bench.ipynb", kernel_id, board))
+                loop.append(await server.timed_run("bench.ipynb", kernel_id, board, timeout=10))
         client.stop_channels()
     finally:
         server.kill()

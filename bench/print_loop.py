@@ -88,29 +88,6 @@ class PeakRss:
             time.sleep(0.02)
 
 
-async def loop_run(server: ServerProcess, kernel_id: str, board: Map) -> float:
-    done = asyncio.Event()
-    wanted: dict[str, str] = {}
-
-    def check(_: object) -> None:
-        marker = board.get("c0") or {}
-        if marker.get("run_id") == wanted.get("run_id") and marker.get("state") == "done":
-            done.set()
-
-    subscription = board.observe(check)
-    start = time.perf_counter()
-    ticket = await server.api(
-        "api", "jupyter-loop", "runs", method="POST",
-        body={"path": PATH, "cell_ids": ["c0"], "kernel_id": kernel_id},
-    )  # fmt: skip
-    wanted["run_id"] = ticket["cells"][0]["run_id"]
-    check(None)
-    await asyncio.wait_for(done.wait(), 300)
-    elapsed = time.perf_counter() - start
-    board.unobserve(subscription)
-    return elapsed
-
-
 def ystore_bytes(home: Path) -> int:
     with sqlite3.connect(f"file:{home / 'ystore.db'}?mode=ro", uri=True) as db:
         updates = db.execute("SELECT coalesce(sum(length(yupdate)), 0) FROM yupdates").fetchone()
@@ -158,7 +135,7 @@ async def main(runs: int, lines: int) -> None:
         async with Provider(document.ydoc, channel):
             board = document.ydoc.get("jupyter_loop:execution", type=Map)
             _, expected = await raw_run(client, code)  # warm up both paths
-            await loop_run(server, kernel_id, board)
+            await server.timed_run(PATH, kernel_id, board, timeout=300)
             for _ in range(runs):
                 elapsed, received = await raw_run(client, code)
                 assert received == expected, (received, expected)
@@ -166,7 +143,7 @@ async def main(runs: int, lines: int) -> None:
                 await asyncio.sleep(1.5)  # let the last saves land
                 before = ystore_bytes(home)
                 with PeakRss(server.process.pid) as rss:
-                    loop.append(await loop_run(server, kernel_id, board))
+                    loop.append(await server.timed_run(PATH, kernel_id, board, timeout=300))
                 await asyncio.sleep(1.5)
                 growth.append(ystore_bytes(home) - before)
                 peaks.append(rss.peak - rss.baseline)

@@ -19,10 +19,11 @@ from .execution.outputs_config import OutputsConfig
 from .execution.queue import QueueSettings
 from .execution.service import ExecutionService
 from .handlers import route_table
+from .masking_config import MaskingConfig
 from .outputs_handlers import route_table as output_routes
 
 
-class JupyterLoopApp(ExtensionApp, AgentConfig, OutputsConfig):
+class JupyterLoopApp(ExtensionApp, AgentConfig, OutputsConfig, MaskingConfig):
     """Runs notebook cells on the server and writes their outputs to the shared notebook."""
 
     name = "jupyter_loop"
@@ -78,10 +79,8 @@ class JupyterLoopApp(ExtensionApp, AgentConfig, OutputsConfig):
         )
         self.outputs = self.output_store(self.data_dir)
         self.outputs.sweep()
-        secrets = [*self.secrets, self.openai_api_key]
-        outputs = self.output_policy(
-            self.outputs, server.base_url, mask=self.mask_secrets, secrets=secrets
-        )
+        masker = self.secret_masker(self.openai_api_key)
+        outputs = self.output_policy(self.outputs, server.base_url, masker)
         self.execution = ExecutionService(
             self.documents,
             server.kernel_manager,
@@ -106,7 +105,7 @@ class JupyterLoopApp(ExtensionApp, AgentConfig, OutputsConfig):
         self.agent = AgentService(
             self.documents,
             self.execution,
-            self.agent_settings(self.data_dir, self.batch_interval),
+            self.agent_settings(self.data_dir, self.batch_interval, masker),
             self.log,
         )
         self.agent.start()

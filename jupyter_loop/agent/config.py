@@ -9,9 +9,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from traitlets import Bool, Enum, Float, Int, List, Unicode
+from traitlets import Enum, Float, Int, Unicode
 from traitlets.config import Configurable
 
+from ..secrets import SecretMasker
 from .payloads import APPROVAL_POLICIES
 from .settings import AgentSettings
 
@@ -94,26 +95,10 @@ class AgentConfig(Configurable):
             "for the rest of the turn), 'always', or 'never'. A turn may ask for its own."
         ),
     )
-    secrets = List(
-        Unicode(),
-        default_value=[],
-        config=True,
-        help=(
-            "Extra secret values to mask in outputs and everything the agent sends or keeps "
-            "(default none). Configured keys, environment variables with sensitive names and "
-            "well-known token shapes are masked anyway."
-        ),
-    )
-    mask_secrets = Bool(
-        True,
-        config=True,
-        help=(
-            "Mask secrets (default True) in cell outputs and in what the agent sends to a "
-            "model, its conversation, journal and logs. False turns masking off."
-        ),
-    )
 
-    def agent_settings(self, data_dir: str, stream_interval: float) -> AgentSettings:
+    def agent_settings(
+        self, data_dir: str, stream_interval: float, masker: SecretMasker | None
+    ) -> AgentSettings:
         return AgentSettings(
             provider=self.agent_provider,
             model=self.agent_model,
@@ -124,8 +109,7 @@ class AgentConfig(Configurable):
             max_steps=max(1, self.agent_max_steps),
             context_tokens=max(1_000, self.agent_context_tokens),
             approval_policy=self.approval_policy,
-            secrets=tuple(self.secrets),
-            mask_secrets=self.mask_secrets,
+            masker=masker,
             request_timeout=self.agent_request_timeout,
             stream_interval=stream_interval,
             data_dir=str(Path(data_dir) / "agent"),

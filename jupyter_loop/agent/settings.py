@@ -37,8 +37,7 @@ class AgentSettings:
         max_steps: Model calls per turn at most.
         context_tokens: The prompt budget per step.
         approval_policy: ``ask``, ``turn``, ``always`` or ``never``.
-        secrets: Extra values to mask.
-        mask_secrets: Mask secrets in prompts, the conversation, the journal and logs.
+        masker: Masks secrets in prompts, the conversation, the journal and logs (None: off).
         request_timeout: Seconds to wait for the model server.
         stream_interval: Seconds over which streamed text is gathered into one write.
         data_dir: Where conversations and journals are kept.
@@ -54,8 +53,7 @@ class AgentSettings:
     max_steps: int = 25
     context_tokens: int = 16_000
     approval_policy: str = "ask"
-    secrets: tuple[str, ...] = field(default=(), repr=False)
-    mask_secrets: bool = True
+    masker: SecretMasker | None = field(default=None, repr=False)
     request_timeout: float = 120.0
     stream_interval: float = 0.05
     data_dir: str = ""
@@ -129,7 +127,4 @@ class AgentSettings:
 
     def make_masker(self) -> SecretMasker | None:
         """The masker for everything sent to a model, journalled or logged (None: off)."""
-        if not self.mask_secrets:
-            return None
-        values = [*self.secrets, *([self.openai_api_key] if self.openai_api_key else [])]
-        return SecretMasker(values, environ=self.environ)
+        return self.masker

@@ -1,21 +1,16 @@
 """Configuration of what happens to outputs on their way into the notebook, mixed into
 ``JupyterLoopApp`` (``c.JupyterLoopApp.*``): the per-cell budget, the store of full
-outputs, and which environment variables hold secrets.
-
-The masking switch and the secret values themselves (``mask_secrets``, ``secrets``) are
-shared with the agent and defined beside it.
+outputs. Which secrets are masked is ``MaskingConfig``'s (shared with the agent).
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable
 from pathlib import Path
 
-from traitlets import Float, Int, List, Unicode
+from traitlets import Float, Int
 from traitlets.config import Configurable
 
-from ..secrets import DEFAULT_ENV_NAME_PATTERNS, SecretMasker
+from ..secrets import SecretMasker
 from .budget import MIN_TOTAL, OutputBudget
 from .outputs_store import FileOutputStore
 from .writer import OutputPolicy
@@ -25,7 +20,7 @@ OUTPUTS_PATH = "api/jupyter-loop/outputs"
 
 
 class OutputsConfig(Configurable):
-    """Output budget, full-output store and secret environment names."""
+    """Output budget and the store of full outputs."""
 
     output_budget_bytes = Int(
         256 * 1024,
@@ -61,17 +56,6 @@ class OutputsConfig(Configurable):
         ),
     )
 
-    secret_env_patterns = List(
-        Unicode(),
-        default_value=list(DEFAULT_ENV_NAME_PATTERNS),
-        config=True,
-        help=(
-            "Names (fnmatch patterns, any case) of the server's environment variables whose "
-            "values are masked in outputs (default: *API_KEY, *_KEY, *TOKEN, *SECRET, "
-            "*PASSWORD*, ...). An empty list masks configured secrets and token shapes only."
-        ),
-    )
-
     def output_store(self, data_dir: str) -> FileOutputStore:
         """The store of full outputs, under ``data_dir``/outputs."""
         return FileOutputStore(
@@ -81,19 +65,9 @@ class OutputsConfig(Configurable):
         )
 
     def output_policy(
-        self,
-        store: FileOutputStore,
-        base_url: str,
-        *,
-        mask: bool,
-        secrets: Iterable[str | None],
+        self, store: FileOutputStore, base_url: str, masker: SecretMasker | None
     ) -> OutputPolicy:
         """How the writer treats outputs: masking, budget, store and links."""
-        masker = None
-        if mask:
-            values = [value for value in secrets if value]
-            patterns = tuple(self.secret_env_patterns)
-            masker = SecretMasker(values, environ=dict(os.environ), env_name_patterns=patterns)
         budget = self.output_budget_bytes
         return OutputPolicy(
             budget=OutputBudget.from_total(budget) if budget else None,

@@ -18,6 +18,7 @@ from pycrdt import Map
 
 from ..document import ORIGIN, CellNotFound, LiveDocuments, find_cell
 from ..errors import Conflict, JupyterLoopError
+from ..tasks import spawn_logged
 from . import board
 from .kernel import KernelChannel
 from .ledger import LedgerEntry, NullLedger, RunLedger
@@ -220,10 +221,10 @@ class KernelQueue:
             "password": bool(content.get("password", False)),
         }
         run.pending_input = (request, message["header"])
-        task = asyncio.ensure_future(
-            writer.flush(then=lambda nb, _: board.set_input_request(nb, run.job.cell_id, request))
+        show = writer.flush(
+            then=lambda nb, _: board.set_input_request(nb, run.job.cell_id, request)
         )
-        task.add_done_callback(_log_failure(self._log))
+        spawn_logged(show, self._log, "writing an input prompt")
 
     async def answer_input(self, room_id: str, cell_id: str, request_id: str, value: str) -> None:
         """Send the answer to the prompt the running cell shows; echo it like JupyterLab."""
@@ -286,14 +287,6 @@ class KernelQueue:
             if not done:
                 self._worker.cancel()
         await self._channel.close()
-
-
-def _log_failure(log: logging.Logger) -> Any:
-    def report(task: asyncio.Future[Any]) -> None:
-        if not task.cancelled() and task.exception() is not None:
-            log.error("jupyter-loop background write failed", exc_info=task.exception())
-
-    return report
 
 
 def _apply_payload(notebook: YNotebook, ycell: Map, payload: list[dict[str, Any]]) -> None:

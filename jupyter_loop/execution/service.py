@@ -10,6 +10,7 @@ from typing import Any
 from ..document import ORIGIN, LiveDocuments, find_cell
 from ..errors import BadRequest, Conflict, NotFound
 from ..payloads import InputReply, QueuedCell, RunRequest, RunTicket
+from ..tasks import spawn_logged
 from . import board
 from .ledger import NullLedger, RunLedger
 from .queue import KernelQueue, QueueSettings
@@ -173,8 +174,7 @@ class ExecutionService:
     def _end_runs(self, kernel_id: str, note: str | None) -> None:
         queue = self._queues.get(kernel_id)
         if queue is not None:
-            task = asyncio.ensure_future(queue.end_all(note))
-            task.add_done_callback(lambda t: t.cancelled() or t.exception())
+            spawn_logged(queue.end_all(note), self._log, "ending the runs of a dead kernel")
 
     async def _on_kernel_action(self, logger: Any, schema_id: str, data: dict[str, Any]) -> None:
         kernel_id = str(data.get("kernel_id", ""))

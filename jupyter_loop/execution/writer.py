@@ -40,6 +40,7 @@ from pycrdt import Array, Map, Text
 from ..document import ORIGIN, LiveDocuments, find_cell
 from ..errors import NotFound
 from ..secrets import SecretMasker
+from ..tasks import spawn_logged
 from .budget import OutputBudget
 from .cell_outputs import CellOutputs, SyncPlan
 from .masking import OutputMasking
@@ -232,12 +233,7 @@ class CellWriter:
 
     def _flush_soon(self) -> None:
         self._timer = None
-        task = asyncio.ensure_future(self.flush())
-        task.add_done_callback(self._report_failure)
-
-    def _report_failure(self, task: asyncio.Future[None]) -> None:
-        if not task.cancelled() and task.exception() is not None:
-            self._log.error("jupyter-loop could not write outputs", exc_info=task.exception())
+        spawn_logged(self.flush(), self._log, "writing outputs")
 
     async def flush(self, then: CellMutation | None = None) -> None:
         """Write what the document has not seen yet; then apply ``then`` in a transaction

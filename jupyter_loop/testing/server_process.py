@@ -19,6 +19,7 @@ from typing import Any
 
 import nbformat
 from jupyter_ydoc import YNotebook
+from pycrdt import Map
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 from tornado.websocket import websocket_connect
 
@@ -118,3 +119,29 @@ class ServerProcess:
             HTTPRequest(url, headers={"Authorization": f"token {TOKEN}"})
         )
         return TornadoChannel(connection, room), YNotebook()
+
+    async def timed_run(
+        self, path: str, kernel_id: str, board: Map, *, cell_id: str = "c0", timeout: float = 60
+    ) -> float:
+        """Seconds from the run request until ``board`` (a synced Y map of run markers)
+        shows the run done: what a browser tab waits for."""
+        done = asyncio.Event()
+        wanted: dict[str, str] = {}
+
+        def check(_: object) -> None:
+            marker = board.get(cell_id) or {}
+            if marker.get("run_id") == wanted.get("run_id") and marker.get("state") == "done":
+                done.set()
+
+        subscription = board.observe(check)
+        start = time.perf_counter()
+        ticket = await self.api(
+            "api", "jupyter-loop", "runs", method="POST",
+            body={"path": path, "cell_ids": [cell_id], "kernel_id": kernel_id},
+        )  # fmt: skip
+        wanted["run_id"] = ticket["cells"][0]["run_id"]
+        check(None)
+        await asyncio.wait_for(done.wait(), timeout)
+        elapsed = time.perf_counter() - start
+        board.unobserve(subscription)
+        return elapsed

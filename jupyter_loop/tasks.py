@@ -1,0 +1,22 @@
+"""Short background tasks whose failures are logged rather than lost."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine
+from typing import Any
+
+
+def spawn_logged(
+    coroutine: Coroutine[Any, Any, Any], log: logging.Logger, what: str
+) -> asyncio.Task[Any]:
+    """Run ``coroutine`` in the background; if it fails, log ``what`` failed and why."""
+    task = asyncio.ensure_future(coroutine)
+
+    def report(done: asyncio.Task[Any]) -> None:
+        if not done.cancelled() and done.exception() is not None:
+            log.error("jupyter-loop: %s failed", what, exc_info=done.exception())
+
+    task.add_done_callback(report)
+    return task
