@@ -65,3 +65,15 @@ async def test_output_widget_captures_stay_out_of_the_cell(
         assert outputs[0]["output_type"] == "display_data"
         assert "application/vnd.jupyter.widget-view+json" in outputs[0]["data"]
         assert tab.text("c0") == "in the cell\n"
+
+
+async def test_set_next_input_inserts_a_cell_below(
+    write_notebook, start_kernel, run_cells, open_tab
+):
+    path = write_notebook("payload.ipynb", "get_ipython().set_next_input('x = 41 + 1')", "print(1)")
+    await start_kernel(path)
+    async with open_tab(path) as tab:
+        await run_cells(path, "c0")
+        await wait_for(lambda: tab.notebook.cell_number == 3)
+        sources = [str(cell["source"]) for cell in tab.notebook.ycells]
+        assert sources[1:] == ["x = 41 + 1", "print(1)"]
