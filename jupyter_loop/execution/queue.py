@@ -148,7 +148,10 @@ class KernelQueue:
         await writer.end_run(
             then=lambda notebook, ycell: self._finish(notebook, ycell, run, outcome)
         )
-        self._docs.save_soon(job.room_id)
+        # Save at once when nothing else of this notebook is queued; a Run All saves
+        # a little later, once for several cells.
+        more = any(queued.room_id == job.room_id for queued in self._jobs)
+        self._docs.save_soon(job.room_id, delay=0.5 if more else 0.0)
         return outcome
 
     async def _ready(self) -> None:
