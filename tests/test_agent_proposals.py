@@ -6,6 +6,7 @@ import pytest
 from jupyter_ydoc import YNotebook
 
 from jupyter_loop.agent import proposals
+from jupyter_loop.document import set_source
 from jupyter_loop.errors import BadRequest, Conflict, NotFound
 
 
@@ -36,7 +37,7 @@ def test_modify_records_its_base_and_applies_in_place(nb):
 
 def test_a_changed_or_deleted_cell_makes_a_proposal_stale(nb):
     p = proposals.create(nb, turn_id="t", kind="modify", cell_id="c1", new_source="b = a")
-    nb.set_cell(1, source="b = 2")
+    set_source(nb.ycells[1], "b = 2")
     assert proposals.is_stale(nb, p)
     with pytest.raises(Conflict):
         proposals.apply(nb, p["id"], "ada")
@@ -76,7 +77,7 @@ def test_an_edit_applied_by_a_tab_is_checked(nb):
         proposals.check_applied(nb, p["id"], None)[1]
         == "cell 'c1' does not hold the proposed source"
     )
-    nb.set_cell(1, source="b = a")
+    set_source(nb.ycells[1], "b = a")
     proposal, problem = proposals.check_applied(nb, p["id"], None)
     assert problem is None
     assert proposals.mark_accepted(nb, proposal, "ada", None)["status"] == "accepted"
@@ -91,3 +92,14 @@ def test_unknown_proposals_and_cells(nb):
         proposals.get(nb, "p-missing")
     with pytest.raises(NotFound):
         proposals.create(nb, turn_id="t", kind="modify", cell_id="ghost", new_source="")
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [("", "x"), ("abc", ""), ("print(1)", "print(2)"), ("é😀 a", "é😀 b 😀"), ("same", "same")],
+)
+def test_set_source_replaces_only_what_changed(before, after):
+    nb = YNotebook()
+    nb.append_cell({"id": "c", "cell_type": "code", "source": before, "metadata": {}})
+    set_source(nb.ycells[0], after)
+    assert str(nb.ycells[0]["source"]) == after

@@ -8,6 +8,7 @@ from jupyter_ydoc import YNotebook
 from jupyter_loop.agent.payloads import AcceptRequest, ApprovalAnswer, TurnRequest
 from jupyter_loop.agent.settings import AgentSettings
 from jupyter_loop.agent.snapshot import NotebookSnapshots
+from jupyter_loop.document import set_source
 from jupyter_loop.errors import BadRequest
 from jupyter_loop.secrets import SecretMasker
 
@@ -62,7 +63,7 @@ def test_snapshots_reread_only_changed_cells():
     assert [c.source for c in snapshots.cells(nb)] == ["0", "1", "2", "3", "4"]
     assert snapshots.reread == 5
     assert snapshots.cells(nb) and snapshots.reread == 0
-    nb.set_cell(3, source="three")
+    set_source(nb.ycells[3], "three")
     with nb.ydoc.transaction():
         nb.ycells[1]["execution_count"] = 7
     cells = snapshots.cells(nb)
@@ -72,6 +73,6 @@ def test_snapshots_reread_only_changed_cells():
     assert [c.id for c in snapshots.cells(nb)] == ["c1", "c2", "c3", "c4"]
     assert snapshots.reread == 4
     snapshots.close()
-    nb.set_cell(0, source="after close")
+    set_source(nb.ycells[0], "after close")
     assert snapshots.cells(nb)[0].source == "after close"  # a new subscription, all read
     snapshots.close()

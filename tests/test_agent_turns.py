@@ -21,6 +21,7 @@ from conftest import wait_for
 from model_fixtures import TEST_API_KEY
 from tornado.httpclient import HTTPClientError
 
+from jupyter_loop.document import set_source
 from jupyter_loop.testing import call_tools, say
 
 pytest_plugins = ["model_fixtures"]
@@ -226,7 +227,7 @@ async def test_an_edit_the_tab_applied_is_checked_then_accepted(
         with pytest.raises(HTTPClientError) as refused:
             await agent.accept(path, proposal["id"], applied=True)
         assert refused.value.code == 409
-        tab.notebook.set_cell(0, source="1 / 1")  # as the panel does, in the tab's model
+        set_source(tab.notebook.ycells[0], "1 / 1")  # as the panel does, in the tab's model
         await agent.accept(path, proposal["id"], applied=True)
         await wait_for(lambda: tab_proposals(tab)[proposal["id"]]["status"] == "accepted")
         assert tab.cell("c0")["source"] == "1 / 1"
@@ -242,7 +243,7 @@ async def test_a_stale_proposal_cannot_be_accepted(write_notebook, open_tab, age
     async with open_tab(path) as tab, open_tab(path) as other:
         await agent.start(path, "Fix it.")
         proposal = await proposal_in(tab)
-        tab.notebook.set_cell(0, source="2 / 0")  # the user edits the cell meanwhile
+        set_source(tab.notebook.ycells[0], "2 / 0")  # the user edits the cell meanwhile
         await wait_for(lambda: other.cell("c0")["source"] == "2 / 0")  # the server has it
         with pytest.raises(HTTPClientError) as refused:
             await agent.accept(path, proposal["id"])

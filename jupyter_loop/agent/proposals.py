@@ -24,7 +24,7 @@ from typing import Any
 from jupyter_ydoc import YNotebook
 from pycrdt import Map
 
-from ..document import CellNotFound, find_cell
+from ..document import CellNotFound, find_cell, set_source
 from ..errors import BadRequest, Conflict, NotFound
 from .store import new_id, now_iso
 
@@ -141,8 +141,8 @@ def apply(notebook: YNotebook, proposal_id: str, by: str) -> dict[str, Any]:
     kind = proposal["kind"]
     new_source = str(proposal.get("new_source") or "")
     if kind == "modify":
-        index, _ = find_cell(notebook, str(proposal["cell_id"]))
-        notebook.set_cell(index, source=new_source)
+        _, ycell = find_cell(notebook, str(proposal["cell_id"]))
+        set_source(ycell, new_source)
         return _resolve(notebook, proposal, "accepted", by)
     if kind == "delete":
         index, _ = find_cell(notebook, str(proposal["cell_id"]))

@@ -8,12 +8,13 @@ execution state (queued / running) comes from the run markers of the cells that 
 
 Example:
     >>> from jupyter_ydoc import YNotebook
+    >>> from jupyter_loop.document import set_source
     >>> nb = YNotebook()
     >>> nb.append_cell({"id": "c0", "cell_type": "code", "source": "1 + 1", "metadata": {}})
     >>> snapshots = NotebookSnapshots()
     >>> [(c.id, c.source) for c in snapshots.cells(nb)]
     [('c0', '1 + 1')]
-    >>> nb.set_cell(0, source="2 + 2")
+    >>> set_source(nb.ycells[0], "2 + 2")
     >>> [c.source for c in snapshots.cells(nb)], snapshots.reread
     (['2 + 2'], 1)
     >>> snapshots.close()

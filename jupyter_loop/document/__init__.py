@@ -1,6 +1,6 @@
 """The one path into jupyter_server_ydoc's live shared notebooks."""
 
-from .cells import CellNotFound, code_cell, find_cell
+from .cells import CellNotFound, code_cell, find_cell, set_source
 from .live import ORIGIN, LiveDocuments
 
-__all__ = ["ORIGIN", "CellNotFound", "LiveDocuments", "code_cell", "find_cell"]
+__all__ = ["ORIGIN", "CellNotFound", "LiveDocuments", "code_cell", "find_cell", "set_source"]

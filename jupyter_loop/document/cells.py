@@ -36,3 +36,28 @@ def code_cell(notebook: YNotebook, cell_id: str) -> Map | None:
     except CellNotFound:
         return None
     return ycell if ycell.get("cell_type") == "code" else None
+
+
+def set_source(ycell: Map, source: str) -> None:
+    """Replace a cell's source, touching only the part that changed.
+
+    Collaborators' cursors outside the change stay where they are. (jupyter_ydoc 4 has
+    ``YNotebook.set_cell(source=...)``; jupyter_ydoc 3, on JupyterLab 4.5, does not.)
+    """
+    text = ycell["source"]
+    old = str(text)
+    start = 0
+    limit = min(len(old), len(source))
+    while start < limit and old[start] == source[start]:
+        start += 1
+    end_old, end_new = len(old), len(source)
+    while end_old > start and end_new > start and old[end_old - 1] == source[end_new - 1]:
+        end_old -= 1
+        end_new -= 1
+    # pycrdt counts text positions in UTF-8 bytes.
+    offset = len(old[:start].encode())
+    removed = len(old[start:end_old].encode())
+    if removed:
+        del text[offset : offset + removed]
+    if end_new > start:
+        text.insert(offset, source[start:end_new])
