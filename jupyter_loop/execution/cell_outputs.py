@@ -33,7 +33,6 @@ from .budget import (
     OutputBudget,
     clean_text,
     clean_value,
-    front_cut,
     head_cut,
     marker_output,
     placeholder_output,
@@ -44,7 +43,8 @@ from .budget import (
 )
 from .ops import AppendOutput, AppendStream, ClearOutputs, OutputOp, UpdateDisplay
 from .outputs_store import RunRecorder
-from .terminal import TailEdit, TerminalScreen
+from .terminal import TerminalScreen
+from .text_buffer import TextBuffer
 
 LINE_LIMIT = 64 * 1024
 """A line longer than this many characters is no longer rewritten as a whole by ``\\r``:
@@ -73,78 +73,6 @@ class SyncPlan:
     edit: tuple[int, str] | None  # then remove bytes from / append text to the last output
     append: list[dict[str, Any]]  # then append these outputs
     throttle: bool  # the change rewrites the tail: it may wait for the next catch-up
-
-
-class TextBuffer:
-    """Stream text kept as chunks: appends and tail edits do not copy the whole text."""
-
-    def __init__(self, text: str = "") -> None:
-        self._chunks = [text] if text else []
-        self.chars = len(text)
-        self.size = text_size(text)
-
-    def value(self) -> str:
-        if len(self._chunks) > 1:
-            self._chunks = ["".join(self._chunks)]
-        return self._chunks[0] if self._chunks else ""
-
-    def append(self, text: str) -> None:
-        if text:
-            self._chunks.append(text)
-            self.chars += len(text)
-            self.size += text_size(text)
-
-    def drop_suffix(self, count: int) -> str:
-        """Remove up to ``count`` characters from the end; returns what was removed."""
-        parts: list[str] = []
-        while count > 0 and self._chunks:
-            last = self._chunks[-1]
-            if len(last) <= count:
-                parts.append(self._chunks.pop())
-                count -= len(last)
-            else:
-                parts.append(last[len(last) - count :])
-                self._chunks[-1] = last[: len(last) - count]
-                count = 0
-        removed = "".join(reversed(parts))
-        self.chars -= len(removed)
-        self.size -= text_size(removed)
-        return removed
-
-    def drop_prefix(self, excess: int) -> str:
-        """Remove at least ``excess`` bytes from the start, up to a line start if one follows."""
-        text = self.value()
-        cut = front_cut(text, excess)
-        self._chunks = [text[cut:]] if cut < len(text) else []
-        removed = text[:cut]
-        self.chars -= len(removed)
-        self.size -= text_size(removed)
-        return removed
-
-
-class _Renderer:
-    """Renders a stream like :class:`TerminalScreen`, with a fast path for the usual chunk:
-    one without ``\\r`` or ``\\b``, written at the end of the line, is appended as it is."""
-
-    def __init__(self, text: str = "") -> None:
-        self._line = text[text.rfind("\n") + 1 :]  # the current line, on the fast path
-        self._screen: TerminalScreen | None = None  # when the cursor may not be at the end
-
-    def write(self, chunk: str) -> TailEdit:
-        """Apply ``chunk``; returns the edit to the text rendered so far."""
-        if self._screen is None:
-            if "\r" not in chunk and "\b" not in chunk:
-                newline = chunk.rfind("\n")
-                self._line = chunk[newline + 1 :] if newline >= 0 else self._line + chunk
-                return TailEdit(removed="", insert=chunk)
-            self._screen = TerminalScreen(self._line)
-        self._screen.write(chunk)
-        edit = self._screen.take_edit()
-        newline = chunk.rfind("\n")
-        tail = chunk[newline + 1 :]
-        if newline >= 0 and "\r" not in tail and "\b" not in tail:
-            self._screen, self._line = None, tail  # back at the end of a fresh line
-        return edit
 
 
 @dataclass
@@ -225,7 +153,7 @@ class CellOutputs:
         self._head_size = 0
         self._tail_size = 0
         self._omitted = Omitted()
-        self._screen: _Renderer | None = None  # renders the last item, a stream
+        self._screen: TerminalScreen | None = None  # renders the last item, a stream
         self._line_chars = 0
         self._pending_clear = False
 
@@ -248,7 +176,7 @@ class CellOutputs:
         self._apply_pending_clear()
         last = self.items[-1] if self.items else None
         if last is not None and last.is_stream and last.name == name and self._screen:
-            edit = self._screen.write(text)
+            edit = self._screen.render(text)
             if edit.is_empty:
                 return
             self._track_line(edit.insert, len(edit.removed))
@@ -257,8 +185,8 @@ class CellOutputs:
                 self._recorder.edit_stream(edit.removed, edit.insert)
             self._edit_last(edit.removed, edit.insert)
         else:
-            screen = _Renderer()
-            rendered = screen.write(text).insert
+            screen = TerminalScreen()
+            rendered = screen.render(text).insert
             self._screen, self._line_chars = screen, 0
             self._track_line(rendered, 0)
             self._prepare(text_size(rendered))
@@ -268,7 +196,7 @@ class CellOutputs:
             self._add(item)
             self._edit_last("", rendered)
         if self._line_chars > LINE_LIMIT:
-            self._screen, self._line_chars = _Renderer(), 0
+            self._screen, self._line_chars = TerminalScreen(), 0
 
     def output(self, output: dict[str, Any], display_id: str | None = None) -> None:
         output = with_fallback_text(clean_value(output))
@@ -372,7 +300,7 @@ class CellOutputs:
         last = self.items[-1] if self.items else None
         self._screen = None
         if last is not None and last.is_stream:
-            self._screen = _Renderer(last.text.value())
+            self._screen = TerminalScreen(last.text.value())
             self._track_line(last.text.value(), 0)
 
     @property

@@ -57,12 +57,20 @@ class TerminalScreen:
 
     def write(self, chunk: str) -> None:
         """Apply ``chunk``, honouring ``\\r``, ``\\b`` and ``\\n``."""
+        if self._cursor == len(self._line) and "\r" not in chunk and "\b" not in chunk:
+            self._append(chunk)  # the usual chunk: plain text at the end of the line
+            return
         position = 0
         for match in _CONTROL.finditer(chunk):
             self._put(chunk[position : match.start()])
             self._control(match.group())
             position = match.end()
         self._put(chunk[position:])
+
+    def render(self, chunk: str) -> TailEdit:
+        """:meth:`write` then :meth:`take_edit`."""
+        self.write(chunk)
+        return self.take_edit()
 
     def take_edit(self) -> TailEdit:
         """The edit that brings the text handed out so far up to date."""
@@ -73,6 +81,17 @@ class TerminalScreen:
         self._finished.clear()
         self._mark_line = self._line
         return edit
+
+    def _append(self, chunk: str) -> None:
+        newline = chunk.rfind("\n")
+        if newline < 0:
+            self._line += chunk
+        else:
+            finished = self._line + chunk[: newline + 1]
+            self._finished.append(finished)
+            self._line_start += len(finished)
+            self._line = chunk[newline + 1 :]
+        self._cursor = len(self._line)
 
     def _put(self, part: str) -> None:
         if not part:
