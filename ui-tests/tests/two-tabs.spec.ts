@@ -19,7 +19,7 @@ test('a run started in one tab is live in the other, queue included', async ({
 }) => {
   const name = await notebookWithCells(
     page,
-    'import time\nfor i in range(12):\n    print(i, flush=True)\n    time.sleep(0.25)',
+    'import time\nfor i in range(40):\n    print(i, flush=True)\n    time.sleep(0.25)',
     'print("second")',
     'print("third")'
   );
@@ -54,7 +54,7 @@ test('a run started in one tab is live in the other, queue included', async ({
     expect(await cellText(tab, 1)).toContain('second');
     expect(await cellText(tab, 2)).toContain('third');
     expect(printedNumbers(await cellText(tab, 0))).toEqual(
-      Array.from({ length: 12 }, (_, i) => i)
+      Array.from({ length: 40 }, (_, i) => i)
     );
     await expect(codeCells(tab).nth(2)).not.toHaveClass(/jp-Loop-queued/);
   }
