@@ -262,17 +262,27 @@ class CellWriter:
                 return
             if ycell.get("cell_type") != "code":
                 return
-            self._write(notebook, ycell, force=then is not None)
-            if then is not None:
-                with notebook.ydoc.transaction(origin=ORIGIN):
-                    then(notebook, ycell)
+            finish = (lambda: then(notebook, ycell)) if then is not None else None
+            if not self._write(notebook, ycell, force=then is not None, finish=finish):
+                if finish is not None:
+                    with notebook.ydoc.transaction(origin=ORIGIN):
+                        finish()
             if not self._running:
                 self._model.forget()
         await self._docs.save_if_due(self.room_id)
 
     # -- writing ---------------------------------------------------------------------
 
-    def _write(self, notebook: YNotebook, ycell: Map, *, force: bool) -> None:
+    def _write(
+        self,
+        notebook: YNotebook,
+        ycell: Map,
+        *,
+        force: bool,
+        finish: Callable[[], None] | None = None,
+    ) -> bool:
+        """Bring the document up to date; ``finish`` joins the last transaction (one update
+        less for every tab and the YStore). Returns whether ``finish`` ran."""
         outputs = ycell.get("outputs")
         if not isinstance(outputs, Array):
             with notebook.ydoc.transaction(origin=ORIGIN):
@@ -286,28 +296,37 @@ class CellWriter:
         self._resync(outputs)
         plan = self._model.plan()
         if plan is None:
-            return
+            return False
         policy = self._policy
         now = policy.clock()
         wait = self._last_rewrite + policy.catch_up_interval - now
         if plan.throttle and not force and wait > 0:
             self._schedule(wait)  # a long output's tail moves on at most this often
-            return
-        self._apply(notebook, outputs, plan)
+            return False
+        self._apply(notebook, outputs, plan, finish)
         self._model.committed()
         if plan.throttle:
             self._last_rewrite = now
         self._doc_tail = _tail_length(outputs)
+        return True
 
-    def _apply(self, notebook: YNotebook, outputs: Array, plan: SyncPlan) -> None:
+    def _apply(
+        self,
+        notebook: YNotebook,
+        outputs: Array,
+        plan: SyncPlan,
+        finish: Callable[[], None] | None,
+    ) -> None:
         ydoc = notebook.ydoc
+        last_step = finish or (lambda: None)
         added = [output_map(output) for output in plan.append]
         if plan.delete_from is not None:
             with ydoc.transaction(origin=ORIGIN):
                 del outputs[plan.delete_from :]
-                if plan.edit is None and added:
+                if plan.edit is None:
                     outputs.extend(added)
-                    added = []
+                    last_step()
+                    return
         if plan.edit is not None:
             removed, insert = plan.edit
             # Bound first: ``ymap["text"] += s`` silently empties the text.
@@ -316,15 +335,17 @@ class CellWriter:
                 end = len(text)  # pycrdt counts UTF-8 bytes
                 with ydoc.transaction(origin=ORIGIN):
                     del text[end - removed : end]
-            if insert or added:
+            if insert or added or finish is not None:
                 with ydoc.transaction(origin=ORIGIN):
                     if insert:
                         text += insert
                     if added:
                         outputs.extend(added)
-        elif added:
+                    last_step()
+        elif added or finish is not None:
             with ydoc.transaction(origin=ORIGIN):
                 outputs.extend(added)
+                last_step()
 
     def _resync(self, outputs: Array) -> None:
         """Start over from what the document holds if someone else changed the outputs."""
