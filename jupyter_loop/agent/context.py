@@ -72,6 +72,8 @@ CONVERSATION_SHARE = 0.15
 OLDER_TURNS_SHARE = 0.03
 """What remains (about 7%) covers the system prompt, headings and estimate error."""
 RECEIPT_CHARS = 160
+MAX_RECEIPTS = 8
+"""Receipts of at most this many earlier tool calls: the prompt stops growing after them."""
 OLDER_TURN_CHARS = 120
 MIN_FOCUS_CHARS = 600
 
@@ -365,7 +367,7 @@ def _older_turns(turns: Sequence[ConversationTurn], chars: int, cut: list[str]) 
 def _receipts(results: Sequence[ToolResult], budget_chars: int, cut: list[str]) -> str:
     lines: list[str] = []
     budget = budget_chars
-    for result in reversed(results):
+    for result in list(reversed(results))[:MAX_RECEIPTS]:
         status = "ok" if result.ok else "failed"
         line = _one_line(
             f"{result.name}({result.arguments}) → {status}: {_one_line(result.content, 80)} "
