@@ -350,38 +350,39 @@ def _split_conversation(
 
 
 def _older_turns(turns: Sequence[ConversationTurn], chars: int, cut: list[str]) -> str:
-    budget = int(chars * OLDER_TURNS_SHARE)
-    lines: list[str] = []
-    for turn in reversed(turns):
-        line = f"{turn.role}: {_one_line(turn.content, OLDER_TURN_CHARS)}"
-        if budget - len(line) - 1 < 0:
-            break
-        lines.append(line)
-        budget -= len(line) + 1
-    omitted = len(turns) - len(lines)
-    cut.append(f"conversation: {len(lines)} older turns summarised, {omitted} omitted")
+    lines = (f"{turn.role}: {_one_line(turn.content, OLDER_TURN_CHARS)}" for turn in turns)
+    kept = _newest_within(list(lines), int(chars * OLDER_TURNS_SHARE))
+    omitted = len(turns) - len(kept)
+    cut.append(f"conversation: {len(kept)} older turns summarised, {omitted} omitted")
     note = [f"[{omitted} earlier turns omitted]"] if omitted else []
-    return "\n".join(note + lines[::-1])
+    return "\n".join(note + kept)
 
 
 def _receipts(results: Sequence[ToolResult], budget_chars: int, cut: list[str]) -> str:
-    lines: list[str] = []
-    budget = budget_chars
-    for result in list(reversed(results))[:MAX_RECEIPTS]:
-        status = "ok" if result.ok else "failed"
-        line = _one_line(
-            f"{result.name}({result.arguments}) → {status}: {_one_line(result.content, 80)} "
-            f"({len(result.content)} chars, not shown)",
+    lines = [
+        _one_line(
+            f"{result.name}({result.arguments}) → {'ok' if result.ok else 'failed'}: "
+            f"{_one_line(result.content, 80)} ({len(result.content)} chars, not shown)",
             RECEIPT_CHARS,
         )
-        if budget - len(line) - 1 < 0:
-            break
-        lines.append(line)
-        budget -= len(line) + 1
-    omitted = len(results) - len(lines)
+        for result in results[-MAX_RECEIPTS:]
+    ]
+    kept = _newest_within(lines, budget_chars)
+    omitted = len(results) - len(kept)
     cut.append(f"tool results: {len(results)} older results as receipts, {omitted} omitted")
     note = [f"[{omitted} earlier tool calls omitted]"] if omitted else []
-    return "\n".join(note + lines[::-1])
+    return "\n".join(note + kept)
+
+
+def _newest_within(lines: list[str], budget_chars: int) -> list[str]:
+    """The last lines that fit in ``budget_chars`` (newlines counted), in order."""
+    kept: list[str] = []
+    for line in reversed(lines):
+        budget_chars -= len(line) + 1
+        if budget_chars < 0:
+            break
+        kept.append(line)
+    return kept[::-1]
 
 
 def _memory(notes: Sequence[str], budget_chars: int, cut: list[str]) -> str:

@@ -218,3 +218,18 @@ class ModelProvider(Protocol):
     async def aclose(self) -> None:
         """Release connections."""
         ...
+
+
+def function_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    """Tool specs in the ``function`` format OpenAI and Ollama share."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": tool.parameters,
+            },
+        }
+        for tool in tools
+    ]

@@ -24,9 +24,10 @@ from .base import (
     ToolCallsReady,
     ToolSpec,
     Usage,
+    function_tools,
 )
 from .errors import ErrorKind, ProviderError, detail, says_no_tools
-from .ollama_wire import calls_from_ollama, to_ollama_messages, to_ollama_tools
+from .ollama_wire import calls_from_ollama, to_ollama_messages
 from .retry import RetryPolicy, retry_rate_limited
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -96,7 +97,7 @@ class OllamaProvider:
         if self._num_ctx:
             request_options.setdefault("num_ctx", self._num_ctx)
         wire_messages = to_ollama_messages(messages)
-        wire_tools = to_ollama_tools(tools)
+        wire_tools = function_tools(tools)
 
         async def attempt() -> tuple[AsyncIterator[ollama.ChatResponse], ollama.ChatResponse]:
             # The client sends the request on the first read: read it here, so that a

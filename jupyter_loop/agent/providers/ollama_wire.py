@@ -14,22 +14,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .base import ChatMessage, ToolCall, ToolSpec
-
-
-def to_ollama_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
-    """Tool specs in Ollama's (OpenAI-like) function format."""
-    return [
-        {
-            "type": "function",
-            "function": {
-                "name": tool.name,
-                "description": tool.description,
-                "parameters": tool.parameters,
-            },
-        }
-        for tool in tools
-    ]
+from .base import ChatMessage, ToolCall
 
 
 def to_ollama_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:

@@ -30,9 +30,10 @@ from .base import (
     ToolCallsReady,
     ToolSpec,
     Usage,
+    function_tools,
 )
 from .errors import ErrorKind, ProviderError, detail, says_no_tools
-from .openai_wire import ToolCallAssembler, to_openai_messages, to_openai_tools
+from .openai_wire import ToolCallAssembler, to_openai_messages
 from .retry import RetryPolicy, parse_retry_after, retry_rate_limited
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -107,7 +108,7 @@ class OpenAIProvider:
         """Stream one step. ``options`` are extra request fields (``temperature``, ...)."""
         self._require_key()
         wire_messages = cast("list[ChatCompletionMessageParam]", to_openai_messages(messages))
-        wire_tools = cast("list[ToolParam]", to_openai_tools(tools))
+        wire_tools = cast("list[ToolParam]", function_tools(tools))
 
         async def attempt() -> openai.AsyncStream[ChatCompletionChunk]:
             try:

@@ -16,22 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .base import ChatMessage, ImagePart, ToolCall, ToolSpec
-
-
-def to_openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
-    """Tool specs as OpenAI ``function`` tools."""
-    return [
-        {
-            "type": "function",
-            "function": {
-                "name": tool.name,
-                "description": tool.description,
-                "parameters": tool.parameters,
-            },
-        }
-        for tool in tools
-    ]
+from .base import ChatMessage, ImagePart, ToolCall
 
 
 def to_openai_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
