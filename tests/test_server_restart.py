@@ -63,7 +63,8 @@ async def test_a_crash_mid_run_keeps_saved_outputs_and_marks_the_cut(server: Ser
     async with Provider(notebook.ydoc, channel):
         await wait_for(lambda: notebook.cell_number == 2)
         states = [cell.get("execution_state") for cell in notebook.ycells]
-        assert states == ["idle", "idle"]
+        # Idle, or no state at all (a room rebuilt from the file on jupyter_ydoc 3).
+        assert all(state in ("idle", None) for state in states), states
         markers = notebook.ydoc.get("jupyter_loop:execution", type=Map)
         await wait_for(lambda: (markers.get("c0") or {}).get("status") == "cut_off")
         assert markers.get("c1", {}).get("status") == "aborted"
