@@ -132,6 +132,26 @@ def start_kernel(api: Any) -> Callable[[str], Awaitable[str]]:
 
 
 @pytest.fixture
+def kernel_back(jp_serverapp: Any) -> Callable[[str], Awaitable[None]]:
+    """Wait until the auto-restarter has brought a dead kernel back up.
+
+    The server fixture shuts kernels down at teardown; jupyter_client cannot shut down a
+    kernel caught between restart steps (its ``ready`` future still pending), so tests that
+    kill a kernel wait for this before they end.
+    """
+
+    async def back(kernel_id: str) -> None:
+        manager = jp_serverapp.kernel_manager.get_kernel(kernel_id)
+        deadline = asyncio.get_running_loop().time() + 60
+        while not (manager.ready.done() and await manager.is_alive()):
+            if asyncio.get_running_loop().time() > deadline:
+                raise AssertionError(f"kernel {kernel_id} was not restarted")
+            await asyncio.sleep(0.1)
+
+    return back
+
+
+@pytest.fixture
 def run_cells(api: Any) -> Callable[..., Awaitable[Any]]:
     async def run(path: str, *cell_ids: str, **extra: Any) -> Any:
         body = {"path": path, "cell_ids": list(cell_ids), **extra}

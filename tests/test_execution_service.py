@@ -141,12 +141,12 @@ async def test_restart_leaves_no_cell_running(
 
 
 async def test_kernel_death_is_reported_on_the_cell(
-    write_notebook, read_notebook, start_kernel, run_cells
+    write_notebook, read_notebook, start_kernel, run_cells, kernel_back
 ):
     path = write_notebook(
         "death.ipynb", "import os, time\nprint('bye', flush=True)\ntime.sleep(0.5)\nos._exit(1)"
     )
-    await start_kernel(path)
+    kernel_id = await start_kernel(path)
     await run_cells(path, "c0")
 
     def reported() -> Any:
@@ -159,6 +159,7 @@ async def test_kernel_death_is_reported_on_the_cell(
 
     cell = await wait_for(reported, timeout=40)
     assert cell.outputs[0]["text"] == "bye\n"
+    await kernel_back(kernel_id)
 
 
 async def test_empty_cell_is_cleared_without_running(

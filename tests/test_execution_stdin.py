@@ -97,3 +97,22 @@ async def test_answer_for_a_cell_not_waiting_is_409(write_notebook, start_kernel
     with pytest.raises(HTTPClientError) as raised:
         await answer(api, path, "c0", "nope", "x")
     assert raised.value.code == 409
+
+
+async def test_kernel_death_with_a_prompt_pending_ends_the_prompt(
+    write_notebook, start_kernel, run_cells, open_tab, api, kernel_back
+):
+    source = "import os, threading\nthreading.Timer(1.0, os._exit, (1,)).start()\ninput('wait? ')"
+    path = write_notebook("dies.ipynb", source)
+    kernel_id = await start_kernel(path)
+    async with open_tab(path) as tab:
+        await run_cells(path, "c0")
+        request = await wait_for(lambda: (tab.marker("c0") or {}).get("input"))
+        await wait_for(lambda: "kernel died" in tab.text("c0"), timeout=40)
+        assert "input" not in (tab.marker("c0") or {})
+        assert tab.cell("c0")["execution_state"] == "idle"
+        with pytest.raises(HTTPClientError) as late:
+            await answer(api, path, "c0", request["request_id"], "too late")
+        assert late.value.code == 409
+        assert "too late" not in tab.text("c0")
+    await kernel_back(kernel_id)
