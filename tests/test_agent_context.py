@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import doctest
 import re
-import statistics
-import time
 from typing import Any
 
 from jupyter_loop.agent import _map, context
@@ -335,10 +333,8 @@ def test_prompt_is_flat_and_within_budget_over_thirty_steps_on_a_big_notebook() 
     memory: list[str] = []
     latest: ToolResult | None = None
     tokens: list[int] = []
-    times: list[float] = []
     for step in range(30):
         focus = [cells[(step * 37) % 1_000 // 5 * 5].id, cells[(step * 91) % 1_000 // 5 * 5 + 1].id]
-        started = time.perf_counter()
         window = build_context(
             cells,
             conversation=conversation,
@@ -348,19 +344,16 @@ def test_prompt_is_flat_and_within_budget_over_thirty_steps_on_a_big_notebook() 
             memory=memory,
             budget_tokens=budget,
         )
-        times.append(time.perf_counter() - started)
         tokens.append(window.tokens)
         if latest is not None:
             older.append(latest)
         latest = ToolResult("read_cell", f"id={focus[0]!r}", "output line\n" * 20_000)
         conversation.append(ConversationTurn("assistant", f"step {step}: " + "thinking " * 60))
         memory.append(f"step {step}: " + "finding " * 20)
-    settled = tokens[-10:]
-    assert (
-        max(tokens) <= budget,
-        max(settled) - min(settled) <= budget * 0.05,
-        statistics.median(times) < 0.05,
-    ) == (True, True, True)
+    # From the second step on (a tool result exists) the map fills what the rest leaves.
+    settled = tokens[1:]
+    assert max(tokens) <= budget, tokens
+    assert max(settled) - min(settled) <= budget * 0.02, tokens
 
 
 def test_docstring_examples_run() -> None:

@@ -121,8 +121,8 @@ class TestBudget:
             for body in bodies
         ]
         assert max(sizes) <= self.BUDGET, sizes
-        later = sizes[5:]
-        assert max(later) - min(later) < self.BUDGET * 0.3, sizes  # flat, not growing
+        later = sizes[1:]
+        assert max(later) - min(later) < self.BUDGET * 0.05, sizes  # flat, not growing
         assert "ZeroDivisionError" in prompt_text(bodies[-1])
         assert "c999" in prompt_text(bodies[-1])  # the map keeps the ends
 

@@ -2,7 +2,9 @@
 
 Nothing accumulates across steps: every step the context is built again from the cells, the
 conversation and the tool results, each part within its share of the budget (see the
-``*_SHARE`` constants), so the prompt does not grow with the number of steps. Whatever is cut
+``*_SHARE`` constants), so the prompt does not grow with the number of steps. The map of a
+notebook too long to list in full takes the room the other parts leave, so on such a
+notebook every step's prompt is about the same size. Whatever is cut
 is marked in place and listed in :attr:`ContextWindow.cut`; tools can page it.
 
 Notebook content (sources, outputs, tool results, notes) is wrapped by :func:`untrusted` in an
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
@@ -70,7 +72,11 @@ MEMORY_SHARE = 0.05
 CONVERSATION_SHARE = 0.15
 """Recent turns in full; older turns one line each (:data:`OLDER_TURNS_SHARE` of the budget)."""
 OLDER_TURNS_SHARE = 0.03
-"""What remains (about 7%) covers the system prompt, headings and estimate error."""
+FILLED_SHARE = 0.90
+"""The map is given at least :data:`MAP_SHARE`, and whatever else the other parts leave of
+this share of the budget: a notebook with more cells than fit shows more of its map while
+the other parts are small, so the prompt stays about the same size from step to step. The
+rest covers headings and estimate error."""
 RECEIPT_CHARS = 160
 MAX_RECEIPTS = 8
 """Receipts of at most this many earlier tool calls: the prompt stops growing after them."""
@@ -242,18 +248,12 @@ def _assemble(
     chars = budget_tokens * CHARS_PER_TOKEN
     cut: list[str] = []
     wrap = partial(untrusted, nonce=nonce)
-
-    map_text = notebook_map(cells, int(budget_tokens * MAP_SHARE), focus_ids=focus_ids)
-    omitted = omitted_cells(map_text)
-    if omitted:
-        cut.append(f"map: {omitted} of {len(cells)} cells omitted")
     focus_text, images, focus_cut = _focus(
         cells, focus_ids, int(chars * FOCUS_SHARE), model_takes_images
     )
     cut.extend(focus_cut)
     recent, older = _split_conversation(conversation, int(chars * CONVERSATION_SHARE), cut)
-
-    sections = [("Notebook map", wrap(map_text))]
+    sections: list[tuple[str, str]] = []
     if focus_text:
         sections.append(("Cells in focus", wrap(focus_text)))
     if memory:
@@ -264,22 +264,43 @@ def _assemble(
         receipts = _receipts(older_tool_results, int(chars * RECEIPTS_SHARE), cut)
         sections.append(("Tool calls so far (older results shortened)", wrap(receipts)))
     if latest_tool_result is not None:
-        result = latest_tool_result
-        excerpt = head_tail(result.content, int(chars * LATEST_TOOL_SHARE))
-        if excerpt.truncated:
-            cut.append(f"latest tool result: {excerpt.total_chars} characters, head and tail shown")
-        title = f"Latest tool result: {result.name}({result.arguments[:200]})"
-        sections.append((title + ("" if result.ok else " [failed]"), wrap(excerpt.text)))
-    state = "Notebook state (rebuilt at every step)\n\n" + "\n\n".join(
-        f"## {title}\n{body}" for title, body in sections
-    )
+        sections.append(
+            _latest_tool_section(latest_tool_result, int(chars * LATEST_TOOL_SHARE), cut, wrap)
+        )
     system = SYSTEM_PROMPT.format(nonce=nonce) + (f"\n\n{instructions}" if instructions else "")
-    messages = [*recent, ContextMessage("user", state)]
+    used = _tokens(system, [*recent, ContextMessage("user", _render_state(sections))])
+    map_tokens = max(int(budget_tokens * MAP_SHARE), int(budget_tokens * FILLED_SHARE) - used)
+    map_text = notebook_map(cells, map_tokens, focus_ids=focus_ids)
+    omitted = omitted_cells(map_text)
+    if omitted:
+        cut.append(f"map: {omitted} of {len(cells)} cells omitted")
+    sections.insert(0, ("Notebook map", wrap(map_text)))
+    messages = [*recent, ContextMessage("user", _render_state(sections))]
     if masker is not None:
         system = masker.mask(system)
         messages = [ContextMessage(m.role, masker.mask(m.content)) for m in messages]
-    tokens = estimate_tokens(system) + sum(estimate_tokens(m.content) + 4 for m in messages)
+    tokens = _tokens(system, messages)
     return ContextWindow(system, tuple(messages), tokens, tuple(cut), tuple(images), nonce)
+
+
+def _latest_tool_section(
+    result: ToolResult, budget_chars: int, cut: list[str], wrap: Callable[[str], str]
+) -> tuple[str, str]:
+    excerpt = head_tail(result.content, budget_chars)
+    if excerpt.truncated:
+        cut.append(f"latest tool result: {excerpt.total_chars} characters, head and tail shown")
+    title = f"Latest tool result: {result.name}({result.arguments[:200]})"
+    return title + ("" if result.ok else " [failed]"), wrap(excerpt.text)
+
+
+def _render_state(sections: Sequence[tuple[str, str]]) -> str:
+    return "Notebook state (rebuilt at every step)\n\n" + "\n\n".join(
+        f"## {title}\n{body}" for title, body in sections
+    )
+
+
+def _tokens(system: str, messages: Sequence[ContextMessage]) -> int:
+    return estimate_tokens(system) + sum(estimate_tokens(m.content) + 4 for m in messages)
 
 
 def _focus(
