@@ -1,4 +1,4 @@
-"""Short background tasks whose failures are logged rather than lost."""
+"""Short background tasks whose failures are logged rather than lost; future helpers."""
 
 from __future__ import annotations
 
@@ -20,3 +20,8 @@ def spawn_logged(
 
     task.add_done_callback(report)
     return task
+
+
+def succeeded(future: asyncio.Future[Any]) -> bool:
+    """``future`` is done with a result (not cancelled, no exception)."""
+    return future.done() and not future.cancelled() and future.exception() is None

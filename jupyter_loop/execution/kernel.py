@@ -13,6 +13,7 @@ import logging
 from typing import Any, Protocol
 
 from ..errors import Unavailable
+from ..tasks import succeeded
 
 
 class RunListener(Protocol):
@@ -40,6 +41,8 @@ class KernelChannel:
         """Connect (once) and wait until the kernel answers; raise if it does not."""
         if self._ready is None:
             self._ready = asyncio.ensure_future(self._connect(timeout))
+        elif succeeded(self._ready):
+            return  # connected: no trip through the event loop before a cell's execute
         try:
             await asyncio.shield(self._ready)
         except Exception:

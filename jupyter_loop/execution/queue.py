@@ -18,7 +18,7 @@ from pycrdt import Map
 
 from ..document import ORIGIN, CellNotFound, LiveDocuments, find_cell
 from ..errors import Conflict, JupyterLoopError
-from ..tasks import spawn_logged
+from ..tasks import spawn_logged, succeeded
 from . import board
 from .kernel import KernelChannel
 from .ledger import LedgerEntry, NullLedger, RunLedger
@@ -157,7 +157,7 @@ class KernelQueue:
     async def _ready(self) -> None:
         timeout = self._settings.kernel_ready_timeout
         starting = getattr(self._manager, "ready", None)
-        if isinstance(starting, asyncio.Future):
+        if isinstance(starting, asyncio.Future) and not succeeded(starting):
             try:
                 await asyncio.wait_for(asyncio.shield(starting), timeout)
             except Exception as e:

@@ -8,7 +8,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import BadRequest
 from .base import (
@@ -26,9 +26,11 @@ from .base import (
     Usage,
 )
 from .errors import BadToolArguments, ErrorKind, ProviderError
-from .ollama_provider import OllamaProvider
-from .openai_provider import OpenAIProvider
 from .retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from .ollama_provider import OllamaProvider
+    from .openai_provider import OpenAIProvider
 
 __all__ = [
     "PROVIDER_KINDS",
@@ -69,8 +71,26 @@ def make_provider(kind: str, **settings: Any) -> ModelProvider:
         BadRequest: ``kind`` is not one of :data:`PROVIDER_KINDS`.
     """
     if kind == "openai":
+        from .openai_provider import OpenAIProvider
+
         return OpenAIProvider(**settings)
     if kind == "ollama":
+        from .ollama_provider import OllamaProvider
+
         return OllamaProvider(**settings)
     known = ", ".join(repr(k) for k in PROVIDER_KINDS)
     raise BadRequest(f"Unknown model provider {kind!r}; expected one of {known}.")
+
+
+def __getattr__(name: str) -> Any:
+    # The client libraries (``openai`` alone takes most of a second) load when a provider
+    # is first needed, not when the server starts.
+    if name == "OpenAIProvider":
+        from .openai_provider import OpenAIProvider
+
+        return OpenAIProvider
+    if name == "OllamaProvider":
+        from .ollama_provider import OllamaProvider
+
+        return OllamaProvider
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
