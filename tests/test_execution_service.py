@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import pytest
@@ -308,3 +309,21 @@ async def test_run_and_wait_reports_each_outcome(write_notebook, start_kernel, j
         "c3": "aborted",
     }
     assert outcomes["c0"].execution_count == 1
+
+
+async def test_a_notebook_deleted_mid_run_still_gets_its_outputs_live(
+    write_notebook, start_kernel, run_cells, open_tab, api, caplog
+):
+    source = "import time\nfor i in range(12):\n    print(i, flush=True)\n    time.sleep(0.25)"
+    path = write_notebook("doomed.ipynb", source)
+    await start_kernel(path)
+    async with open_tab(path) as tab:
+        await run_cells(path, "c0")
+        await wait_for(lambda: tab.text("c0").startswith("0\n"))
+        await api("api", "contents", path, method="DELETE")
+        # The saves that follow fail; the run goes on and ends normally in the document.
+        await wait_for(lambda: tab.cell("c0").get("execution_count") == 1, timeout=30)
+        assert tab.text("c0") == "".join(f"{i}\n" for i in range(12))
+    # A failed save is a warning: no write or run of jupyter-loop failed.
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert not [message for message in errors if "jupyter-loop" in message], errors

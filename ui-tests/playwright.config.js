@@ -21,6 +21,9 @@ process.env.TARGET_URL = `http://localhost:${port}`;
 module.exports = {
   ...base,
   timeout: 120000,
+  // A notebook's first run waits for its kernel to start, which takes several seconds
+  // on a busy 2-core CI machine: the 5 s default made first-output checks flaky.
+  expect: { ...base.expect, timeout: 20000 },
   workers: 1,
   retries: process.env.CI ? 1 : 0,
   use: {

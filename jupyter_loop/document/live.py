@@ -188,14 +188,22 @@ class LiveDocuments:
     # -- saving --------------------------------------------------------------------
 
     async def save(self, room_id: str) -> None:
-        """Write the live document to its file now."""
+        """Write the live document to its file now.
+
+        A save that fails (the file was deleted or moved away mid-run, the disk is full) is
+        logged and does not stop the run: the outputs stay in the live document.
+        """
         room = self._room(room_id)
         if room is None:
             return
         self._last_save[room_id] = time.monotonic()
         task = room._save_to_disc()
-        if task is not None:
+        if task is None:
+            return
+        try:
             await task
+        except Exception as e:
+            self._log.warning("jupyter-loop could not save room %s: %s", room_id, e)
 
     def save_soon(self, room_id: str, delay: float = 0.5) -> None:
         """Save within ``delay`` seconds; requests made meanwhile share that one save.
