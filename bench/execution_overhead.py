@@ -3,8 +3,9 @@
 Starts a real ``jupyter server`` (127.0.0.1) with jupyter-loop, opens a notebook session,
 and times ``1 + 1`` N times each way, interleaved, on the same kernel:
 
-* jupyter-loop: from the REST request until a Y client joined to the notebook's room
-  sees the run marked done (what a browser tab waits for);
+* jupyter-loop: from the REST request (over a kept-alive connection, as a browser sends
+  it) until a Y client joined to the notebook's room sees the run marked done (what a
+  browser tab waits for);
 * raw: an ``AsyncKernelClient`` on the kernel's connection file, from ``execute`` until
   the reply and the idle status have both arrived.
 
@@ -25,6 +26,11 @@ from jupyter_client.asynchronous import AsyncKernelClient
 from pycrdt import Map, Provider
 
 from jupyter_loop.testing.server_process import ServerProcess
+
+SETTLE = 0.02
+"""Pause before each timed run, so each starts on a settled kernel and server (the kernel
+still records history and the server still reads the previous run's messages just after
+a run): one run's latency, as a user running a cell sees it, for both ways alike."""
 
 
 async def raw_run(client: AsyncKernelClient) -> float:
@@ -74,7 +80,9 @@ async def main(runs: int) -> None:
                 await server.timed_run("bench.ipynb", kernel_id, board, timeout=10)
             raw, loop = [], []
             for _ in range(runs):
+                await asyncio.sleep(SETTLE)
                 raw.append(await raw_run(client))
+                await asyncio.sleep(SETTLE)
                 loop.append(await server.timed_run("bench.ipynb", kernel_id, board, timeout=10))
         client.stop_channels()
     finally:
