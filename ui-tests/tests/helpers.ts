@@ -1,4 +1,4 @@
-import { IJupyterLabPageFixture } from '@jupyterlab/galata';
+import { expect, IJupyterLabPageFixture } from '@jupyterlab/galata';
 import { Page } from '@playwright/test';
 import * as fs from 'fs';
 import * as path from 'path';
@@ -36,8 +36,30 @@ export async function notebookWithCells(
   for (const source of sources.slice(1)) {
     await page.notebook.addCell('code', source);
   }
-  await page.notebook.save();
+  // The server saves the shared notebook by itself. An explicit save can race that
+  // autosave and stop on JupyterLab's "File Changed" dialog, so wait for it instead.
+  const typed = await page.evaluate(() => {
+    const panel = window.galata.app.shell.currentWidget as any;
+    const cells = panel.content.model.sharedModel.cells as {
+      getSource(): string;
+    }[];
+    return {
+      path: panel.context.path as string,
+      sources: cells.map(cell => cell.getSource())
+    };
+  });
+  await expect
+    .poll(() => sourcesOnDisk(typed.path), { timeout: 30000 })
+    .toEqual(typed.sources);
   return name;
+}
+
+function sourcesOnDisk(notebookPath: string): string[] | null {
+  const cells = readNotebookOnDisk(notebookPath)?.cells as
+    { source: string | string[] }[] | undefined;
+  return (
+    cells?.map(cell => ([] as string[]).concat(cell.source).join('')) ?? null
+  );
 }
 
 /** Run the active notebook's cell `index` with Shift+Enter, without waiting for it. */
