@@ -3,6 +3,7 @@ import { Locator, Page } from '@playwright/test';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import { notebookWithCells } from './helpers';
 
 /**
  * The scripted model server the test server talks to (see
@@ -136,24 +137,12 @@ export async function screenshot(
   await target.screenshot({ path: file });
 }
 
-/**
- * Create a notebook with a code cell per source, opened in `page`; returns its
- * name. Unlike `notebookWithCells` it does not wait for an explicit save (the
- * shared document is live on the server, which saves it by itself), because
- * jupyter-collaboration's save request sometimes gets no reply.
- */
+/** {@link notebookWithCells}, left in command mode (the panel takes the keyboard next). */
 export async function liveNotebook(
   page: IJupyterLabPageFixture,
   ...sources: string[]
 ): Promise<string> {
-  const name = await page.notebook.createNew();
-  if (!name) {
-    throw new Error('JupyterLab did not create a notebook');
-  }
-  await page.notebook.setCell(0, 'code', sources[0]);
-  for (const source of sources.slice(1)) {
-    await page.notebook.addCell('code', source);
-  }
+  const name = await notebookWithCells(page, ...sources);
   await page.keyboard.press('Escape');
   return name;
 }
