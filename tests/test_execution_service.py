@@ -13,6 +13,17 @@ from tornado.httpclient import HTTPClientError
 LOOP = ("print('line', 1)\nprint('line', 2)", "1 + 1")
 
 
+def counting(count: int, pause: float) -> str:
+    """A cell printing 0 .. count-1, one line every ``pause`` seconds."""
+    body = f"    print(i, flush=True)\n    time.sleep({pause})"
+    return f"import time\nfor i in range({count}):\n{body}"
+
+
+def counted(count: int) -> str:
+    """What :func:`counting` prints."""
+    return "".join(f"{i}\n" for i in range(count))
+
+
 def finished(read_notebook: Any, path: str, index: int = 0) -> Any:
     def check() -> Any:
         notebook = read_notebook(path)
@@ -44,7 +55,7 @@ async def test_two_tabs_see_the_same_live_outputs(
 ):
     path = write_notebook(
         "shared.ipynb",
-        "import time\nfor i in range(3):\n    print(i, flush=True)\n    time.sleep(0.3)",
+        counting(3, 0.3),
     )
     await start_kernel(path)
     async with open_tab(path) as first, open_tab(path) as second:
@@ -176,18 +187,17 @@ async def test_empty_cell_is_cleared_without_running(
 async def test_run_outlives_the_room_cleanup_delay(
     write_notebook, read_notebook, start_kernel, run_cells, open_tab, jp_serverapp
 ):
-    source = "import time\nfor i in range(8):\n    print(i, flush=True)\n    time.sleep(0.25)"
-    path = write_notebook("long.ipynb", source)
+    path = write_notebook("long.ipynb", counting(8, 0.25))
     await start_kernel(path)
     async with open_tab(path) as tab:
         await run_cells(path, "c0")
         await wait_for(lambda: tab.text("c0").startswith("0\n"))
     # The only tab closed; the room must stay alive (pinned) and saved until the run ends.
     cell = await wait_for(finished(read_notebook, path), timeout=30)
-    assert cell.outputs[0]["text"] == "".join(f"{i}\n" for i in range(8))
+    assert cell.outputs[0]["text"] == counted(8)
     async with open_tab(path) as tab:
         await wait_for(lambda: tab.notebook.cell_number)
-        assert tab.text("c0") == "".join(f"{i}\n" for i in range(8))
+        assert tab.text("c0") == counted(8)
         assert tab.cell("c0")["execution_count"] == 1
 
 
@@ -314,8 +324,7 @@ async def test_run_and_wait_reports_each_outcome(write_notebook, start_kernel, j
 async def test_a_notebook_deleted_mid_run_still_gets_its_outputs_live(
     write_notebook, start_kernel, run_cells, open_tab, api, caplog
 ):
-    source = "import time\nfor i in range(12):\n    print(i, flush=True)\n    time.sleep(0.25)"
-    path = write_notebook("doomed.ipynb", source)
+    path = write_notebook("doomed.ipynb", counting(12, 0.25))
     await start_kernel(path)
     async with open_tab(path) as tab:
         await run_cells(path, "c0")
@@ -323,7 +332,7 @@ async def test_a_notebook_deleted_mid_run_still_gets_its_outputs_live(
         await api("api", "contents", path, method="DELETE")
         # The saves that follow fail; the run goes on and ends normally in the document.
         await wait_for(lambda: tab.cell("c0").get("execution_count") == 1, timeout=30)
-        assert tab.text("c0") == "".join(f"{i}\n" for i in range(12))
+        assert tab.text("c0") == counted(12)
     # A failed save is a warning: no write or run of jupyter-loop failed.
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     assert not [message for message in errors if "jupyter-loop" in message], errors
