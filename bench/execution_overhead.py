@@ -61,17 +61,8 @@ async def main(runs: int) -> None:
     server.start()
     try:
         await server.ready()
-        session = await server.api(
-            "api", "sessions", method="POST",
-            body={"path": "bench.ipynb", "type": "notebook", "kernel": {"name": "python3"}},
-        )  # fmt: skip
-        kernel_id = session["kernel"]["id"]
-        client = AsyncKernelClient(
-            connection_file=str(home / "runtime" / f"kernel-{kernel_id}.json")
-        )
-        client.load_connection_file()
-        client.start_channels()
-        await client.wait_for_ready(timeout=60)
+        kernel_id = await server.start_kernel("bench.ipynb")
+        client = await server.kernel_client(kernel_id)
         channel, document = await server.open_room("bench.ipynb")
         async with Provider(document.ydoc, channel):
             board = document.ydoc.get("jupyter_loop:execution", type=Map)

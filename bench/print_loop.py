@@ -128,17 +128,8 @@ async def main(runs: int, lines: int) -> None:
     assert server.process is not None
     try:
         await server.ready()
-        session = await server.api(
-            "api", "sessions", method="POST",
-            body={"path": PATH, "type": "notebook", "kernel": {"name": "python3"}},
-        )  # fmt: skip
-        kernel_id = session["kernel"]["id"]
-        client = AsyncKernelClient(
-            connection_file=str(home / "runtime" / f"kernel-{kernel_id}.json")
-        )
-        client.load_connection_file()
-        client.start_channels()
-        await client.wait_for_ready(timeout=60)
+        kernel_id = await server.start_kernel(PATH)
+        client = await server.kernel_client(kernel_id)
         channel, document = await server.open_room(PATH)
         raw: list[float] = []
         loop: list[float] = []

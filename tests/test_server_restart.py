@@ -35,10 +35,7 @@ async def test_a_crash_mid_run_keeps_saved_outputs_and_marks_the_cut(server: Ser
     (server.root / path).write_text(notebook_json(LOOP, "print('queued')"), encoding="utf-8")
     server.start()
     await server.ready()
-    await server.api(
-        "api", "sessions", method="POST",
-        body={"path": path, "type": "notebook", "name": "", "kernel": {"name": "python3"}},
-    )  # fmt: skip
+    await server.start_kernel(path)
     await server.api(
         "api", "jupyter-loop", "runs", method="POST", body={"path": path, "cell_ids": ["c0", "c1"]}
     )

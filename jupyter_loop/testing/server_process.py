@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_ydoc import YNotebook
 from pycrdt import Map
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
@@ -110,6 +111,24 @@ class ServerProcess:
             return nbformat.reads((self.root / path).read_text(encoding="utf-8"), as_version=4)
         except (ValueError, FileNotFoundError):
             return None
+
+    async def start_kernel(self, path: str) -> str:
+        """Open a notebook session for ``path``, as JupyterLab does; return its kernel id."""
+        session = await self.api(
+            "api", "sessions", method="POST",
+            body={"path": path, "type": "notebook", "name": "", "kernel": {"name": "python3"}},
+        )  # fmt: skip
+        return str(session["kernel"]["id"])
+
+    async def kernel_client(self, kernel_id: str) -> AsyncKernelClient:
+        """A raw ``jupyter_client`` client of that kernel, its channels started and ready."""
+        client = AsyncKernelClient(
+            connection_file=str(self.home / "runtime" / f"kernel-{kernel_id}.json")
+        )
+        client.load_connection_file()
+        client.start_channels()
+        await client.wait_for_ready(timeout=60)
+        return client
 
     async def open_room(self, path: str) -> tuple[TornadoChannel, YNotebook]:
         """A channel to the notebook's room and an empty document to sync through it."""

@@ -76,6 +76,13 @@ export const panelPlugin: JupyterFrontEndPlugin<void> = {
     };
     const lastTurnId = () =>
       currentSession()?.conversation.turns().slice(-1)[0]?.turnId ?? null;
+    const lastTurnHasProposals = (...states: string[]): boolean => {
+      const turnId = lastTurnId();
+      const proposals = turnId
+        ? currentSession()?.proposals.forTurn(turnId)
+        : undefined;
+      return !!proposals?.some(p => states.includes(p.state));
+    };
 
     app.commands.addCommand(CommandIDs.openPanel, {
       label: 'Open AI Assistant',
@@ -113,15 +120,7 @@ export const panelPlugin: JupyterFrontEndPlugin<void> = {
     });
     app.commands.addCommand(CommandIDs.acceptAll, {
       label: 'Accept All AI Proposals of the Last Turn',
-      isEnabled: () => {
-        const turnId = lastTurnId();
-        return (
-          !!turnId &&
-          !!currentSession()
-            ?.proposals.forTurn(turnId)
-            .some(p => p.state === 'pending')
-        );
-      },
+      isEnabled: () => lastTurnHasProposals('pending'),
       execute: () => {
         const turnId = lastTurnId();
         return turnId ? currentSession()?.acceptAll(turnId) : undefined;
@@ -129,15 +128,7 @@ export const panelPlugin: JupyterFrontEndPlugin<void> = {
     });
     app.commands.addCommand(CommandIDs.rejectAll, {
       label: 'Reject All AI Proposals of the Last Turn',
-      isEnabled: () => {
-        const turnId = lastTurnId();
-        return (
-          !!turnId &&
-          !!currentSession()
-            ?.proposals.forTurn(turnId)
-            .some(p => p.state === 'pending' || p.state === 'stale')
-        );
-      },
+      isEnabled: () => lastTurnHasProposals('pending', 'stale'),
       execute: () => {
         const turnId = lastTurnId();
         return turnId ? currentSession()?.rejectAll(turnId) : undefined;

@@ -1,4 +1,4 @@
-import { expect, test } from '@jupyterlab/galata';
+import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
 
 import {
   ModelServer,
@@ -177,16 +177,7 @@ test('the model picker lists the server’s models and the choice is a setting',
     'scripted-vision'
   ]);
   await picker.selectOption('scripted-vision');
-  await expect
-    .poll(() =>
-      page.evaluate(async () => {
-        const plugin = await (
-          window as any
-        ).jupyterapp.serviceManager.settings.fetch('jupyter-loop:agent');
-        return plugin.settings?.model;
-      })
-    )
-    .toBe('scripted-vision');
+  await expect.poll(() => savedModelSetting(page)).toBe('scripted-vision');
 
   await model.script({ text: 'Seen with the vision model.' });
   await ask(page, 'Which model is this?');
@@ -199,14 +190,15 @@ test('the model picker lists the server’s models and the choice is a setting',
   );
   // Back to the default, for the other tests.
   await picker.selectOption('scripted-tools');
-  await expect
-    .poll(() =>
-      page.evaluate(async () => {
-        const plugin = await (
-          window as any
-        ).jupyterapp.serviceManager.settings.fetch('jupyter-loop:agent');
-        return plugin.settings?.model;
-      })
-    )
-    .toBe('scripted-tools');
+  await expect.poll(() => savedModelSetting(page)).toBe('scripted-tools');
 });
+
+/** The model chosen in the assistant's settings, as JupyterLab stored it. */
+function savedModelSetting(page: IJupyterLabPageFixture): Promise<unknown> {
+  return page.evaluate(async () => {
+    const plugin = await (
+      window as any
+    ).jupyterapp.serviceManager.settings.fetch('jupyter-loop:agent');
+    return plugin.settings?.model;
+  });
+}
