@@ -130,11 +130,6 @@ class SecretMasker:
         self._tokens = token_patterns
         self._mask = mask
 
-    @property
-    def literal_count(self) -> int:
-        """How many distinct configured and environment values are masked."""
-        return len(self._literals)
-
     def mask(self, text: str) -> str:
         """``text`` with every secret replaced by the mask."""
         if self._pattern is None or not text:

@@ -7,7 +7,6 @@ from jupyter_loop.execution.ops import (
     AppendStream,
     ClearOutputs,
     UpdateDisplay,
-    coalesce,
     op_from_message,
 )
 
@@ -68,20 +67,3 @@ def test_update_without_display_id_is_ignored():
 
 def test_status_messages_produce_nothing():
     assert op_from_message(message("status", execution_state="busy")) is None
-
-
-def test_coalesce_merges_runs_of_the_same_stream_only():
-    ops = [
-        AppendStream("stdout", "a"),
-        AppendStream("stdout", "b"),
-        AppendStream("stderr", "c"),
-        ClearOutputs(),
-        AppendStream("stdout", "d"),
-        AppendStream("stdout", "e"),
-    ]
-    assert coalesce(ops) == [
-        AppendStream("stdout", "ab"),
-        AppendStream("stderr", "c"),
-        ClearOutputs(),
-        AppendStream("stdout", "de"),
-    ]

@@ -34,11 +34,6 @@ def current_turn(notebook: YNotebook) -> dict[str, Any] | None:
     return dict(value) if isinstance(value, dict) else None
 
 
-def current_approval(notebook: YNotebook) -> dict[str, Any] | None:
-    value = agent_map(notebook).get("approval")
-    return dict(value) if isinstance(value, dict) else None
-
-
 class LiveTurn:
     """Writes one turn's state and entries into the notebook's shared document."""
 

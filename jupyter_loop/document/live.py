@@ -146,9 +146,6 @@ class LiveDocuments:
         finally:
             self.unpin(room_id)
 
-    def is_pinned(self, room_id: str) -> bool:
-        return self._pins[room_id] > 0
-
     def _hold(self, room_id: str) -> None:
         room = self._room(room_id)
         if room is None:

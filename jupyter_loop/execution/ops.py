@@ -86,28 +86,3 @@ def _display_id(content: dict[str, Any]) -> str | None:
     transient = content.get("transient") or {}
     display_id = transient.get("display_id")
     return str(display_id) if display_id else None
-
-
-def coalesce(ops: list[OutputOp]) -> list[OutputOp]:
-    """Merge runs of same-name stream chunks, as JupyterLab merges them on display."""
-    merged: list[OutputOp] = []
-    parts: list[str] = []
-    for op in ops:
-        previous = merged[-1] if merged else None
-        if (
-            isinstance(op, AppendStream)
-            and isinstance(previous, AppendStream)
-            and previous.name == op.name
-        ):
-            parts.append(op.text)
-            continue
-        _close_stream(merged, parts)
-        merged.append(op)
-        parts = [op.text] if isinstance(op, AppendStream) else []
-    _close_stream(merged, parts)
-    return merged
-
-
-def _close_stream(merged: list[OutputOp], parts: list[str]) -> None:
-    if len(parts) > 1 and isinstance(merged[-1], AppendStream):
-        merged[-1] = AppendStream(merged[-1].name, "".join(parts))

@@ -44,7 +44,7 @@ from ..tasks import spawn_logged
 from .budget import OutputBudget
 from .cell_outputs import CellOutputs, SyncPlan
 from .masking import OutputMasking
-from .ops import AppendOutput, OutputOp
+from .ops import OutputOp
 from .outputs_store import OutputStore, RunKey, RunRecorder
 
 CellMutation = Callable[[YNotebook, Map], None]
@@ -159,7 +159,6 @@ class CellWriter:
         *,
         interval: float,
         log: logging.Logger,
-        on_display: Callable[[str, CellWriter], None] | None = None,
         policy: OutputPolicy | None = None,
     ) -> None:
         self.room_id = room_id
@@ -167,7 +166,6 @@ class CellWriter:
         self._docs = docs
         self._interval = interval
         self._log = log
-        self._on_display = on_display
         self._policy = policy or OutputPolicy()
         self._timer: asyncio.TimerHandle | None = None
         self._lock = asyncio.Lock()
@@ -209,8 +207,6 @@ class CellWriter:
         """Apply an edit; the document shows it within ``interval`` seconds."""
         for masked in self._masking.ops(op) if self._masking is not None else [op]:
             self._take(masked)
-            if isinstance(masked, AppendOutput) and masked.display_id and self._on_display:
-                self._on_display(masked.display_id, self)
         self._schedule(self._interval)
 
     def _take(self, op: OutputOp) -> None:
