@@ -80,7 +80,11 @@ class JupyterLoopApp(ExtensionApp, AgentConfig, OutputsConfig, MaskingConfig):
         self.outputs = self.output_store(self.data_dir)
         self.outputs.sweep()
         masker = self.secret_masker(self.openai_api_key)
-        outputs = self.output_policy(self.outputs, server.base_url, masker)
+        self.journal = self.output_journal(self.data_dir, self.log)
+        if self.journal is not None:
+            self.journal.start()
+            self.documents.on_saved(self.journal.saved)
+        outputs = self.output_policy(self.outputs, server.base_url, masker, self.journal)
         self.execution = ExecutionService(
             self.documents,
             server.kernel_manager,
@@ -129,3 +133,5 @@ class JupyterLoopApp(ExtensionApp, AgentConfig, OutputsConfig, MaskingConfig):
         await asyncio.wait_for(self.agent.stop(), timeout=10)
         await asyncio.wait_for(self.execution.stop(), timeout=10)
         await self.documents.stop()
+        if self.journal is not None:
+            await asyncio.wait_for(self.journal.stop(), timeout=10)

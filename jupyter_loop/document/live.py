@@ -18,7 +18,7 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -61,6 +61,7 @@ class LiveDocuments:
         self._last_save: dict[str, float] = {}
         self._pending_saves: set[str] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._save_listeners: list[Callable[[str, float], None]] = []
 
     # -- resolving -----------------------------------------------------------------
 
@@ -193,7 +194,7 @@ class LiveDocuments:
         room = self._room(room_id)
         if room is None:
             return
-        self._last_save[room_id] = time.monotonic()
+        started = self._last_save[room_id] = time.monotonic()
         task = room._save_to_disc()
         if task is None:
             return
@@ -201,6 +202,14 @@ class LiveDocuments:
             await task
         except Exception as e:
             self._log.warning("jupyter-loop could not save room %s: %s", room_id, e)
+            return
+        for listener in self._save_listeners:
+            listener(room_id, started)
+
+    def on_saved(self, listener: Callable[[str, float], None]) -> None:
+        """Call ``listener(room_id, started)`` after each save this object makes; the file
+        then holds at least what the document held at monotonic time ``started``."""
+        self._save_listeners.append(listener)
 
     def save_soon(self, room_id: str, delay: float = 0.5) -> None:
         """Save within ``delay`` seconds; requests made meanwhile share that one save.

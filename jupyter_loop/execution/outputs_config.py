@@ -5,14 +5,16 @@ outputs. Which secrets are masked is ``MaskingConfig``'s (shared with the agent)
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
-from traitlets import Float, Int
+from traitlets import Bool, Float, Int
 from traitlets.config import Configurable
 
 from ..secrets import SecretMasker
 from .budget import MIN_TOTAL, OutputBudget
 from .outputs_store import FileOutputStore
+from .wal import OutputJournal
 from .writer import OutputPolicy
 
 OUTPUTS_PATH = "api/jupyter-loop/outputs"
@@ -56,6 +58,41 @@ class OutputsConfig(Configurable):
         ),
     )
 
+    journal_interval = Float(
+        0.2,
+        allow_none=True,
+        config=True,
+        help=(
+            "Outputs of runs in flight are journalled on disk, so a crash of the server "
+            "loses at most this many seconds of them: their journal is written (group "
+            "commit) at most this often (default 0.2). None or 0: no journal; a crash "
+            "loses what came since the notebook was last saved."
+        ),
+    )
+
+    journal_fsync = Bool(
+        True,
+        config=True,
+        help=(
+            "fsync the output journal at every commit (default True), so it survives a "
+            "power cut as well as a killed server. False leaves the flushing to the OS."
+        ),
+    )
+
+    def output_journal(self, data_dir: str, log: logging.Logger) -> OutputJournal | None:
+        """The journal of outputs of runs in flight, under ``data_dir``/journal."""
+        if not self.journal_interval:
+            return None
+        budget = self.output_budget_bytes or 0
+        full = self.full_output_max_bytes
+        return OutputJournal(
+            Path(data_dir) / "journal",
+            log,
+            fsync=self.journal_fsync,
+            interval=self.journal_interval,
+            max_run_bytes=(budget + full) if full else None,
+        )
+
     def output_store(self, data_dir: str) -> FileOutputStore:
         """The store of full outputs, under ``data_dir``/outputs."""
         return FileOutputStore(
@@ -65,7 +102,11 @@ class OutputsConfig(Configurable):
         )
 
     def output_policy(
-        self, store: FileOutputStore, base_url: str, masker: SecretMasker | None
+        self,
+        store: FileOutputStore,
+        base_url: str,
+        masker: SecretMasker | None,
+        journal: OutputJournal | None = None,
     ) -> OutputPolicy:
         """How the writer treats outputs: masking, budget, store and links."""
         budget = self.output_budget_bytes
@@ -74,4 +115,5 @@ class OutputsConfig(Configurable):
             masker=masker,
             store=store,
             link_prefix=f"{base_url.rstrip('/')}/{OUTPUTS_PATH}",
+            journal=journal,
         )

@@ -24,6 +24,7 @@ from .kernel import KernelChannel
 from .ledger import LedgerEntry, NullLedger, RunLedger
 from .ops import AppendStream, UpdateDisplay
 from .run import KERNEL_DIED, CellJob, CellRun, RunOutcome
+from .wal import RunEnd
 from .writer import CellWriter, OutputPolicy
 
 _NOTE_PREFIX = "[jupyter-loop] "
@@ -146,7 +147,8 @@ class KernelQueue:
         if outcome.note:
             writer.push(AppendStream("stderr", f"{_NOTE_PREFIX}{outcome.note}\n"))
         await writer.end_run(
-            then=lambda notebook, ycell: self._finish(notebook, ycell, run, outcome)
+            then=lambda notebook, ycell: self._finish(notebook, ycell, run, outcome),
+            ending=RunEnd(outcome.status, outcome.execution_count, outcome.note),
         )
         # Save at once when nothing else of this notebook is queued; a Run All saves
         # a little later, once for several cells.

@@ -1,12 +1,17 @@
 """After a server restart: end the runs the previous process left in flight.
 
-Their markers may have come back with the room (from the YStore), and the cell that was
-running lost whatever it would still have printed: it gets a visible note, queued cells
-simply go back to idle. Whatever was saved before the restart stays.
+Their markers may have come back with the room (from the YStore), and the file holds
+their outputs only up to its last save. A run with an output journal (:mod:`.wal`) gets
+its outputs back from it, replayed through the ordinary writer (masked, within the
+budget, the full output stored), so the cell holds everything that reached the server
+up to one journal commit before the crash. The cell that was running then gets a
+visible note that its run was cut off; a run that had ended but was not saved yet gets
+its ending (count, status) back; queued cells simply go back to idle.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 from jupyter_ydoc import YNotebook
@@ -16,18 +21,37 @@ from ..document import ORIGIN, LiveDocuments, find_cell
 from ..errors import JupyterLoopError
 from . import board
 from .ledger import LedgerEntry
-from .ops import AppendStream
-from .writer import CellWriter
+from .ops import AppendStream, ClearOutputs
+from .wal import JournalRecord, OutputJournal, RunEnd
+from .writer import CellWriter, OutputPolicy
 
 CUT_OFF = "This run was cut off by a restart of the Jupyter server; its later output is lost."
 
 
 async def close_interrupted_runs(
-    entries: list[LedgerEntry], docs: LiveDocuments, log: logging.Logger
+    entries: list[LedgerEntry],
+    docs: LiveDocuments,
+    log: logging.Logger,
+    *,
+    journal: OutputJournal | None = None,
+    policy: OutputPolicy | None = None,
 ) -> int:
-    """Mark every listed run as ended; returns how many cells were changed."""
+    """Mark every listed run as ended, replaying journals; returns how many cells changed."""
+    records = journal.leftovers() if journal is not None else []
+    replayed = {record.run_id for record in records}
+    # Replays write through a writer that journals nothing (the journal being replayed).
+    replay_policy = dataclasses.replace(policy or OutputPolicy(), journal=None)
     changed = 0
+    for record in records:
+        try:
+            changed += await _replay(record, docs, replay_policy, log)
+        except JupyterLoopError as e:
+            log.info("jupyter-loop could not replay run %s: %s", record.run_id, e.message)
+        if journal is not None:
+            journal.forget(record)
     for entry in entries:
+        if entry.run_id in replayed:
+            continue
         try:
             changed += await _close(entry, docs, log)
         except JupyterLoopError as e:
@@ -35,25 +59,61 @@ async def close_interrupted_runs(
     return changed
 
 
+async def _replay(
+    record: JournalRecord, docs: LiveDocuments, policy: OutputPolicy, log: logging.Logger
+) -> int:
+    async with docs.pinned(record.room_id):
+        notebook = await docs.notebook(record.room_id)
+        if not _owns_markers(notebook, record.cell_id, record.run_id):
+            return 0
+        writer = CellWriter(
+            docs, record.room_id, record.cell_id, interval=0, log=log, policy=policy
+        )
+        writer.reset(record.run_id)
+        # The run cleared the cell when it started: its journal is the whole output.
+        writer.push(ClearOutputs())
+        for op in record.ops:
+            writer.push(op)
+        ending = record.end or RunEnd("cut_off", note=CUT_OFF)
+        if record.end is None:
+            writer.push(AppendStream("stderr", f"[jupyter-loop] {CUT_OFF}\n"))
+        await writer.end_run(then=lambda nb, ycell: _mark(nb, ycell, record.run_id, ending))
+        await docs.save(record.room_id)
+    log.info("jupyter-loop replayed run %s of cell %s", record.run_id, record.cell_id)
+    return 1
+
+
 async def _close(entry: LedgerEntry, docs: LiveDocuments, log: logging.Logger) -> int:
     async with docs.pinned(entry.room_id):
         notebook = await docs.notebook(entry.room_id)
-        marker = board.marker(notebook, entry.cell_id) or {}
-        if marker.get("run_id") not in (None, entry.run_id):
-            return 0  # the cell ran again since; that run owns the markers
+        if not _owns_markers(notebook, entry.cell_id, entry.run_id):
+            return 0
         if entry.state == "running":
+            ending = RunEnd("cut_off", note=CUT_OFF)
             writer = CellWriter(docs, entry.room_id, entry.cell_id, interval=0, log=log)
             writer.push(AppendStream("stderr", f"[jupyter-loop] {CUT_OFF}\n"))
-            await writer.flush(then=lambda nb, ycell: _end(nb, ycell, entry, "cut_off"))
+            await writer.flush(then=lambda nb, ycell: _mark(nb, ycell, entry.run_id, ending))
         else:
             _, ycell = find_cell(notebook, entry.cell_id)
             with notebook.ydoc.transaction(origin=ORIGIN):
-                _end(notebook, ycell, entry, "aborted")
+                _mark(notebook, ycell, entry.run_id, RunEnd("aborted"))
         await docs.save(entry.room_id)
     log.info("jupyter-loop closed run %s of cell %s", entry.run_id, entry.cell_id)
     return 1
 
 
-def _end(notebook: YNotebook, ycell: Map, entry: LedgerEntry, status: str) -> None:
-    note = CUT_OFF if status == "cut_off" else None
-    board.mark_done(notebook, ycell, run_id=entry.run_id, status=status, note=note)
+def _owns_markers(notebook: YNotebook, cell_id: str, run_id: str) -> bool:
+    """False when the cell ran again since: that later run owns its markers."""
+    marker = board.marker(notebook, cell_id) or {}
+    return marker.get("run_id") in (None, run_id)
+
+
+def _mark(notebook: YNotebook, ycell: Map, run_id: str, ending: RunEnd) -> None:
+    board.mark_done(
+        notebook,
+        ycell,
+        run_id=run_id,
+        status=ending.status,
+        execution_count=ending.execution_count,
+        note=ending.note,
+    )

@@ -50,7 +50,10 @@ class ExecutionService:
         """End the runs a previous server process left in flight (see ``recovery``)."""
         interrupted = self._ledger.load()
         self._ledger.forget_previous()
-        return await close_interrupted_runs(interrupted, self._docs, self._log)
+        outputs = self._settings.outputs
+        return await close_interrupted_runs(
+            interrupted, self._docs, self._log, journal=outputs.journal, policy=outputs
+        )
 
     async def stop(self) -> None:
         self._events.remove_listener(schema_id=KERNEL_ACTIONS, listener=self._on_kernel_action)

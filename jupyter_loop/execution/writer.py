@@ -46,6 +46,7 @@ from .cell_outputs import CellOutputs, SyncPlan
 from .masking import OutputMasking
 from .ops import OutputOp
 from .outputs_store import OutputStore, RunKey, RunRecorder
+from .wal import OutputJournal, RunEnd, RunJournal
 
 CellMutation = Callable[[YNotebook, Map], None]
 
@@ -62,6 +63,8 @@ class OutputPolicy:
             (``/api/jupyter-loop/outputs`` on a server at ``/``).
         catch_up_interval: Seconds between rewrites of a long output's tail.
         clock: Monotonic seconds (a seam for tests).
+        journal: Journals every run's output edits ahead of the document (``None``: no
+            journal; a crash loses what came since the last save).
     """
 
     budget: OutputBudget | None = None
@@ -70,6 +73,7 @@ class OutputPolicy:
     link_prefix: str = "/api/jupyter-loop/outputs"
     catch_up_interval: float = 1.0
     clock: Callable[[], float] = time.monotonic
+    journal: OutputJournal | None = None
 
 
 class _Records:
@@ -194,12 +198,19 @@ class CellWriter:
         self._doc_tail: int | None = None  # bytes of the document's last output, a stream
         self._running = run_id is not None
         self._backlog: list[OutputOp] = []  # edits waiting for the content (forgotten)
+        self._journal: RunJournal | None = None
+        if run_id is not None and policy.journal is not None:
+            self._journal = policy.journal.open(self.room_id, self.cell_id, run_id)
 
-    async def end_run(self, then: CellMutation | None = None) -> None:
+    async def end_run(self, then: CellMutation | None = None, ending: RunEnd | None = None) -> None:
         """The run is over: flush as :meth:`flush` does, then let go of the outputs'
-        content (the document holds it; a later display update takes it back)."""
+        content (the document holds it; a later display update takes it back). The
+        journal records ``ending`` (how the run ended) and takes no more edits."""
         self._running = False
         await self.flush(then)
+        if self._journal is not None:
+            self._journal.end(ending or RunEnd("ok"))
+            self._journal = None
 
     # -- buffering -------------------------------------------------------------------
 
@@ -210,6 +221,8 @@ class CellWriter:
         self._schedule(self._interval)
 
     def _take(self, op: OutputOp) -> None:
+        if self._journal is not None:
+            self._journal.append(op)  # masked, as the document gets it
         if self._model.forgotten:
             self._backlog.append(op)
         else:

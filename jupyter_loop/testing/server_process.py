@@ -47,6 +47,16 @@ class ServerProcess:
         self.process: subprocess.Popen[bytes] | None = None
         self._connection: http.client.HTTPConnection | None = None
 
+    @property
+    def ystore(self) -> Path:
+        """jupyter-collaboration's store of Y updates, its cache of the live documents.
+
+        jupyter-collaboration 5 opens the store without its configuration (the
+        ``db_path`` option below reaches only version 4), so the store lands in the
+        working directory: the server runs in ``home`` to keep it there."""
+        configured = self.home / "ystore.db"
+        return configured if configured.exists() else self.home / ".jupyter_ystore.db"
+
     def start(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
         env = {
@@ -55,8 +65,7 @@ class ServerProcess:
             "JUPYTER_RUNTIME_DIR": str(self.home / "runtime"),
             "JUPYTER_CONFIG_DIR": str(self.home / "config"),
         }
-        command = [
-            sys.executable, "-m", "jupyter", "server",
+        defaults = [
             "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}",
             "--ServerApp.port_retries=0", "--ServerApp.open_browser=False",
             "--ServerApp.allow_root=True", f"--ServerApp.root_dir={self.root}",
@@ -65,11 +74,20 @@ class ServerProcess:
             f"--BaseFileIdManager.db_path={self.home / 'fileid.db'}",
             "--YDocExtension.document_save_delay=0.5",
             "--JupyterLoopApp.save_interval=0.5",
-            *self.options,
         ]  # fmt: skip
+        # An option given twice stops the extension from loading: ``options`` replace
+        # the defaults of the same name.
+        given = {option.split("=", 1)[0] for option in self.options}
+        kept = [option for option in defaults if option.split("=", 1)[0] not in given]
+        command = [sys.executable, "-m", "jupyter", "server", *kept, *self.options]
         log = (self.home / f"server-{time.time_ns()}.log").open("wb")
         self.process = subprocess.Popen(
-            command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            command,
+            env=env,
+            cwd=self.home,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
 
     def kill(self) -> None:

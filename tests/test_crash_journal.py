@@ -1,0 +1,79 @@
+"""A real server SIGKILLed mid-run, with saving held back: the output journal brings back
+every line that reached the server, in the file and in the reopened notebook."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import notebook_json, wait_for
+from pycrdt import Provider
+
+from jupyter_loop.testing.server_process import ServerProcess
+
+LOOP = "import time\nfor i in range(2000):\n    print(i, flush=True)\n    time.sleep(0.05)"
+# Saving is held back for the whole test: without the journal, the file would keep none of
+# the run's lines through the crash.
+LINES_PER_COMMIT = 6  # 0.2 s of the loop's lines, and a little for the fsync
+NO_SAVES = (
+    "--JupyterLoopApp.save_interval=3600",
+    "--YDocExtension.document_save_delay=3600",
+)
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ServerProcess]:
+    process = ServerProcess(tmp_path, *NO_SAVES)
+    yield process
+    process.kill()
+
+
+def printed(outputs: Any) -> list[int]:
+    text = "".join("".join(o.get("text", "")) for o in outputs if o.get("name") == "stdout")
+    return [int(line) for line in text.split()]
+
+
+@pytest.mark.timeout(180)
+async def test_a_crash_loses_no_line_that_reached_the_server(server: ServerProcess):
+    path = "crash.ipynb"
+    server.root.mkdir(parents=True)
+    (server.root / path).write_text(notebook_json(LOOP), encoding="utf-8")
+    server.start()
+    await server.ready()
+    await server.start_kernel(path)
+    channel, live = await server.open_room(path)
+    async with Provider(live.ydoc, channel):
+        await wait_for(lambda: live.cell_number == 1)
+        await server.api(
+            "api", "jupyter-loop", "runs", method="POST", body={"path": path, "cell_ids": ["c0"]}
+        )
+        await wait_for(lambda: len(printed(live.get_cell(0)["outputs"])) >= 60, timeout=60)
+        seen = printed(live.get_cell(0)["outputs"])
+        server.kill()
+    assert seen == list(range(len(seen)))
+    # The file (and our journal) must carry the outputs through a crash. The YStore is
+    # jupyter-collaboration's cache, written in batches, that may or may not have kept
+    # them: without it the test sees only what jupyter-loop guarantees.
+    server.ystore.unlink()
+
+    server.start()
+    await server.ready()
+    after = await wait_for(
+        lambda: (nb := server.saved(path)) and "restart" in str(nb.cells[0].outputs) and nb,
+        timeout=60,
+    )
+    kept = printed(after.cells[0].outputs)
+    # Every line is in the file, in order, then the note, up to the last journal commit:
+    # a tab sees a line within 0.05 s, the journal has it within 0.2 s (4 lines here).
+    assert kept == list(range(len(kept)))
+    assert len(kept) >= len(seen) - LINES_PER_COMMIT, (len(kept), len(seen))
+    assert "cut off by a restart" in after.cells[0].outputs[-1]["text"]
+
+    channel, reopened = await server.open_room(path)
+    async with Provider(reopened.ydoc, channel):
+        await wait_for(lambda: reopened.cell_number == 1)
+        assert printed(reopened.get_cell(0)["outputs"]) == kept
+    # The replayed journal is gone: a second restart replays nothing again.
+    assert not list((server.home / "data" / "jupyter_loop" / "journal").glob("*.jsonl"))
