@@ -54,7 +54,13 @@ def jp_server_config(
                 "document_cleanup_delay": rtc_cleanup_delay,
                 "document_save_delay": 0.5,
             },
-            "JupyterLoopApp": {"save_interval": 1.0, **loop_config},
+            # State of its own per test: runs and journals left by one test's server must
+            # not be recovered by the next one's.
+            "JupyterLoopApp": {
+                "save_interval": 1.0,
+                "data_dir": str(tmp_path / "jupyter_loop"),
+                **loop_config,
+            },
         }
     )
 

@@ -77,3 +77,15 @@ async def test_a_crash_loses_no_line_that_reached_the_server(server: ServerProce
         assert printed(reopened.get_cell(0)["outputs"]) == kept
     # The replayed journal is gone: a second restart replays nothing again.
     assert not list((server.home / "data" / "jupyter_loop" / "journal").glob("*.jsonl"))
+
+
+async def test_a_finished_runs_journal_goes_once_its_notebook_is_saved(
+    tmp_path: Path, write_notebook, read_notebook, start_kernel, run_cells
+):
+    path = write_notebook("done.ipynb", "for i in range(3):\n    print(i)")
+    await start_kernel(path)
+    journals = tmp_path / "jupyter_loop" / "journal"
+    await run_cells(path, "c0")
+    saved = await wait_for(lambda: (nb := read_notebook(path)) and nb.cells[0].outputs and nb)
+    assert saved.cells[0].outputs[0]["text"] == "0\n1\n2\n"
+    await wait_for(lambda: journals.is_dir() and not list(journals.glob("*.jsonl")))
