@@ -60,8 +60,11 @@ class Reply:
         cut_after: Close the connection after this many stream events (None: never).
         chunk_size: Characters per text or arguments chunk.
         delay: Seconds to wait before each stream event.
-        endpoint: Which requests take this reply: ``"chat"`` (chat completions and
-            ``/api/chat``), ``"models"`` (``/v1/models``, ``/api/tags``) or ``"show"``.
+        endpoint: Which requests take this reply: ``"chat"`` (chat completions,
+            ``/api/chat`` and ``/api/generate``), ``"models"`` (``/v1/models``,
+            ``/api/tags``) or ``"show"``.
+        requires: Taken only by a request whose body contains this text (``""``: any), so
+            a test can script an answer that depends on what the model was sent.
     """
 
     text: str = ""
@@ -75,6 +78,7 @@ class Reply:
     chunk_size: int = 4
     delay: float = 0.0
     endpoint: str = "chat"
+    requires: str = ""
 
     def __post_init__(self) -> None:
         if self.endpoint not in ENDPOINTS:

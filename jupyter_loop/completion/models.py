@@ -1,0 +1,73 @@
+"""One completion call to a model: fill-in-the-middle where the provider offers it (Ollama's
+``suffix``), a chat prompt otherwise; chat replies wrapped in code fences are unwrapped.
+
+Example:
+    >>> fences = FenceFilter()
+    >>> fences.feed("```py") + fences.feed("thon\\nprice_eur") + fences.feed('_2024"]\\n```')
+    'price_eur_2024"]'
+    >>> fences.flush()
+    ''
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from ..agent.providers import ChatMessage, ModelEvent, ModelProvider
+from .context import CompletionPrompt
+
+MAX_TOKENS = 256
+"""Tokens a completion may generate at most: ghost text is a line or a short block."""
+_OPTIONS_OLLAMA: dict[str, Any] = {"num_predict": MAX_TOKENS, "temperature": 0.1}
+_OPTIONS_OPENAI: dict[str, Any] = {"max_tokens": MAX_TOKENS, "temperature": 0.1}
+
+
+def complete(
+    provider: ModelProvider, model: str, prompt: CompletionPrompt
+) -> AsyncIterator[ModelEvent]:
+    """Stream a completion; closing the iterator closes the model request."""
+    fill_in_middle = getattr(provider, "fill_in_middle", None)
+    if fill_in_middle is not None:
+        stream: AsyncIterator[ModelEvent] = fill_in_middle(
+            model=model, prompt=prompt.prefix, suffix=prompt.suffix, options=_OPTIONS_OLLAMA
+        )
+        return stream
+    messages = (ChatMessage("system", prompt.system), ChatMessage("user", prompt.user))
+    return provider.stream(model=model, messages=messages, tools=(), options=_OPTIONS_OPENAI)
+
+
+class FenceFilter:
+    """Drops a Markdown code fence around a streamed chat answer.
+
+    The opening fence line is held back until its newline arrives; a closing fence is held
+    back until the answer ends (it is dropped then).
+    """
+
+    def __init__(self) -> None:
+        self._head: str | None = ""  # None once the start is known not to be a fence
+        self._tail = ""
+
+    def feed(self, text: str) -> str:
+        """The part of ``text`` that can be shown now."""
+        if self._head is not None:
+            self._head += text
+            if not "```".startswith(self._head[:3]):
+                text, self._head = self._head, None
+            elif "\n" in self._head:
+                text, self._head = self._head.split("\n", 1)[1], None
+            else:
+                return ""
+        text = self._tail + text
+        newline = text.rfind("\n")
+        if newline >= 0 and "```".startswith(text[newline + 1 :].strip()):
+            self._tail = text[newline:]  # perhaps the closing fence, perhaps a blank line
+            return text[:newline]
+        self._tail = ""
+        return text
+
+    def flush(self) -> str:
+        """What is left when the answer ends (a held-back closing fence is dropped)."""
+        held = self._head or ""
+        tail, self._tail = self._tail, ""
+        return held if tail.strip() == "```" else held + tail
