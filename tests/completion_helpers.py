@@ -14,7 +14,9 @@ import nbformat
 COMPLETION = ("api", "jupyter-loop", "completion")
 #: What the first cell printed: the column name appears in its output, not its source.
 TABLE = "   price_eur_2024  qty\n0           10.50    3\n1            7.25    1\n"
+#: What a chat model answers to ``df["pr``, and what the editor is to insert.
 ANSWER = 'price_eur_2024"]'
+INSERTED = 'ice_eur_2024"]'
 
 
 def notebook_with_table(root: Path, path: str = "prices.ipynb", secret: str = "") -> str:

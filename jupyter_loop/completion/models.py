@@ -1,7 +1,13 @@
 """One completion call to a model: fill-in-the-middle where the provider offers it (Ollama's
-``suffix``), a chat prompt otherwise; chat replies wrapped in code fences are unwrapped.
+``suffix``), a chat prompt otherwise; what the model says is tidied as it streams: a code
+fence around it is dropped, and so is a repeat of the word the user was typing (chat models
+tend to answer ``price_eur_2024`` to ``df["pr``, where the editor needs ``ice_eur_2024``).
 
 Example:
+    >>> trim = RepeatTrimmer('df["pr')
+    >>> trim.feed("p") + trim.feed('rice_eur_2024"]')
+    'ice_eur_2024"]'
+
     >>> fences = FenceFilter()
     >>> fences.feed("```py") + fences.feed("thon\\nprice_eur") + fences.feed('_2024"]\\n```')
     'price_eur_2024"]'
@@ -11,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -35,6 +42,34 @@ def complete(
         return stream
     messages = (ChatMessage("system", prompt.system), ChatMessage("user", prompt.user))
     return provider.stream(model=model, messages=messages, tools=(), options=_OPTIONS_OPENAI)
+
+
+_PARTIAL_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class RepeatTrimmer:
+    """Drops the start of an answer that repeats the word being typed before the cursor."""
+
+    def __init__(self, before: str) -> None:
+        found = _PARTIAL_WORD.search(before)
+        self._word = found.group(0) if found else ""
+        self._held: str | None = "" if self._word else None  # None: decided
+
+    def feed(self, text: str) -> str:
+        """The part of ``text`` that can be shown now."""
+        if self._held is None:
+            return text
+        self._held += text
+        word, held = self._word, self._held
+        if len(held) < len(word) and word.startswith(held):
+            return ""  # perhaps the repeat, not known yet
+        self._held = None
+        return held[len(word) :] if held.startswith(word) else held
+
+    def flush(self) -> str:
+        """What is held back when the answer ends."""
+        held, self._held = self._held or "", None
+        return held
 
 
 class FenceFilter:

@@ -22,7 +22,7 @@ from ..agent.settings import AgentSettings
 from ..document import LiveDocuments
 from ..errors import JupyterLoopError
 from .context import CompletionPrompt, build_prompt, neighbours
-from .models import FenceFilter, complete
+from .models import FenceFilter, RepeatTrimmer, complete
 from .payloads import CompletionRequest
 from .variables import VariableRecord, VariableSource
 
@@ -148,17 +148,17 @@ class CompletionService:
     ) -> None:
         try:
             model = request.model or await self._default_model(provider)
-            fences = FenceFilter()
+            fences, repeat = FenceFilter(), RepeatTrimmer(request.before)
             events = complete(provider, model, prompt)
             try:
                 async for event in events:
                     if isinstance(event, TextDelta):
-                        self._put(job, fences.feed(event.text))
+                        self._put(job, repeat.feed(fences.feed(event.text)))
                     elif isinstance(event, Usage):
                         self.usage.input_tokens += event.input_tokens
                         self.usage.output_tokens += event.output_tokens
                     elif isinstance(event, StreamEnd):
-                        self._put(job, fences.flush())
+                        self._put(job, repeat.feed(fences.flush()) + repeat.flush())
             finally:
                 aclose = getattr(events, "aclose", None)
                 if aclose is not None:

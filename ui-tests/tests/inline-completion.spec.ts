@@ -1,0 +1,68 @@
+import { expect, galata, test } from '@jupyterlab/galata';
+
+import { ModelServer, cellSources, liveNotebook } from './agent-helpers';
+import { cellText } from './helpers';
+
+const model = ModelServer.of();
+const INLINE = '@jupyterlab/completer-extension:inline-completer';
+
+// The test server turns our provider off (it would answer other tests' keystrokes);
+// here it is on, as for a user, with a short debounce.
+test.use({
+  mockSettings: {
+    ...galata.DEFAULT_SETTINGS,
+    [INLINE]: {
+      providers: {
+        'jupyter-loop:inline': {
+          enabled: true,
+          debouncerDelay: 200,
+          timeout: 15000
+        }
+      }
+    }
+  }
+});
+
+test.beforeEach(async () => {
+  await model.reset();
+});
+
+test('ghost text completes a column the previous cell printed; Tab accepts it', async ({
+  page
+}) => {
+  // The column name is only in the output: the source builds it.
+  await liveNotebook(
+    page,
+    'name = "price_eur_" + str(2000 + 24)\nprint(f"{name:>16}  qty")\nprint(f"{10.5:>16}  {3:>3}")',
+    ''
+  );
+  await page.notebook.runCell(0);
+  await expect.poll(() => cellText(page, 0)).toContain('price_eur_2024');
+
+  // Answered only when the prompt carries the column name (from the output).
+  // Like chat models do, the answer repeats the "pr" being typed: the ghost
+  // text must not.
+  await model.script({
+    text: 'price_eur_2024"]',
+    requires: 'price_eur_2024',
+    chunk_size: 3,
+    delay: 0.03
+  });
+  await page.notebook.enterCellEditingMode(1);
+  await page.keyboard.type('df["pr');
+
+  const ghost = page.locator('.jp-GhostText');
+  await expect(ghost).toHaveText('ice_eur_2024"]', { timeout: 20000 });
+  await page.keyboard.press('Tab');
+  await expect
+    .poll(async () => (await cellSources(page))[1])
+    .toBe('df["price_eur_2024"]');
+  await expect(ghost).toHaveCount(0);
+
+  const requests = await fetch(`${model.url}/_requests`).then(r => r.json());
+  const sent = JSON.stringify(
+    requests.filter((r: { path: string }) => r.path === '/v1/chat/completions')
+  );
+  expect(sent).toContain('price_eur_2024');
+  expect(sent).toContain('df[\\"pr<CURSOR>');
+});
