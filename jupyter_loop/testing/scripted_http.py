@@ -36,12 +36,14 @@ class RecordedRequest:
         path: The URL path (``/v1/chat/completions``).
         body: The parsed JSON body (None for none).
         headers: The request headers, names lower-cased.
+        received_at: ``time.monotonic()`` when its headers had arrived (benchmarks).
     """
 
     method: str
     path: str
     body: Any
     headers: Mapping[str, str]
+    received_at: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         """The request as ``GET /_requests`` lists it."""
@@ -167,6 +169,7 @@ class _Handler(BaseHTTPRequestHandler):
     # -- dispatch ------------------------------------------------------------------------
 
     def _handle(self, method: str) -> None:
+        received_at = time.monotonic()
         path = urlsplit(self.path).path.rstrip("/") or "/"
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
@@ -182,7 +185,7 @@ class _Handler(BaseHTTPRequestHandler):
         recorded = None
         if not path.startswith("/_"):
             headers = {name.lower(): value for name, value in self.headers.items()}
-            recorded = RecordedRequest(method, path, body, headers)
+            recorded = RecordedRequest(method, path, body, headers, received_at)
             self.server.state.record(recorded)
         self._body_text = raw.decode("utf-8", "replace")
         try:
