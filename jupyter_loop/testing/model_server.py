@@ -7,7 +7,8 @@ Endpoints: ``POST /v1/chat/completions`` (JSON or SSE), ``GET /v1/models``,
 ``POST /api/chat`` (NDJSON or JSON), ``POST /api/generate`` (with ``suffix`` for
 fill-in-the-middle), ``GET /api/tags``, ``POST /api/show``; and, for
 tests in other languages, ``POST /_script`` (a JSON list of replies), ``GET /_requests``,
-``POST /_reset`` and ``POST /_models``.
+``GET /_aborted`` (requests whose client left mid-answer), ``POST /_reset`` and
+``POST /_models``.
 
 Example:
     >>> from jupyter_loop.testing import ScriptedModelServer, say

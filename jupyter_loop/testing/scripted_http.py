@@ -303,6 +303,11 @@ class _Handler(BaseHTTPRequestHandler):
     def _requests(self, body: Any) -> None:
         self._send_json(200, [r.to_json() for r in self.server.state.recorded()])
 
+    def _aborted(self, body: Any) -> None:
+        with self.server.state.lock:
+            aborted = [r.to_json() for r in self.server.state.aborted]
+        self._send_json(200, aborted)
+
     def _reset(self, body: Any) -> None:
         self.server.state.reset()
         self._send_json(200, {})
@@ -394,6 +399,7 @@ _ROUTES: dict[tuple[str, str], Callable[[_Handler, Any], None]] = {
     ("GET", "/"): _Handler._root,
     ("POST", "/_script"): _Handler._script,
     ("GET", "/_requests"): _Handler._requests,
+    ("GET", "/_aborted"): _Handler._aborted,
     ("POST", "/_reset"): _Handler._reset,
     ("POST", "/_models"): _Handler._models,
 }

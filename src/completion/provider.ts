@@ -82,8 +82,12 @@ export class LoopInlineProvider implements IInlineCompletionProvider {
     this._flights.get(editorId)?.controller.abort();
     const controller = new AbortController();
     const source = cell.model.sharedModel;
-    const abort = () => controller.abort();
-    // Typing on (any change of the cell) makes this suggestion stale.
+    // Typing on (any edit of the cell's text) makes this suggestion stale.
+    const abort = (_: unknown, change: { sourceChange?: unknown }) => {
+      if (change.sourceChange) {
+        controller.abort();
+      }
+    };
     source.changed.connect(abort);
     const flight: IFlight = {
       chunks: this._source.stream(

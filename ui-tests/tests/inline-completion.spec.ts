@@ -66,3 +66,32 @@ test('ghost text completes a column the previous cell printed; Tab accepts it', 
   expect(sent).toContain('price_eur_2024');
   expect(sent).toContain('df[\\"pr<CURSOR>');
 });
+
+test('typing on aborts the model call of a suggestion still streaming', async ({
+  page
+}) => {
+  await liveNotebook(page, 'x = 1', '');
+  await model.script({
+    text: ' + 1'.repeat(200),
+    requires: 'slow_suggestion',
+    chunk_size: 4,
+    delay: 0.05
+  });
+  await page.notebook.enterCellEditingMode(1);
+  await page.keyboard.type('slow_suggestion = x');
+  const ghost = page.locator('.jp-GhostText');
+  await expect(ghost).toContainText('+ 1 + 1', { timeout: 20000 });
+
+  await page.keyboard.type(' *');
+  await expect
+    .poll(
+      async () => {
+        const aborted = await fetch(`${model.url}/_aborted`).then(r =>
+          r.json()
+        );
+        return JSON.stringify(aborted).includes('slow_suggestion');
+      },
+      { timeout: 20000 }
+    )
+    .toBe(true);
+});
