@@ -16,7 +16,8 @@ test.use({
         'jupyter-loop:inline': {
           enabled: true,
           debouncerDelay: 200,
-          timeout: 15000
+          timeout: 15000,
+          model: 'scripted-plain' // the server's default is scripted-tools
         }
       }
     }
@@ -64,6 +65,7 @@ test('ghost text completes a column the previous cell printed; Tab accepts it', 
     requests.filter((r: { path: string }) => r.path === '/v1/chat/completions')
   );
   expect(sent).toContain('price_eur_2024');
+  expect(sent).toContain('"model":"scripted-plain"');
   expect(sent).toContain('df[\\"pr<CURSOR>');
 });
 
