@@ -123,6 +123,19 @@ async def test_a_new_request_from_the_same_editor_cancels_the_previous(
     assert (await api(*COMPLETION, "status"))["usage"]["cancelled"] == 1
 
 
+async def test_two_requests_at_once_from_one_editor_make_one_model_call(
+    jp_fetch, jp_root_dir, model_server
+):
+    path = notebook_with_table(jp_root_dir)  # not loaded yet: the first prompt takes a while
+    model_server.set_default_reply(say(ANSWER, delay=0.05))
+    answers = await asyncio.gather(
+        stream(jp_fetch, request(path)), stream(jp_fetch, request(path, before='df["pri'))
+    )
+    assert sorted(text_of(answer) for answer in answers) == ["", 'ce_eur_2024"]']
+    answered = len(model_server.bodies(OPENAI_CHAT)) - len(model_server.aborted)
+    assert answered == 1
+
+
 @pytest.mark.parametrize(
     ("body", "words", "code"),
     [

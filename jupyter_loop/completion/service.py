@@ -77,6 +77,11 @@ class CompletionJob:
         if self.task is not None and not self.task.done():
             self.task.cancel()
 
+    def end(self) -> None:
+        """End a job that makes no model call: an empty answer."""
+        self.queue.put_nowait(CompletionChunk(done=True))
+        self.queue.put_nowait(None)
+
 
 class CompletionService:
     """Inline completions for notebook cells."""
@@ -119,25 +124,34 @@ class CompletionService:
                 call, so the handler answers 4xx).
         """
         previous = self._jobs.pop(request.editor_id, None)
-        if previous is not None and previous.task is not None and not previous.task.done():
+        if previous is not None:
             previous.cancel()
             self.usage.cancelled += 1
         job = CompletionJob(request.editor_id)
         if self._provider is None:
-            job.queue.put_nowait(CompletionChunk(done=True))
-            job.queue.put_nowait(None)
+            job.end()
             return job
-        prompt = await self._prompt(request)
+        self._jobs[request.editor_id] = job  # before any await: a newer request sees it
+        try:
+            prompt = await self._prompt(request)
+        except BaseException:
+            self._forget(job)
+            raise
+        if self._jobs.get(request.editor_id) is not job:
+            job.end()  # a newer request from the editor came while the prompt was built
+            return job
         self.usage.requests += 1
         job.task = asyncio.create_task(self._run(request, prompt, job, self._provider))
         job.task.add_done_callback(lambda _: self._finished(job))
-        self._jobs[request.editor_id] = job
         return job
+
+    def _forget(self, job: CompletionJob) -> None:
+        if self._jobs.get(job.editor_id) is job:
+            del self._jobs[job.editor_id]
 
     def _finished(self, job: CompletionJob) -> None:
         job.queue.put_nowait(None)  # also when cancelled before it ever ran
-        if self._jobs.get(job.editor_id) is job:
-            del self._jobs[job.editor_id]
+        self._forget(job)
 
     async def _run(
         self,
