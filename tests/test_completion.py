@@ -215,5 +215,5 @@ class TestNoProvider:
         assert lines(await stream(jp_fetch, request(path))) == [{"done": True, "error": None}]
         status = await api(*COMPLETION, "status")
         assert status["configured"] is False
-        assert "OPENAI_API_KEY" in status["hint"]
+        assert "OPENAI_API_KEY" in status["hint"] and "Inline completions" in status["hint"]
         assert status["usage"]["requests"] == 0 and status["usage"]["failures"] == 0
