@@ -97,3 +97,26 @@ test('typing on aborts the model call of a suggestion still streaming', async ({
     )
     .toBe(true);
 });
+
+test('listed and switchable in Settings → Inline Completer', async ({
+  page
+}) => {
+  const listed = await page.evaluate(async id => {
+    const registry = await window.galata.getPlugin(
+      '@jupyterlab/apputils-extension:settings'
+    );
+    const settings = await registry!.load(id);
+    const providers = settings.schema.properties!.providers.properties!;
+    const ours = providers['jupyter-loop:inline'];
+    return {
+      title: ours?.title,
+      options: Object.keys(ours?.properties ?? {}).sort(),
+      composite: (settings.composite.providers as any)['jupyter-loop:inline']
+    };
+  }, INLINE);
+  expect(listed.title).toBe('jupyter-loop AI provider');
+  expect(listed.options).toEqual(
+    expect.arrayContaining(['enabled', 'debouncerDelay', 'timeout', 'model'])
+  );
+  expect(listed.composite.enabled).toBe(true);
+});
