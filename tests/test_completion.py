@@ -23,7 +23,7 @@ from completion_helpers import (
 from conftest import wait_for
 from tornado.httpclient import HTTPClientError
 
-from jupyter_loop.testing import fail, say
+from jupyter_loop.testing import ScriptedModel, fail, say
 
 pytest_plugins = ["model_fixtures"]
 
@@ -162,10 +162,14 @@ async def test_bad_requests_get_a_4xx_with_a_message(
 class TestOllama:
     @pytest.fixture
     def loop_config(self, model_server):
+        model_server.set_models(
+            ScriptedModel("scripted-coder", capabilities=("completion", "insert")),
+            ScriptedModel("scripted-chat", capabilities=("completion", "tools")),
+        )
         return {
             "agent_provider": "ollama",
             "ollama_host": model_server.ollama_host,
-            "completion_model": "scripted-plain",
+            "completion_model": "scripted-coder",
             "secrets": [CANARY],
         }
 
@@ -176,7 +180,7 @@ class TestOllama:
         body = request(path, before='total = df["pr', after=f"].sum()  # {CANARY}")
         assert text_of(await stream(jp_fetch, body)) == INSERTED
         (sent,) = model_server.bodies(OLLAMA_GENERATE)
-        assert sent["model"] == "scripted-plain"
+        assert sent["model"] == "scripted-coder"
         assert sent["prompt"].endswith('total = df["pr')
         assert "price_eur_2024" in sent["prompt"]
         assert sent["suffix"].startswith("].sum()")
@@ -198,9 +202,26 @@ class TestOllama:
 
     async def test_a_missing_model_says_so(self, jp_fetch, jp_root_dir, model_server):
         path = notebook_with_table(jp_root_dir)
-        model_server.script(fail(404, "model 'scripted-plain' not found"))
+        model_server.script(fail(404, "model 'scripted-coder' not found"))
         last = lines(await stream(jp_fetch, request(path)))[-1]
-        assert "does not have the model 'scripted-plain'" in last["error"]
+        assert "does not have the model 'scripted-coder'" in last["error"]
+
+    async def test_a_model_that_cannot_fill_in_the_middle_gets_a_chat_prompt(
+        self, jp_fetch, api, jp_root_dir, model_server
+    ):
+        path = notebook_with_table(jp_root_dir)
+        model_server.set_default_reply(say(ANSWER))
+        for _ in range(2):
+            body = request(path, after="\nprint(total)", model="scripted-chat")
+            assert text_of(await stream(jp_fetch, body)) == INSERTED
+        # Refused once (400 "does not support insert"), then asked by chat only.
+        assert [r.path for r in model_server.requests] == [
+            OLLAMA_GENERATE,
+            OLLAMA_CHAT,
+            OLLAMA_CHAT,
+        ]
+        assert "price_eur_2024" in model_server.bodies(OLLAMA_CHAT)[0]["messages"][-1]["content"]
+        assert (await api(*COMPLETION, "status"))["usage"]["failures"] == 0
 
 
 class TestNoProvider:

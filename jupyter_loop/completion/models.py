@@ -30,13 +30,26 @@ _OPTIONS_OLLAMA: dict[str, Any] = {"num_predict": MAX_TOKENS, "temperature": 0.1
 _OPTIONS_OPENAI: dict[str, Any] = {"max_tokens": MAX_TOKENS, "temperature": 0.1}
 
 
+_NO_INSERT = re.compile(r"does not support insert", re.IGNORECASE)
+
+
+def says_no_fill_in_middle(message: str) -> bool:
+    """Whether a provider's error says the model cannot fill in the middle (Ollama's words
+    for a model whose template has no suffix)."""
+    return bool(_NO_INSERT.search(message))
+
+
 def complete(
-    provider: ModelProvider, model: str, prompt: CompletionPrompt
+    provider: ModelProvider, model: str, prompt: CompletionPrompt, *, fill_in_middle: bool = True
 ) -> AsyncIterator[ModelEvent]:
-    """Stream a completion; closing the iterator closes the model request."""
-    fill_in_middle = getattr(provider, "fill_in_middle", None)
-    if fill_in_middle is not None:
-        stream: AsyncIterator[ModelEvent] = fill_in_middle(
+    """Stream a completion; closing the iterator closes the model request.
+
+    Fill-in-the-middle where the provider offers it and ``fill_in_middle`` allows it, a
+    chat prompt otherwise.
+    """
+    fill = getattr(provider, "fill_in_middle", None) if fill_in_middle else None
+    if fill is not None:
+        stream: AsyncIterator[ModelEvent] = fill(
             model=model, prompt=prompt.prefix, suffix=prompt.suffix, options=_OPTIONS_OLLAMA
         )
         return stream

@@ -22,7 +22,7 @@ from ..agent.settings import AgentSettings
 from ..document import LiveDocuments
 from ..errors import JupyterLoopError
 from .context import CompletionPrompt, build_prompt, neighbours
-from .models import FenceFilter, RepeatTrimmer, complete
+from .models import FenceFilter, RepeatTrimmer, complete, says_no_fill_in_middle
 from .payloads import CompletionRequest
 from .variables import VariableRecord, VariableSource
 
@@ -102,6 +102,8 @@ class CompletionService:
         self._masker = settings.make_masker()
         self._provider: ModelProvider | None = settings.make_provider()
         self._listed_model: str | None = None
+        self._chat_only: set[str] = set()
+        """Models that said they cannot fill in the middle."""
         self._jobs: dict[str, CompletionJob] = {}
         self.usage = CompletionUsage()
 
@@ -162,21 +164,14 @@ class CompletionService:
     ) -> None:
         try:
             model = request.model or await self._default_model(provider)
-            fences, repeat = FenceFilter(), RepeatTrimmer(request.before)
-            events = complete(provider, model, prompt)
+            fill_in_middle = model not in self._chat_only
             try:
-                async for event in events:
-                    if isinstance(event, TextDelta):
-                        self._put(job, repeat.feed(fences.feed(event.text)))
-                    elif isinstance(event, Usage):
-                        self.usage.input_tokens += event.input_tokens
-                        self.usage.output_tokens += event.output_tokens
-                    elif isinstance(event, StreamEnd):
-                        self._put(job, repeat.feed(fences.flush()) + repeat.flush())
-            finally:
-                aclose = getattr(events, "aclose", None)
-                if aclose is not None:
-                    await aclose()  # closes the model's HTTP stream at once
+                await self._answer(job, provider, model, prompt, request.before, fill_in_middle)
+            except ProviderError as e:
+                if not (fill_in_middle and says_no_fill_in_middle(e.message)):
+                    raise
+                self._chat_only.add(model)  # ask this model with a chat prompt from now on
+                await self._answer(job, provider, model, prompt, request.before, False)
         except JupyterLoopError as e:
             self._failed(job, e.message)
             return
@@ -185,6 +180,32 @@ class CompletionService:
             self._failed(job, f"The completion failed: {e}")
             return
         job.queue.put_nowait(CompletionChunk(done=True))
+
+    async def _answer(
+        self,
+        job: CompletionJob,
+        provider: ModelProvider,
+        model: str,
+        prompt: CompletionPrompt,
+        before: str,
+        fill_in_middle: bool,
+    ) -> None:
+        """Stream the model's answer, tidied, into the job's queue."""
+        fences, repeat = FenceFilter(), RepeatTrimmer(before)
+        events = complete(provider, model, prompt, fill_in_middle=fill_in_middle)
+        try:
+            async for event in events:
+                if isinstance(event, TextDelta):
+                    self._put(job, repeat.feed(fences.feed(event.text)))
+                elif isinstance(event, Usage):
+                    self.usage.input_tokens += event.input_tokens
+                    self.usage.output_tokens += event.output_tokens
+                elif isinstance(event, StreamEnd):
+                    self._put(job, repeat.feed(fences.flush()) + repeat.flush())
+        finally:
+            aclose = getattr(events, "aclose", None)
+            if aclose is not None:
+                await aclose()  # closes the model's HTTP stream at once
 
     def _failed(self, job: CompletionJob, message: str) -> None:
         self.usage.failures += 1

@@ -160,7 +160,7 @@ class ScriptedModel:
         name: The model's name (``/api/tags``, ``/v1/models``).
         capabilities: Ollama's capability list; None: omit it (older Ollama). A chat
             request with tools to a model whose list lacks ``"tools"`` is refused (400),
-            as Ollama does.
+            as Ollama does; so is fill-in-the-middle (a ``suffix``) without ``"insert"``.
         context_length: The trained context length in ``model_info``.
         template: The prompt template (older Ollama's only hint of tool support).
         family: The architecture name.
@@ -175,6 +175,10 @@ class ScriptedModel:
     def refuses_tools(self) -> bool:
         """Whether a request with tools gets "does not support tools"."""
         return self.capabilities is not None and "tools" not in self.capabilities
+
+    def refuses_insert(self) -> bool:
+        """Whether ``/api/generate`` with a ``suffix`` gets "does not support insert"."""
+        return self.capabilities is not None and "insert" not in self.capabilities
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ScriptedModel:

@@ -269,6 +269,10 @@ class _Handler(BaseHTTPRequestHandler):
     def _ollama_generate(self, body: Any) -> None:
         """``/api/generate``: a prompt (and a ``suffix`` for fill-in-the-middle), answered
         with NDJSON ``response`` parts."""
+        known = self.server.state.model(str(body.get("model", "")))
+        if body.get("suffix") and known is not None and known.refuses_insert():
+            self._send_json(400, {"error": f'"{known.name}" does not support insert'})
+            return
         reply = self._chat_reply(body)
         if reply.failed:
             self._send_json(reply.status, wire.ollama_error(reply), reply.headers)

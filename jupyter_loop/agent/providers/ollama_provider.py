@@ -181,6 +181,7 @@ class OllamaProvider:
         if self._num_ctx:
             request_options.setdefault("num_ctx", self._num_ctx)
         parts = None
+        last: ollama.GenerateResponse | None = None
         try:
             parts = await self._client.generate(
                 model=model,
@@ -190,14 +191,14 @@ class OllamaProvider:
                 options=request_options or None,
                 keep_alive=self._keep_alive,
             )
-            last: ollama.GenerateResponse | None = None
             async for part in parts:
                 if last is None or not last.done:
                     if part.response:
                         yield TextDelta(part.response)
                     last = part
         except _FAILURES as e:
-            raise self._error(e, model, streaming=parts is not None) from None
+            # The request is sent on the first read: a refusal comes before any part.
+            raise self._error(e, model, streaming=last is not None) from None
         finally:
             await _close(parts)
         if last is None or not last.done:
