@@ -13,6 +13,9 @@ from traitlets import Float, Unicode, default
 from .agent.config import AgentConfig
 from .agent.handlers import route_table as agent_routes
 from .agent.service import AgentService
+from .completion.config import CompletionConfig
+from .completion.handlers import route_table as completion_routes
+from .completion.service import CompletionService
 from .document import LiveDocuments
 from .execution.ledger import RunLedger
 from .execution.outputs_config import OutputsConfig
@@ -23,7 +26,7 @@ from .masking_config import MaskingConfig
 from .outputs_handlers import route_table as output_routes
 
 
-class JupyterLoopApp(ExtensionApp, AgentConfig, OutputsConfig, MaskingConfig):
+class JupyterLoopApp(ExtensionApp, AgentConfig, OutputsConfig, MaskingConfig, CompletionConfig):
     """Runs notebook cells on the server and writes their outputs to the shared notebook."""
 
     name = "jupyter_loop"
@@ -114,6 +117,11 @@ class JupyterLoopApp(ExtensionApp, AgentConfig, OutputsConfig, MaskingConfig):
         )
         self.agent.start()
         self.settings.update({"jupyter_loop_agent": self.agent})
+        # The kernel's variables reach completions through a VariableSource (not wired yet).
+        self.completion = CompletionService(
+            self.documents, self.agent.settings, self.completion_model, self.log
+        )
+        self.settings.update({"jupyter_loop_completion": self.completion})
 
     async def _recover(self) -> None:
         try:
@@ -128,8 +136,10 @@ class JupyterLoopApp(ExtensionApp, AgentConfig, OutputsConfig, MaskingConfig):
         self.handlers.extend(route_table())
         self.handlers.extend(output_routes())
         self.handlers.extend(agent_routes())
+        self.handlers.extend(completion_routes())
 
     async def stop_extension(self) -> None:
+        await asyncio.wait_for(self.completion.stop(), timeout=10)
         await asyncio.wait_for(self.agent.stop(), timeout=10)
         await asyncio.wait_for(self.execution.stop(), timeout=10)
         await self.documents.stop()

@@ -1,6 +1,7 @@
 import { JupyterFrontEndPlugin } from '@jupyterlab/application';
 
 import { agentPlugin } from './agent/plugin';
+import { completionPlugin } from './completion/plugin';
 import { executorPlugin, markersPlugin } from './execution/plugin';
 import { panelPlugin } from './panel/plugin';
 import { proposalsPlugin } from './proposals/plugin';
@@ -10,7 +11,8 @@ const plugins: JupyterFrontEndPlugin<unknown>[] = [
   markersPlugin,
   agentPlugin,
   panelPlugin,
-  proposalsPlugin
+  proposalsPlugin,
+  completionPlugin
 ];
 
 export default plugins;

@@ -240,3 +240,38 @@ export const IAgentService = new Token<AgentService>(
   'jupyter-loop:IAgentService',
   'The AI agent of jupyter-loop: sessions of open notebooks and their actions.'
 );
+
+/** A completion request (POST /api/jupyter-loop/completion/stream). */
+export interface ICompletionRequest {
+  path: string;
+  cell_id: string;
+  /** The editor asking: a new request from it cancels its previous one. */
+  editor_id: string;
+  before: string;
+  after: string;
+  /** Empty or absent: the server's completion model. */
+  model?: string;
+}
+
+/** One line of a streamed completion: text, or the end (with an error). */
+export interface ICompletionChunk {
+  text?: string;
+  done?: boolean;
+  error?: string | null;
+}
+
+/** GET /api/jupyter-loop/completion/status: usable, with which model, usage. */
+export interface ICompletionStatus {
+  configured: boolean;
+  provider: string | null;
+  model: string | null;
+  hint: string | null;
+  usage: {
+    requests: number;
+    input_tokens: number;
+    output_tokens: number;
+    failures: number;
+    cancelled: number;
+    last_error: string | null;
+  };
+}

@@ -23,6 +23,16 @@ c.SQLiteYStore.db_path = str(_state / "ystore.db")
 c.BaseFileIdManager.db_path = str(_state / "fileid.db")
 c.JupyterLoopApp.data_dir = str(_state / "jupyter_loop")
 
+# Inline completions would answer every keystroke with the scripted replies other tests
+# queue for the assistant: off by default here; inline-completion.spec.ts turns them on.
+_settings = _state / "lab-settings"
+_settings.mkdir(exist_ok=True)
+(_settings / "overrides.json").write_text(
+    '{"@jupyterlab/completer-extension:inline-completer": '
+    '{"providers": {"jupyter-loop:inline": {"enabled": false}}}}'
+)
+c.LabApp.app_settings_dir = str(_settings)
+
 # The AI agent's provider: the scripted model server, run in this process for the whole
 # session (it stops with the server). Tests script it over HTTP at the URL written to
 # /tmp/jupyter-loop-model-server-<port>.url. LOOP_AGENT_PROVIDER=none starts a server with

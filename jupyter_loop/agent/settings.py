@@ -108,7 +108,8 @@ class AgentSettings:
             "c.JupyterLoopApp.openai_api_key) for OpenAI; OPENAI_BASE_URL (or "
             "c.JupyterLoopApp.openai_base_url) for an OpenAI-compatible server; or OLLAMA_HOST "
             "(or c.JupyterLoopApp.ollama_host) for Ollama. c.JupyterLoopApp.agent_provider "
-            "chooses between them; c.JupyterLoopApp.agent_model sets the model."
+            "chooses between them; c.JupyterLoopApp.agent_model sets the model. Inline "
+            "completions in cells use the same provider and stay off until one is set."
         )
 
     def make_provider(self, kind: str | None = None) -> ModelProvider | None:

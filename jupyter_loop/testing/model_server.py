@@ -4,9 +4,11 @@ Tests queue replies, point a real ``openai`` or ``ollama`` client at the server,
 back every request it received. Standard library only; one thread per connection.
 
 Endpoints: ``POST /v1/chat/completions`` (JSON or SSE), ``GET /v1/models``,
-``POST /api/chat`` (NDJSON or JSON), ``GET /api/tags``, ``POST /api/show``; and, for
+``POST /api/chat`` (NDJSON or JSON), ``POST /api/generate`` (with ``suffix`` for
+fill-in-the-middle), ``GET /api/tags``, ``POST /api/show``; and, for
 tests in other languages, ``POST /_script`` (a JSON list of replies), ``GET /_requests``,
-``POST /_reset`` and ``POST /_models``.
+``GET /_aborted`` (requests whose client left mid-answer), ``POST /_reset`` and
+``POST /_models``.
 
 Example:
     >>> from jupyter_loop.testing import ScriptedModelServer, say
@@ -120,6 +122,12 @@ class ScriptedModelServer:
     def requests(self) -> list[RecordedRequest]:
         """Every request received since the start or the last reset, oldest first."""
         return self._state.recorded()
+
+    @property
+    def aborted(self) -> list[RecordedRequest]:
+        """Requests whose client went away before the whole answer was sent."""
+        with self._state.lock:
+            return list(self._state.aborted)
 
     def bodies(self, path: str) -> list[Any]:
         """The JSON bodies of the requests to ``path``."""

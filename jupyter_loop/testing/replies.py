@@ -60,8 +60,11 @@ class Reply:
         cut_after: Close the connection after this many stream events (None: never).
         chunk_size: Characters per text or arguments chunk.
         delay: Seconds to wait before each stream event.
-        endpoint: Which requests take this reply: ``"chat"`` (chat completions and
-            ``/api/chat``), ``"models"`` (``/v1/models``, ``/api/tags``) or ``"show"``.
+        endpoint: Which requests take this reply: ``"chat"`` (chat completions,
+            ``/api/chat`` and ``/api/generate``), ``"models"`` (``/v1/models``,
+            ``/api/tags``) or ``"show"``.
+        requires: Taken only by a request whose body contains this text (``""``: any), so
+            a test can script an answer that depends on what the model was sent.
     """
 
     text: str = ""
@@ -75,6 +78,7 @@ class Reply:
     chunk_size: int = 4
     delay: float = 0.0
     endpoint: str = "chat"
+    requires: str = ""
 
     def __post_init__(self) -> None:
         if self.endpoint not in ENDPOINTS:
@@ -156,7 +160,7 @@ class ScriptedModel:
         name: The model's name (``/api/tags``, ``/v1/models``).
         capabilities: Ollama's capability list; None: omit it (older Ollama). A chat
             request with tools to a model whose list lacks ``"tools"`` is refused (400),
-            as Ollama does.
+            as Ollama does; so is fill-in-the-middle (a ``suffix``) without ``"insert"``.
         context_length: The trained context length in ``model_info``.
         template: The prompt template (older Ollama's only hint of tool support).
         family: The architecture name.
@@ -171,6 +175,10 @@ class ScriptedModel:
     def refuses_tools(self) -> bool:
         """Whether a request with tools gets "does not support tools"."""
         return self.capabilities is not None and "tools" not in self.capabilities
+
+    def refuses_insert(self) -> bool:
+        """Whether ``/api/generate`` with a ``suffix`` gets "does not support insert"."""
+        return self.capabilities is not None and "insert" not in self.capabilities
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ScriptedModel:

@@ -36,12 +36,14 @@ class RecordedRequest:
         path: The URL path (``/v1/chat/completions``).
         body: The parsed JSON body (None for none).
         headers: The request headers, names lower-cased.
+        received_at: ``time.monotonic()`` when its headers had arrived (benchmarks).
     """
 
     method: str
     path: str
     body: Any
     headers: Mapping[str, str]
+    received_at: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         """The request as ``GET /_requests`` lists it."""
@@ -60,15 +62,17 @@ class ServerState:
         self.lock = threading.Lock()
         self.replies: deque[Reply] = deque()
         self.requests: list[RecordedRequest] = []
+        self.aborted: list[RecordedRequest] = []
         self.models = tuple(models)
         self.default_reply = default_reply
         self.counter = itertools.count(1)
 
-    def take(self, endpoint: str) -> Reply | None:
-        """The first queued reply for ``endpoint``; for chat, the default if none."""
+    def take(self, endpoint: str, body_text: str = "") -> Reply | None:
+        """The first queued reply for ``endpoint`` whose ``requires`` is in ``body_text``;
+        for chat, the default if none."""
         with self.lock:
             for reply in self.replies:
-                if reply.endpoint == endpoint:
+                if reply.endpoint == endpoint and reply.requires in body_text:
                     self.replies.remove(reply)
                     return reply
         return self.default_reply if endpoint == "chat" else None
@@ -88,6 +92,11 @@ class ServerState:
         with self.lock:
             self.requests.append(request)
 
+    def record_abort(self, request: RecordedRequest) -> None:
+        """Remember that the client went away before the answer was complete."""
+        with self.lock:
+            self.aborted.append(request)
+
     def recorded(self) -> list[RecordedRequest]:
         """The requests so far, oldest first."""
         with self.lock:
@@ -98,6 +107,7 @@ class ServerState:
         with self.lock:
             self.replies.clear()
             self.requests.clear()
+            self.aborted.clear()
 
 
 class ScriptedHTTPServer(ThreadingHTTPServer):
@@ -132,6 +142,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: ScriptedHTTPServer
     timeout = 60
+    _body_text = ""
 
     def setup(self) -> None:
         super().setup()
@@ -158,6 +169,7 @@ class _Handler(BaseHTTPRequestHandler):
     # -- dispatch ------------------------------------------------------------------------
 
     def _handle(self, method: str) -> None:
+        received_at = time.monotonic()
         path = urlsplit(self.path).path.rstrip("/") or "/"
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
@@ -170,13 +182,18 @@ class _Handler(BaseHTTPRequestHandler):
         if route is None:
             self._send_json(404, {"error": f"No route for {method} {path}."})
             return
+        recorded = None
         if not path.startswith("/_"):
             headers = {name.lower(): value for name, value in self.headers.items()}
-            self.server.state.record(RecordedRequest(method, path, body, headers))
+            recorded = RecordedRequest(method, path, body, headers, received_at)
+            self.server.state.record(recorded)
+        self._body_text = raw.decode("utf-8", "replace")
         try:
             route(self, body if body is not None else {})
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client went away (a stopped turn)
+            if recorded is not None:
+                self.server.state.record_abort(recorded)
 
     # -- OpenAI --------------------------------------------------------------------------
 
@@ -249,11 +266,32 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._send_json(200, wire.ollama_show(model))
 
+    def _ollama_generate(self, body: Any) -> None:
+        """``/api/generate``: a prompt (and a ``suffix`` for fill-in-the-middle), answered
+        with NDJSON ``response`` parts."""
+        known = self.server.state.model(str(body.get("model", "")))
+        if body.get("suffix") and known is not None and known.refuses_insert():
+            self._send_json(400, {"error": f'"{known.name}" does not support insert'})
+            return
+        reply = self._chat_reply(body)
+        if reply.failed:
+            self._send_json(reply.status, wire.ollama_error(reply), reply.headers)
+            return
+        model = str(body.get("model", ""))
+        usage = wire.estimate_usage(reply, body)
+        parts = wire.ollama_generate_parts(reply, model=model, usage=usage)
+        if not body.get("stream", True):
+            final = {**parts[-1], "response": reply.text}
+            self._send_json(200, final, reply.headers, cut=reply.cut_after is not None)
+            return
+        lines = [json.dumps(part, ensure_ascii=False) + "\n" for part in parts]
+        self._stream(reply, "application/x-ndjson", lines)
+
     def _chat_reply(self, body: Any) -> Reply:
         model = self.server.state.model(str(body.get("model", "")))
         if body.get("tools") and model is not None and model.refuses_tools():
             return fail(400, f"registry.ollama.ai/library/{model.name} does not support tools")
-        return self.server.state.take("chat") or self.server.state.default_reply
+        return self.server.state.take("chat", self._body_text) or self.server.state.default_reply
 
     # -- control -------------------------------------------------------------------------
 
@@ -268,6 +306,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _requests(self, body: Any) -> None:
         self._send_json(200, [r.to_json() for r in self.server.state.recorded()])
+
+    def _aborted(self, body: Any) -> None:
+        with self.server.state.lock:
+            aborted = [r.to_json() for r in self.server.state.aborted]
+        self._send_json(200, aborted)
 
     def _reset(self, body: Any) -> None:
         self.server.state.reset()
@@ -354,11 +397,13 @@ _ROUTES: dict[tuple[str, str], Callable[[_Handler, Any], None]] = {
     ("POST", "/v1/chat/completions"): _Handler._openai_chat,
     ("GET", "/v1/models"): _Handler._openai_models,
     ("POST", "/api/chat"): _Handler._ollama_chat,
+    ("POST", "/api/generate"): _Handler._ollama_generate,
     ("GET", "/api/tags"): _Handler._ollama_tags,
     ("POST", "/api/show"): _Handler._ollama_show,
     ("GET", "/"): _Handler._root,
     ("POST", "/_script"): _Handler._script,
     ("GET", "/_requests"): _Handler._requests,
+    ("GET", "/_aborted"): _Handler._aborted,
     ("POST", "/_reset"): _Handler._reset,
     ("POST", "/_models"): _Handler._models,
 }

@@ -51,6 +51,7 @@ def estimate_usage(reply: Reply, request: Mapping[str, Any]) -> tuple[int, int]:
         return reply.usage
     messages = request.get("messages") or []
     read = sum(len(str(m.get("content") or "")) for m in messages if isinstance(m, Mapping))
+    read += len(str(request.get("prompt") or "")) + len(str(request.get("suffix") or ""))
     written = len(reply.text) + sum(len(call.arguments_text()) for call in reply.tool_calls)
     return read // 4 + 1, written // 4 + 1
 
@@ -173,6 +174,28 @@ def ollama_response(reply: Reply, *, model: str, usage: tuple[int, int]) -> dict
     if reply.tool_calls:
         message["tool_calls"] = _ollama_calls(reply)
     return _done(reply, model, usage, message)
+
+
+def ollama_generate_parts(
+    reply: Reply, *, model: str, usage: tuple[int, int]
+) -> list[dict[str, Any]]:
+    """The NDJSON parts of a streamed ``/api/generate`` answer; the last says ``done``."""
+    parts: list[dict[str, Any]] = [
+        {"model": model, "created_at": _TIMESTAMP, "response": piece, "done": False}
+        for piece in reply.pieces(reply.text)
+    ]
+    done: dict[str, Any] = {
+        "model": model,
+        "created_at": _TIMESTAMP,
+        "response": "",
+        "done": True,
+        "total_duration": 1_000_000,
+        "prompt_eval_count": usage[0],
+        "eval_count": usage[1],
+    }
+    if reply.resolved_finish_reason:
+        done["done_reason"] = reply.resolved_finish_reason
+    return [*parts, done]
 
 
 def _ollama_calls(reply: Reply) -> list[dict[str, Any]]:

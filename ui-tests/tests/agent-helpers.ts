@@ -64,6 +64,8 @@ export interface IReply {
   chunk_size?: number;
   status?: number;
   error?: string;
+  /** Taken only by a request whose body contains this text. */
+  requires?: string;
 }
 
 /** The id of cell `index` of the active notebook. */

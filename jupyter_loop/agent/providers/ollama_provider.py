@@ -161,6 +161,54 @@ class OllamaProvider:
         reason = part.done_reason or "stop"
         yield StreamEnd("tool_calls" if calls and reason == "stop" else reason)
 
+    async def fill_in_middle(
+        self,
+        *,
+        model: str,
+        prompt: str,
+        suffix: str,
+        options: Mapping[str, Any] | None = None,
+    ) -> AsyncIterator[ModelEvent]:
+        """Stream the text between ``prompt`` and ``suffix`` (``/api/generate``).
+
+        Yields text deltas, then :class:`Usage` if Ollama counted, then :class:`StreamEnd`.
+        Closing the iterator early closes the HTTP response, which stops the generation.
+
+        Raises:
+            ProviderError: The request failed; ``kind`` says how.
+        """
+        request_options = dict(options or {})
+        if self._num_ctx:
+            request_options.setdefault("num_ctx", self._num_ctx)
+        parts = None
+        last: ollama.GenerateResponse | None = None
+        try:
+            parts = await self._client.generate(
+                model=model,
+                prompt=prompt,
+                suffix=suffix,
+                stream=True,
+                options=request_options or None,
+                keep_alive=self._keep_alive,
+            )
+            async for part in parts:
+                if last is None or not last.done:
+                    if part.response:
+                        yield TextDelta(part.response)
+                    last = part
+        except _FAILURES as e:
+            # The request is sent on the first read: a refusal comes before any part.
+            raise self._error(e, model, streaming=last is not None) from None
+        finally:
+            await _close(parts)
+        if last is None or not last.done:
+            raise self._make(
+                f"The answer from {self.label} ended before it was complete. Try again.", "stream"
+            )
+        if last.prompt_eval_count is not None or last.eval_count is not None:
+            yield Usage(last.prompt_eval_count or 0, last.eval_count or 0)
+        yield StreamEnd(last.done_reason or "stop")
+
     async def models(self) -> list[ModelInfo]:
         """The models Ollama has pulled (``/api/tags``), sorted by name."""
         try:

@@ -1,0 +1,1 @@
+"""Inline completions (ghost text) informed by what the server knows of the notebook."""

@@ -1,0 +1,270 @@
+"""The completion service: one model call per editor at a time, counted, never journalled.
+
+A request starts a job (a task owned here) that reads the notebook's neighbouring cells,
+builds the prompt and streams the model's answer into a queue the handler reads. A new
+request from the same editor cancels the previous job, and a handler whose client went
+away cancels its own: cancelling closes the model's HTTP stream, so the model server stops
+generating. With no provider configured a request quietly gets an empty answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..agent.context import new_nonce
+from ..agent.providers import ModelProvider, ProviderError, StreamEnd, TextDelta, Usage
+from ..agent.settings import AgentSettings
+from ..document import LiveDocuments
+from ..errors import JupyterLoopError
+from .context import CompletionPrompt, build_prompt, neighbours
+from .models import FenceFilter, RepeatTrimmer, complete, says_no_fill_in_middle
+from .payloads import CompletionRequest
+from .variables import VariableRecord, VariableSource
+
+VARIABLES_TIMEOUT = 0.3
+"""Seconds a completion waits for the kernel's variables before going on without them."""
+
+
+@dataclass(frozen=True)
+class CompletionChunk:
+    """One line of the streamed answer: text, or the end (with an error message if failed)."""
+
+    text: str = ""
+    done: bool = False
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        if not self.done:
+            return {"text": self.text}
+        return {"done": True, "error": self.error}
+
+
+@dataclass
+class CompletionUsage:
+    """What completions cost since the server started (shown beside the assistant's usage)."""
+
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    failures: int = 0
+    cancelled: int = 0
+    last_error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class CompletionJob:
+    """One request's model call, as the handler sees it."""
+
+    editor_id: str
+    queue: asyncio.Queue[CompletionChunk | None] = field(default_factory=asyncio.Queue)
+    task: asyncio.Task[None] | None = None
+
+    async def chunks(self) -> AsyncIterator[CompletionChunk]:
+        """The answer as it streams; ends when the job ends, however it ends."""
+        while (chunk := await self.queue.get()) is not None:
+            yield chunk
+
+    def cancel(self) -> None:
+        """Stop the model call (the client went away or typed on)."""
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+
+    def end(self) -> None:
+        """End a job that makes no model call: an empty answer."""
+        self.queue.put_nowait(CompletionChunk(done=True))
+        self.queue.put_nowait(None)
+
+
+class CompletionService:
+    """Inline completions for notebook cells."""
+
+    def __init__(
+        self,
+        docs: LiveDocuments,
+        settings: AgentSettings,
+        model: str | None,
+        log: logging.Logger,
+        variables: VariableSource | None = None,
+    ) -> None:
+        self._docs = docs
+        self._settings = settings
+        self._model = model
+        self._log = log
+        self._variables = variables
+        self._masker = settings.make_masker()
+        self._provider: ModelProvider | None = settings.make_provider()
+        self._listed_model: str | None = None
+        self._chat_only: set[str] = set()
+        """Models that said they cannot fill in the middle."""
+        self._jobs: dict[str, CompletionJob] = {}
+        self.usage = CompletionUsage()
+
+    def status(self) -> dict[str, Any]:
+        """Whether completions can work, with which model, what they cost; never a key."""
+        configured = self._provider is not None
+        return {
+            "configured": configured,
+            "provider": self._settings.provider_kind(),
+            "model": self._configured_model(),
+            "hint": None if configured else self._settings.unconfigured_hint(),
+            "usage": self.usage.to_json(),
+        }
+
+    async def start(self, request: CompletionRequest) -> CompletionJob:
+        """Start completing ``request``, cancelling the editor's previous request.
+
+        Raises:
+            JupyterLoopError: The notebook or the cell does not exist (before any model
+                call, so the handler answers 4xx).
+        """
+        previous = self._jobs.pop(request.editor_id, None)
+        if previous is not None:
+            previous.cancel()
+            self.usage.cancelled += 1
+        job = CompletionJob(request.editor_id)
+        if self._provider is None:
+            job.end()
+            return job
+        self._jobs[request.editor_id] = job  # before any await: a newer request sees it
+        try:
+            prompt = await self._prompt(request)
+        except BaseException:
+            self._forget(job)
+            raise
+        if self._jobs.get(request.editor_id) is not job:
+            job.end()  # a newer request from the editor came while the prompt was built
+            return job
+        self.usage.requests += 1
+        job.task = asyncio.create_task(self._run(request, prompt, job, self._provider))
+        job.task.add_done_callback(lambda _: self._finished(job))
+        return job
+
+    def _forget(self, job: CompletionJob) -> None:
+        if self._jobs.get(job.editor_id) is job:
+            del self._jobs[job.editor_id]
+
+    def _finished(self, job: CompletionJob) -> None:
+        job.queue.put_nowait(None)  # also when cancelled before it ever ran
+        self._forget(job)
+
+    async def _run(
+        self,
+        request: CompletionRequest,
+        prompt: CompletionPrompt,
+        job: CompletionJob,
+        provider: ModelProvider,
+    ) -> None:
+        try:
+            model = request.model or await self._default_model(provider)
+            fill_in_middle = model not in self._chat_only
+            try:
+                await self._answer(job, provider, model, prompt, request.before, fill_in_middle)
+            except ProviderError as e:
+                if not (fill_in_middle and says_no_fill_in_middle(e.message)):
+                    raise
+                self._chat_only.add(model)  # ask this model with a chat prompt from now on
+                await self._answer(job, provider, model, prompt, request.before, False)
+        except JupyterLoopError as e:
+            self._failed(job, e.message)
+            return
+        except Exception as e:  # a bug must not leave the editor waiting
+            self._log.exception("jupyter-loop: a completion failed")
+            self._failed(job, f"The completion failed: {e}")
+            return
+        job.queue.put_nowait(CompletionChunk(done=True))
+
+    async def _answer(
+        self,
+        job: CompletionJob,
+        provider: ModelProvider,
+        model: str,
+        prompt: CompletionPrompt,
+        before: str,
+        fill_in_middle: bool,
+    ) -> None:
+        """Stream the model's answer, tidied, into the job's queue."""
+        fences, repeat = FenceFilter(), RepeatTrimmer(before)
+        events = complete(provider, model, prompt, fill_in_middle=fill_in_middle)
+        try:
+            async for event in events:
+                if isinstance(event, TextDelta):
+                    self._put(job, repeat.feed(fences.feed(event.text)))
+                elif isinstance(event, Usage):
+                    self.usage.input_tokens += event.input_tokens
+                    self.usage.output_tokens += event.output_tokens
+                elif isinstance(event, StreamEnd):
+                    self._put(job, repeat.feed(fences.flush()) + repeat.flush())
+        finally:
+            aclose = getattr(events, "aclose", None)
+            if aclose is not None:
+                await aclose()  # closes the model's HTTP stream at once
+
+    def _failed(self, job: CompletionJob, message: str) -> None:
+        self.usage.failures += 1
+        self.usage.last_error = message
+        job.queue.put_nowait(CompletionChunk(done=True, error=message))
+
+    @staticmethod
+    def _put(job: CompletionJob, text: str) -> None:
+        if text:
+            job.queue.put_nowait(CompletionChunk(text=text))
+
+    async def _prompt(self, request: CompletionRequest) -> CompletionPrompt:
+        room = await self._docs.room_id(request.path)
+        notebook = await self._docs.notebook(room)
+        above, below = neighbours(notebook, request.cell_id)
+        variables = await self._kernel_variables(request.path)
+        return build_prompt(
+            request.before,
+            request.after,
+            above,
+            below,
+            variables,
+            nonce=new_nonce(),
+            masker=self._masker,
+        )
+
+    async def _kernel_variables(self, path: str) -> list[VariableRecord]:
+        if self._variables is None:
+            return []
+        try:
+            found = await asyncio.wait_for(self._variables.variables(path), VARIABLES_TIMEOUT)
+        except (TimeoutError, JupyterLoopError):
+            return []
+        return list(found)
+
+    def _configured_model(self) -> str | None:
+        return self._model or self._settings.default_model() or self._listed_model
+
+    async def _default_model(self, provider: ModelProvider) -> str:
+        model = self._configured_model()
+        if model is not None:
+            return model
+        listed = await provider.models()
+        if not listed:
+            raise ProviderError(
+                "The model server lists no models; set c.JupyterLoopApp.completion_model.",
+                kind="not_found",
+            )
+        self._listed_model = listed[0].id
+        return self._listed_model
+
+    async def stop(self) -> None:
+        """Cancel the jobs in flight and wait for them; close the provider."""
+        jobs = list(self._jobs.values())
+        for job in jobs:
+            job.cancel()
+        for job in jobs:
+            if job.task is not None:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await job.task
+        if self._provider is not None:
+            await self._provider.aclose()

@@ -1,0 +1,76 @@
+"""The pure parts of completions: the prompt (neighbours, outputs, budget, masking,
+variables) and how a streamed answer is tidied (fences, a repeat of the typed word)."""
+
+from __future__ import annotations
+
+import doctest
+
+from jupyter_loop.agent._map import CellSnapshot
+from jupyter_loop.completion import context, models, payloads, variables
+from jupyter_loop.completion.context import CONTEXT_CHARS, build_prompt
+from jupyter_loop.completion.models import FenceFilter, RepeatTrimmer
+from jupyter_loop.completion.variables import VariableRecord
+from jupyter_loop.secrets import SecretMasker
+
+
+def test_examples_in_docstrings():
+    modules = (context, models, payloads, variables)
+    assert [doctest.testmod(module).failed for module in modules] == [0, 0, 0, 0]
+
+
+def stream(text: str) -> dict:
+    return {"output_type": "stream", "name": "stdout", "text": text}
+
+
+def test_an_error_output_comes_as_its_headline():
+    error = {
+        "output_type": "error",
+        "ename": "KeyError",
+        "evalue": "'price_eur_2023'",
+        "traceback": ["\x1b[31mKeyError\x1b[0m: 'price_eur_2023'"],
+    }
+    cells = [CellSnapshot("a", "code", 'df["price_eur_2023"]', 4, outputs=[error])]
+    prompt = build_prompt("df[", "", cells, [], (), nonce="n")
+    assert "KeyError: 'price_eur_2023'" in prompt.prefix
+    assert "\x1b" not in prompt.prefix
+
+
+def test_nearest_cells_win_when_the_budget_runs_out():
+    far = CellSnapshot("far", "code", "far_away = 1", 1, outputs=[stream("x" * 50_000)])
+    near = [
+        CellSnapshot(f"n{i}", "code", f"near_{i} = {i}", i, outputs=[stream("y" * 5_000)])
+        for i in range(5)
+    ]
+    prompt = build_prompt("z", "", [far, *near], [], (), nonce="n")
+    assert "near_4 = 4" in prompt.prefix and "far_away" not in prompt.prefix
+    assert len(prompt.prefix) <= CONTEXT_CHARS + 100
+
+
+def test_secrets_and_variables():
+    secret = "hunter2-canary-7c1e9b"
+    masker = SecretMasker([secret], environ={})
+    cells = [CellSnapshot("a", "code", "key = load()", 1, outputs=[stream(secret)])]
+    found = [VariableRecord("df", "DataFrame", "columns: price_eur_2024, qty")]
+    prompt = build_prompt(f'k = "{secret}"\ndf["', "", cells, [], found, nonce="n", masker=masker)
+    for text in (prompt.prefix, prompt.user):
+        assert secret not in text
+        assert "df: DataFrame (columns: price_eur_2024, qty)" in text
+
+
+def feed_all(pieces: list[str], before: str) -> str:
+    fences, repeat = FenceFilter(), RepeatTrimmer(before)
+    shown = "".join(repeat.feed(fences.feed(piece)) for piece in pieces)
+    return shown + repeat.feed(fences.flush()) + repeat.flush()
+
+
+def test_answers_are_tidied_however_they_are_split():
+    answer = '```python\nprice_eur_2024"]\n```'
+    for size in (1, 2, 3, 5, 40):
+        pieces = [answer[i : i + size] for i in range(0, len(answer), size)]
+        assert feed_all(pieces, 'df["pr') == 'ice_eur_2024"]'
+
+
+def test_plain_answers_pass_unchanged():
+    assert feed_all(["sum()", "\n"], "df.") == "sum()\n"
+    assert feed_all(["pr", "int(x)"], "x = 1\n") == "print(x)"  # no word being typed
+    assert feed_all(["p"], 'df["pr') == "p"  # too short to tell: kept
