@@ -113,13 +113,22 @@ class ApprovalAnswer:
 
     path: str
     decision: Decision
+    source_hashes: dict[str, str] | None = None
+    """The hashes of the request's sources, as the user saw them (the panel sends them)."""
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ApprovalAnswer:
         decision = _choice(data, "decision", DECISIONS)
         if decision is None:
             raise BadRequest(f"'decision' must be one of {', '.join(DECISIONS)}.")
-        return cls(path=_string(data, "path"), decision=cast("Decision", decision))
+        hashes = data.get("source_hashes")
+        if hashes is not None and not (
+            isinstance(hashes, dict) and all(isinstance(v, str) for v in hashes.values())
+        ):
+            raise BadRequest("'source_hashes' must map cell ids to hash strings.")
+        return cls(
+            path=_string(data, "path"), decision=cast("Decision", decision), source_hashes=hashes
+        )
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from jupyter_ydoc import YNotebook
@@ -26,6 +27,7 @@ from pycrdt import Map
 
 from ..document import CellNotFound, find_cell, set_source
 from ..errors import BadRequest, Conflict, NotFound
+from ..records import Proposal
 from .store import new_id, now_iso
 
 PROPOSALS_MAP = "jupyter_loop:proposals"
@@ -80,18 +82,18 @@ def create(
     if cell_id is not None:
         _, ycell = find_cell(notebook, cell_id)
         base = str(ycell.get("source", ""))
-    proposal: dict[str, Any] = {
-        "id": new_id("p"),
-        "turn_id": turn_id,
-        "kind": kind,
-        "cell_id": cell_id,
-        "cell_type": (cell_type or "code") if kind == "insert" else None,
-        "base_source": base if kind != "insert" else None,
-        "new_source": new_source if kind != "delete" else None,
-        "summary": summary,
-        "status": "pending",
-        "created_at": now_iso("microseconds"),  # orders a turn's proposals
-    }
+    proposal = Proposal(
+        id=new_id("p"),
+        turn_id=turn_id,
+        kind=kind,
+        cell_id=cell_id,
+        cell_type=(cell_type or "code") if kind == "insert" else None,
+        base_source=base if kind != "insert" else None,
+        new_source=new_source if kind != "delete" else None,
+        summary=summary,
+        status="pending",
+        created_at=now_iso("microseconds"),  # orders a turn's proposals
+    ).to_y()
     proposals_map(notebook)[proposal["id"]] = proposal
     return proposal
 
@@ -122,8 +124,9 @@ def _pending(notebook: YNotebook, proposal_id: str) -> dict[str, Any]:
 def _resolve(
     notebook: YNotebook, proposal: dict[str, Any], status: str, by: str, **extra: Any
 ) -> dict[str, Any]:
-    resolved = {**proposal, "status": status, "resolved_by": by, "resolved_at": now_iso(), **extra}
-    proposals_map(notebook)[str(proposal["id"])] = resolved
+    record = Proposal.from_y({**proposal, **extra})
+    resolved = replace(record, status=status, resolved_by=by, resolved_at=now_iso()).to_y()
+    proposals_map(notebook)[record.id] = resolved
     return resolved
 
 

@@ -18,6 +18,7 @@ from ..errors import BadRequest, Conflict, NotFound, Unavailable
 from ..execution.run import RunOutcome
 from ..execution.service import ExecutionService
 from ..payloads import RunRequest
+from ..records import TokenUsage, TurnRecord, UserEntry
 from . import proposals
 from .approvals import ApprovalDesk
 from .context import ConversationTurn
@@ -179,23 +180,20 @@ class AgentService:
             for m in self.store.messages(file_id)
             if m.get("role") in ("user", "assistant")
         ][-HISTORY_MESSAGES:]
-        record = {
-            "id": plan.turn_id,
-            "state": "running",
-            "model": model,
-            "provider": provider.name,
-            "started_by": user,
-            "started_at": now_iso(),
-            "ended_at": None,
-            "error": None,
-            "usage": {"input_tokens": 0, "output_tokens": 0},
-            "steps": 0,
-            "approval": policy,
-        }
+        record = TurnRecord(
+            id=plan.turn_id,
+            state="running",
+            model=model,
+            provider=provider.name,
+            started_by=user,
+            started_at=now_iso(),
+            usage=TokenUsage(0, 0),
+            approval=policy,
+        )
         live = LiveTurn(self._docs, room_id, record)
         text = self._mask(request.message)
-        await live.begin({"id": new_id("e"), "kind": "user", "text": text, "by": user})
-        self.store.save_turn(file_id, record)
+        await live.begin(UserEntry(id=new_id("e"), kind="user", text=text, by=user))
+        self.store.save_turn(file_id, record.to_y())
         self.store.add_message(file_id, turn_id=plan.turn_id, role="user", text=text, by=user)
         self.journal.record(file_id, plan.turn_id, "user_message", user, text=text, model=model)
         return Turn(
@@ -213,11 +211,11 @@ class AgentService:
         )
 
     def _runner(self, room_id: str, user: str) -> Any:
-        async def run(cell_ids: list[str]) -> dict[str, RunOutcome]:
+        async def run(cell_ids: list[str], hashes: dict[str, str]) -> dict[str, RunOutcome]:
             path = self._docs.path_of(room_id)
             if path is None:
                 raise NotFound("The notebook is gone.")
-            request = RunRequest(path=path, cell_ids=tuple(cell_ids))
+            request = RunRequest(path=path, cell_ids=tuple(cell_ids), source_hashes=hashes)
             task = asyncio.ensure_future(self._execution.run_and_wait(request, f"agent for {user}"))
             self._runs.add(task)
             task.add_done_callback(self._runs.discard)
@@ -248,7 +246,7 @@ class AgentService:
 
     async def answer_approval(self, approval_id: str, answer: ApprovalAnswer, user: str) -> None:
         room_id = await self._docs.room_id(answer.path)
-        self._desk.answer(approval_id, room_id, answer.decision, user)
+        self._desk.answer(approval_id, room_id, answer, user)
 
     # -- proposals -------------------------------------------------------------------
 
@@ -334,7 +332,7 @@ class AgentService:
         notebook = await self._docs.notebook(room_id)
         shown = current_turn(notebook)
         if shown is not None and shown.get("id") == record["id"]:
-            live = LiveTurn(self._docs, room_id, record)
+            live = LiveTurn(self._docs, room_id, TurnRecord.from_y(record))
             await live.set_approval(None)
             await live.update()
         return record
