@@ -2,9 +2,10 @@
 
 Every tab sees a proposal appear and resolve live, and it survives tab close and reload.
 A proposal records the source it was made against (``base_source``); once its cell has
-changed (or is gone) it is *stale* and cannot be accepted. Accepting either applies the
-edit here, as one transaction, or (``applied``) checks the edit a tab made itself, so that
-its user can undo it with Ctrl-Z. Rejecting changes only the proposal.
+changed (or is gone) it is *stale* and cannot be accepted. Accepting from a tab: the tab
+gets a claim (``claims``) and applies the edit itself, so that its user can undo it with
+Ctrl-Z; accepting over REST alone applies it here, as one transaction. Rejecting changes
+only the proposal.
 
 Functions that change the document are called inside a transaction with our origin.
 
@@ -130,10 +131,11 @@ def _resolve(
     return resolved
 
 
-def apply(notebook: YNotebook, proposal_id: str, by: str) -> dict[str, Any]:
-    """Apply a pending, fresh proposal to the cells and mark it accepted.
+def acceptable(notebook: YNotebook, proposal_id: str) -> dict[str, Any]:
+    """A proposal that can be accepted now: pending, and its cell unchanged.
 
     Raises:
+        NotFound: No such proposal.
         Conflict: It is stale or already resolved.
     """
     proposal = _pending(notebook, proposal_id)
@@ -141,6 +143,18 @@ def apply(notebook: YNotebook, proposal_id: str, by: str) -> dict[str, Any]:
         raise Conflict(
             "The cell changed since this proposal was made; it cannot be applied as it is."
         )
+    return proposal
+
+
+def apply(notebook: YNotebook, proposal_id: str, by: str) -> dict[str, Any]:
+    """Apply a pending, fresh proposal to the cells and mark it accepted (REST, no tab).
+
+    A tab applies it itself instead (``src/agent/proposals.ts``), after a claim.
+
+    Raises:
+        Conflict: It is stale or already resolved.
+    """
+    proposal = acceptable(notebook, proposal_id)
     kind = proposal["kind"]
     new_source = str(proposal.get("new_source") or "")
     if kind == "modify":
@@ -160,40 +174,6 @@ def apply(notebook: YNotebook, proposal_id: str, by: str) -> dict[str, Any]:
     ycell = notebook.create_ycell(cell)
     notebook.ycells.insert(index, ycell)
     return _resolve(notebook, proposal, "accepted", by, new_cell_id=str(ycell["id"]))
-
-
-def check_applied(
-    notebook: YNotebook, proposal_id: str, new_cell_id: str | None
-) -> tuple[dict[str, Any], str | None]:
-    """A pending proposal, and what is wrong with the edit a tab says it applied (or None).
-
-    Raises:
-        Conflict: The proposal is already resolved.
-        BadRequest: An insert without ``new_cell_id``.
-    """
-    proposal = _pending(notebook, proposal_id)
-    kind = proposal["kind"]
-    expected = str(proposal.get("new_source") or "")
-    if kind == "delete":
-        present = _source(notebook, str(proposal["cell_id"])) is not None
-        return proposal, "the cell is still there" if present else None
-    target = str(proposal["cell_id"]) if kind == "modify" else new_cell_id
-    if target is None:
-        raise BadRequest("'new_cell_id' is required to accept an applied insert.")
-    current = _source(notebook, target)
-    if current is None:
-        return proposal, f"there is no cell '{target}'"
-    if current != expected:
-        return proposal, f"cell '{target}' does not hold the proposed source"
-    return proposal, None
-
-
-def mark_accepted(
-    notebook: YNotebook, proposal: dict[str, Any], by: str, new_cell_id: str | None
-) -> dict[str, Any]:
-    """Record that a tab applied the proposal (after :func:`check_applied`)."""
-    extra = {"new_cell_id": new_cell_id} if proposal["kind"] == "insert" else {}
-    return _resolve(notebook, proposal, "accepted", by, **extra)
 
 
 def reject(notebook: YNotebook, proposal_id: str, by: str) -> dict[str, Any]:
