@@ -134,10 +134,7 @@ export interface ILiveNoticeEntry {
 
 /** An entry of the current turn (`live` in {@link AGENT_MAP}), as plain data. */
 export type ILiveEntry =
-  | ILiveUserEntry
-  | ILiveAssistantEntry
-  | ILiveToolEntry
-  | ILiveNoticeEntry;
+  ILiveUserEntry | ILiveAssistantEntry | ILiveToolEntry | ILiveNoticeEntry;
 
 /** The agent waits for permission to run cells (`approval` in {@link AGENT_MAP}). */
 export interface IApprovalRequest {
@@ -229,11 +226,14 @@ export interface ITurnStarted {
   turn_id: string;
 }
 
-/** `POST agent/proposals/{id}/accept` */
-export interface IAcceptRequest {
-  path: string;
-  applied?: boolean;
-  new_cell_id?: string;
+/**
+ * `POST agent/proposals/{id}/claim`: this tab alone may apply the proposal
+ * (and mark it accepted with `claim`, in the same transaction) for `expires_in` seconds.
+ */
+export interface IClaimReply {
+  claim: string;
+  by: string;
+  expires_in: number;
 }
 
 export interface IJournalEntry {
@@ -257,9 +257,10 @@ export interface IAgentClient {
   answerApproval(
     path: string,
     approvalId: string,
-    decision: ApprovalDecision
+    decision: ApprovalDecision,
+    sourceHashes: { [cellId: string]: string }
   ): Promise<void>;
-  acceptProposal(proposalId: string, request: IAcceptRequest): Promise<void>;
+  claimProposal(path: string, proposalId: string): Promise<IClaimReply>;
   rejectProposal(path: string, proposalId: string): Promise<void>;
   journal(path: string): Promise<IJournalReply>;
 }
