@@ -181,7 +181,7 @@ class AgentService:
             stream_interval=settings.stream_interval,
         )
         history = [
-            ConversationTurn(m["role"], str(m.get("text", "")))
+            ConversationTurn(m["role"], str(m.get("text", "")), earlier=True)
             for m in self.store.messages(file_id)
             if m.get("role") in ("user", "assistant")
         ][-HISTORY_MESSAGES:]
