@@ -7,8 +7,10 @@ from dataclasses import MISSING, fields
 from pathlib import Path
 
 import pytest
+from pycrdt import Doc, Map
 
 from jupyter_loop import records
+from jupyter_loop.agent.live import AGENT_MAP
 
 TOKENS = Path(__file__).resolve().parents[1] / "src" / "tokens.ts"
 FIELD = re.compile(r"^  (\w+)(\?)?: (.+);$")
@@ -51,3 +53,26 @@ def test_records_leave_out_absent_fields_and_write_null_where_typescript_allows_
     assert proposal.to_y()["new_source"] is None and "summary" in proposal.to_y()
     marker = records.CellMarker(state="queued", run_id="r")
     assert marker.to_y() == {"state": "queued", "run_id": "r"}
+
+
+def test_counts_read_back_by_a_y_client_are_ints() -> None:
+    """The document has one number type (pycrdt reads every number as a float, as JavaScript
+    has no int): the typed reader gives the counts back as the ints that were written."""
+    server = Doc()
+    turn = records.TurnRecord(
+        id="t",
+        state="done",
+        model="m",
+        provider="openai",
+        started_at="now",
+        usage=records.TokenUsage(1200, 34),
+        steps=25,
+    )
+    server.get(AGENT_MAP, type=Map)["turn"] = turn.to_y()
+    tab = Doc()
+    tab.apply_update(server.get_update())
+    raw = tab.get(AGENT_MAP, type=Map)["turn"]
+    assert raw["steps"] == 25 and float(raw["steps"]).is_integer()
+    read = records.TurnRecord.from_y(raw)
+    assert read == turn
+    assert [type(v) for v in (read.steps, read.usage.input_tokens)] == [int, int]

@@ -32,7 +32,7 @@ def agent_map(notebook: YNotebook) -> Map:
 
 def current_turn(notebook: YNotebook) -> dict[str, Any] | None:
     value = agent_map(notebook).get("turn")
-    return dict(value) if isinstance(value, dict) else None
+    return TurnRecord.from_y(value).to_y() if isinstance(value, dict) else None
 
 
 def current_approval(notebook: YNotebook) -> dict[str, Any] | None:
