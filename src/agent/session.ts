@@ -207,7 +207,7 @@ export class AgentSession implements IDisposable {
         this.path,
         approval.id,
         decision,
-        approval.source_hashes ?? {}
+        approval.source_hashes
       )
     );
   }
