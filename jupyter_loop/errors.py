@@ -27,6 +27,15 @@ class Conflict(JupyterLoopError):
     status = 409
 
 
+class SourceChanged(Conflict):
+    """Cells changed since a user saw (and approved) them: they were not run."""
+
+    def __init__(self, cell_ids: list[str]) -> None:
+        names = ", ".join(f"'{cell_id}'" for cell_id in cell_ids)
+        super().__init__(f"Cell {names} changed since it was approved; nothing was run.")
+        self.cell_ids = cell_ids
+
+
 class Unavailable(JupyterLoopError):
     """A collaborator the request needs (collaboration extension, kernel) is not there."""
 

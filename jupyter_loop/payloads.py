@@ -51,6 +51,23 @@ def _bool(data: dict[str, Any], key: str, default: bool) -> bool:
     return value
 
 
+def source_hashes(data: dict[str, Any], cell_ids: tuple[str, ...]) -> dict[str, str] | None:
+    """The optional ``source_hashes`` of a request: a hash string for some of its cells.
+
+    >>> source_hashes({"source_hashes": {"c1": "ab"}}, ("c1",))
+    {'c1': 'ab'}
+    """
+    value = data.get("source_hashes")
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not all(isinstance(v, str) and v for v in value.values()):
+        raise BadRequest("'source_hashes' must map cell ids to hash strings.")
+    unknown = sorted(set(value) - set(cell_ids))
+    if unknown:
+        raise BadRequest(f"'source_hashes' names cells that are not in the request: {unknown}.")
+    return dict(value)
+
+
 @dataclass(frozen=True)
 class RunRequest:
     """Run these code cells of a notebook, in this order, on its kernel."""
@@ -59,14 +76,18 @@ class RunRequest:
     cell_ids: tuple[str, ...]
     kernel_id: str | None = None
     record_timing: bool = False
+    source_hashes: dict[str, str] | None = None
+    """Run a cell only if its source still has this hash (what the user saw), else 409."""
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunRequest:
+        cell_ids = _string_list(data, "cell_ids")
         return cls(
             path=_string(data, "path") or "",
-            cell_ids=_string_list(data, "cell_ids"),
+            cell_ids=cell_ids,
             kernel_id=_string(data, "kernel_id", required=False),
             record_timing=_bool(data, "record_timing", False),
+            source_hashes=source_hashes(data, cell_ids),
         )
 
 

@@ -1,6 +1,6 @@
 /**
  * Payloads of the jupyter-loop REST API and shared document, mirroring
- * `jupyter_loop/payloads.py` and `jupyter_loop/execution/board.py`.
+ * `jupyter_loop/payloads.py` and (every shared-document record) `jupyter_loop/records.py`.
  */
 
 import { Token } from '@lumino/coreutils';
@@ -93,23 +93,48 @@ export interface IAgentTurn {
   error?: string | null;
   usage?: ITokenUsage | null;
   steps?: number;
+  /** The turn's approval policy. */
+  approval?: ApprovalPolicy;
+}
+
+/** The user's message that started the turn (an entry of `live`). */
+export interface ILiveUserEntry {
+  id: string;
+  kind: 'user';
+  text: string;
+  by?: string;
+}
+
+/** Text the model streams (an entry of `live`; a Y.Text in the document). */
+export interface ILiveAssistantEntry {
+  id: string;
+  kind: 'assistant';
+  text: string;
+}
+
+/** A tool call of the turn (an entry of `live`). */
+export interface ILiveToolEntry {
+  id: string;
+  kind: 'tool';
+  name: string;
+  summary: string;
+  detail?: string;
+  ok?: boolean;
+  /** The cells the call was about. */
+  cell_ids?: string[];
+}
+
+/** A notice to the user (an entry of `live`). */
+export interface ILiveNoticeEntry {
+  id: string;
+  kind: 'notice';
+  text: string;
+  level: 'info' | 'error';
 }
 
 /** An entry of the current turn (`live` in {@link AGENT_MAP}), as plain data. */
 export type ILiveEntry =
-  | { id: string; kind: 'user'; text: string; by?: string }
-  | { id: string; kind: 'assistant'; text: string }
-  | {
-      id: string;
-      kind: 'tool';
-      name: string;
-      summary: string;
-      detail?: string;
-      ok?: boolean;
-      /** The cells the call was about. */
-      cell_ids?: string[];
-    }
-  | { id: string; kind: 'notice'; text: string; level: 'info' | 'error' };
+  ILiveUserEntry | ILiveAssistantEntry | ILiveToolEntry | ILiveNoticeEntry;
 
 /** The agent waits for permission to run cells (`approval` in {@link AGENT_MAP}). */
 export interface IApprovalRequest {
@@ -117,6 +142,8 @@ export interface IApprovalRequest {
   turn_id: string;
   cell_ids: string[];
   sources: { [cellId: string]: string };
+  /** A hash of each source as shown; the answer sends them back (only those run). */
+  source_hashes: { [cellId: string]: string };
   requested_at?: string | number;
 }
 
@@ -131,7 +158,7 @@ export interface IProposal {
   kind: ProposalKind;
   /** modify/delete: the target; insert: the cell to insert after (null: at the top). */
   cell_id: string | null;
-  cell_type?: 'code' | 'markdown' | 'raw';
+  cell_type?: 'code' | 'markdown' | 'raw' | null;
   base_source?: string | null;
   new_source?: string | null;
   summary?: string;
@@ -140,6 +167,8 @@ export interface IProposal {
   resolved_by?: string | null;
   resolved_at?: string | number | null;
   new_cell_id?: string | null;
+  /** The claim of the tab that applied it (see {@link IClaimReply}). */
+  claim?: string | null;
 }
 
 /** `GET agent/models` */
@@ -197,11 +226,14 @@ export interface ITurnStarted {
   turn_id: string;
 }
 
-/** `POST agent/proposals/{id}/accept` */
-export interface IAcceptRequest {
-  path: string;
-  applied?: boolean;
-  new_cell_id?: string;
+/**
+ * `POST agent/proposals/{id}/claim`: this tab alone may apply the proposal
+ * (and mark it accepted with `claim`, in the same transaction) for `expires_in` seconds.
+ */
+export interface IClaimReply {
+  claim: string;
+  by: string;
+  expires_in: number;
 }
 
 export interface IJournalEntry {
@@ -225,9 +257,10 @@ export interface IAgentClient {
   answerApproval(
     path: string,
     approvalId: string,
-    decision: ApprovalDecision
+    decision: ApprovalDecision,
+    sourceHashes: { [cellId: string]: string }
   ): Promise<void>;
-  acceptProposal(proposalId: string, request: IAcceptRequest): Promise<void>;
+  claimProposal(path: string, proposalId: string): Promise<IClaimReply>;
   rejectProposal(path: string, proposalId: string): Promise<void>;
   journal(path: string): Promise<IJournalReply>;
 }

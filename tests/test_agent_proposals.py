@@ -7,7 +7,7 @@ from jupyter_ydoc import YNotebook
 
 from jupyter_loop.agent import proposals
 from jupyter_loop.document import set_source
-from jupyter_loop.errors import BadRequest, Conflict, NotFound
+from jupyter_loop.errors import Conflict, NotFound
 
 
 @pytest.fixture
@@ -69,22 +69,6 @@ def test_reject_leaves_the_cells_untouched(nb):
     assert sources(nb) == [("c0", "a = 1"), ("c1", "b = a / 0")]
     with pytest.raises(Conflict):
         proposals.reject(nb, p["id"], "bob")
-
-
-def test_an_edit_applied_by_a_tab_is_checked(nb):
-    p = proposals.create(nb, turn_id="t", kind="modify", cell_id="c1", new_source="b = a")
-    assert (
-        proposals.check_applied(nb, p["id"], None)[1]
-        == "cell 'c1' does not hold the proposed source"
-    )
-    set_source(nb.ycells[1], "b = a")
-    proposal, problem = proposals.check_applied(nb, p["id"], None)
-    assert problem is None
-    assert proposals.mark_accepted(nb, proposal, "ada", None)["status"] == "accepted"
-    i = proposals.create(nb, turn_id="t", kind="insert", cell_id="c0", new_source="z")
-    with pytest.raises(BadRequest):
-        proposals.check_applied(nb, i["id"], None)
-    assert proposals.check_applied(nb, i["id"], "new")[1] == "there is no cell 'new'"
 
 
 def test_unknown_proposals_and_cells(nb):

@@ -68,9 +68,10 @@ async def test_unknown_things_are_404(api, agent, write_notebook):
     body = {"path": path, "decision": "maybe"}
     message = await refused(api(*AGENT, "approvals", "a1", method="POST", body=body), 400)
     assert "'decision'" in message
-    body = {"path": path, "applied": "yes"}
-    message = await refused(api(*AGENT, "proposals", "p1", "accept", method="POST", body=body), 400)
-    assert "'applied'" in message
+    message = await refused(api(*AGENT, "proposals", "p1", "claim", method="POST", body={}), 400)
+    assert "'path'" in message
+    body = {"path": path}
+    await refused(api(*AGENT, "proposals", "p-nope", "claim", method="POST", body=body), 404)
 
 
 async def test_models_lists_the_scripted_models_without_the_key(api):

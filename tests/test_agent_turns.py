@@ -213,27 +213,6 @@ async def test_reject_leaves_the_cell_untouched(write_notebook, open_tab, agent,
     assert "proposal" in memory and "pending" in memory
 
 
-async def test_an_edit_the_tab_applied_is_checked_then_accepted(
-    write_notebook, open_tab, agent, model_server
-):
-    path = write_notebook("applied.ipynb", "1 / 0")
-    model_server.script(
-        call_tools(("propose_modify", {"cell_id": "c0", "source": "1 / 1", "summary": "fix"})),
-        say("Done."),
-    )
-    async with open_tab(path) as tab:
-        await agent.start(path, "Fix it.")
-        proposal = await proposal_in(tab)
-        with pytest.raises(HTTPClientError) as refused:
-            await agent.accept(path, proposal["id"], applied=True)
-        assert refused.value.code == 409
-        set_source(tab.notebook.ycells[0], "1 / 1")  # as the panel does, in the tab's model
-        await agent.accept(path, proposal["id"], applied=True)
-        await wait_for(lambda: tab_proposals(tab)[proposal["id"]]["status"] == "accepted")
-        assert tab.cell("c0")["source"] == "1 / 1"
-        await agent.ended(path)
-
-
 async def test_a_stale_proposal_cannot_be_accepted(write_notebook, open_tab, agent, model_server):
     path = write_notebook("stale.ipynb", "1 / 0")
     model_server.script(

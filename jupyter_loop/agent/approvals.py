@@ -4,8 +4,8 @@ Example:
     >>> import asyncio
     >>> async def demo():
     ...     desk = ApprovalDesk()
-    ...     waiting = desk.open("a1", "room", "t1")
-    ...     desk.answer("a1", "room", "once", "ada")
+    ...     waiting = desk.open("a1", "room", "t1", {"c1": "9f86d0"})
+    ...     desk.answer("a1", "room", ApprovalAnswer("a.ipynb", "once", {"c1": "9f86d0"}), "ada")
     ...     return await waiting
     >>> asyncio.run(demo())
     ('once', 'ada')
@@ -17,12 +17,14 @@ import asyncio
 from dataclasses import dataclass
 
 from ..errors import Conflict, NotFound
+from .payloads import ApprovalAnswer
 
 
 @dataclass(frozen=True)
 class _Pending:
     room_id: str
     turn_id: str
+    source_hashes: dict[str, str]
     future: asyncio.Future[tuple[str, str]]
 
 
@@ -32,25 +34,34 @@ class ApprovalDesk:
     def __init__(self) -> None:
         self._approvals: dict[str, _Pending] = {}
 
-    def open(self, approval_id: str, room_id: str, turn_id: str) -> asyncio.Future[tuple[str, str]]:
-        """A future resolved with ``(decision, by)`` when someone answers."""
+    def open(
+        self, approval_id: str, room_id: str, turn_id: str, source_hashes: dict[str, str]
+    ) -> asyncio.Future[tuple[str, str]]:
+        """A future resolved with ``(decision, by)`` when someone answers.
+
+        ``source_hashes``: the hashes of the sources the request shows.
+        """
         future: asyncio.Future[tuple[str, str]] = asyncio.get_running_loop().create_future()
-        self._approvals[approval_id] = _Pending(room_id, turn_id, future)
+        self._approvals[approval_id] = _Pending(room_id, turn_id, dict(source_hashes), future)
         return future
 
-    def answer(self, approval_id: str, room_id: str, decision: str, by: str) -> None:
+    def answer(self, approval_id: str, room_id: str, answer: ApprovalAnswer, by: str) -> None:
         """Answer a pending approval.
 
         Raises:
             NotFound: No such approval on this notebook.
-            Conflict: It was already answered, or its turn stopped waiting.
+            Conflict: It was already answered, or its turn stopped waiting, or the answer
+                was given to other sources than those of the request.
         """
         pending = self._approvals.get(approval_id)
         if pending is None or pending.room_id != room_id:
             raise NotFound(f"No approval with id '{approval_id}' on this notebook.")
         if pending.future.done():
             raise Conflict("This approval was already answered.")
-        pending.future.set_result((decision, by))
+        seen = answer.source_hashes
+        if seen is not None and seen != pending.source_hashes:
+            raise Conflict("These are not the sources the agent asks to run; look again.")
+        pending.future.set_result((answer.decision, by))
 
     def withdraw(self, approval_id: str) -> None:
         """The turn stopped waiting (it was stopped): later answers get a 409."""

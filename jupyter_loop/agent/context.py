@@ -100,10 +100,15 @@ _MARKER = re.compile(r"<(\s*/?\s*notebook-data)", re.IGNORECASE)
 
 @dataclass(frozen=True)
 class ConversationTurn:
-    """One message of the conversation (``role`` is ``"user"`` or ``"assistant"``)."""
+    """One message of the conversation (``role`` is ``"user"`` or ``"assistant"``).
+
+    ``earlier``: from an earlier turn; it may quote the notebook, so it goes to the model
+    inside the untrusted-data envelope like the notebook itself.
+    """
 
     role: str
     content: str
+    earlier: bool = False
 
 
 @dataclass(frozen=True)
@@ -252,14 +257,14 @@ def _assemble(
         cells, focus_ids, int(chars * FOCUS_SHARE), model_takes_images
     )
     cut.extend(focus_cut)
-    recent, older = _split_conversation(conversation, int(chars * CONVERSATION_SHARE), cut)
+    recent, older = _split_conversation(conversation, int(chars * CONVERSATION_SHARE), cut, wrap)
     sections: list[tuple[str, str]] = []
     if focus_text:
         sections.append(("Cells in focus", wrap(focus_text)))
     if memory:
         sections.append(("Working memory", wrap(_memory(memory, int(chars * MEMORY_SHARE), cut))))
     if older:
-        sections.append(("Earlier conversation", _older_turns(older, chars, cut)))
+        sections.append(("Earlier conversation", wrap(_older_turns(older, chars, cut))))
     if older_tool_results:
         receipts = _receipts(older_tool_results, int(chars * RECEIPTS_SHARE), cut)
         sections.append(("Tool calls so far (older results shortened)", wrap(receipts)))
@@ -350,7 +355,10 @@ def _one_focus_cell(
 
 
 def _split_conversation(
-    turns: Sequence[ConversationTurn], budget_chars: int, cut: list[str]
+    turns: Sequence[ConversationTurn],
+    budget_chars: int,
+    cut: list[str],
+    wrap: Callable[[str], str],
 ) -> tuple[list[ContextMessage], list[ConversationTurn]]:
     """Recent turns that fit in full (the newest always, shortened if needed), and the rest."""
     recent: list[ContextMessage] = []
@@ -363,7 +371,8 @@ def _split_conversation(
         excerpt = head_tail(turn.content, max(left, 200))
         if excerpt.truncated:
             cut.append(f"conversation: turn {position} shortened")
-        recent.append(ContextMessage(turn.role, excerpt.text))
+        text = wrap(excerpt.text) if turn.earlier else excerpt.text
+        recent.append(ContextMessage(turn.role, text))
         left -= len(excerpt.text)
         start = position
     recent.reverse()

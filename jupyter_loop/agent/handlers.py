@@ -12,7 +12,7 @@ from tornado import web
 
 from ..errors import BadRequest
 from ..handlers import NAMESPACE, LoopHandler
-from .payloads import AcceptRequest, ApprovalAnswer, PathRequest, TurnRequest, provider_choice
+from .payloads import ApprovalAnswer, PathRequest, TurnRequest, provider_choice
 from .service import AgentService
 
 _ID = r"([A-Za-z0-9_-]{1,64})"
@@ -87,9 +87,21 @@ class AcceptHandler(AgentHandler):
     @web.authenticated
     @authorized(action="write")
     async def post(self, proposal_id: str) -> None:
-        request = AcceptRequest.from_json(self.body_object())
-        proposal = await self.agent.accept(proposal_id, request, self.user_name())
+        request = PathRequest.from_json(self.body_object())
+        proposal = await self.agent.accept(proposal_id, request.path, self.user_name())
         self.reply({"status": "accepted", "new_cell_id": proposal.get("new_cell_id")})
+
+
+class ClaimHandler(AgentHandler):
+    """A tab asks to apply a proposal itself (undoable there); one tab at a time."""
+
+    auth_resource = "contents"
+
+    @web.authenticated
+    @authorized(action="write")
+    async def post(self, proposal_id: str) -> None:
+        request = PathRequest.from_json(self.body_object())
+        self.reply(await self.agent.claim(proposal_id, request.path, self.user_name()))
 
 
 class RejectHandler(AgentHandler):
@@ -113,5 +125,6 @@ def route_table() -> list[tuple[str, type[LoopHandler]]]:
         (rf"{base}/turns/{_ID}/stop", StopHandler),
         (rf"{base}/approvals/{_ID}", ApprovalHandler),
         (rf"{base}/proposals/{_ID}/accept", AcceptHandler),
+        (rf"{base}/proposals/{_ID}/claim", ClaimHandler),
         (rf"{base}/proposals/{_ID}/reject", RejectHandler),
     ]

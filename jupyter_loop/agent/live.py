@@ -17,9 +17,10 @@ from collections.abc import Callable
 from typing import Any
 
 from jupyter_ydoc import YNotebook
-from pycrdt import Array, Map, Text
+from pycrdt import Array, Map
 
 from ..document import ORIGIN, LiveDocuments
+from ..records import ApprovalRequest, Record, TurnRecord, live_entry
 from .store import new_id
 
 AGENT_MAP = "jupyter_loop:agent"
@@ -31,28 +32,28 @@ def agent_map(notebook: YNotebook) -> Map:
 
 def current_turn(notebook: YNotebook) -> dict[str, Any] | None:
     value = agent_map(notebook).get("turn")
-    return dict(value) if isinstance(value, dict) else None
+    return TurnRecord.from_y(value).to_y() if isinstance(value, dict) else None
 
 
 class LiveTurn:
     """Writes one turn's state and entries into the notebook's shared document."""
 
-    def __init__(self, docs: LiveDocuments, room_id: str, turn: dict[str, Any]) -> None:
+    def __init__(self, docs: LiveDocuments, room_id: str, turn: TurnRecord) -> None:
         self._docs = docs
         self._room_id = room_id
-        self.turn = dict(turn)
+        self.turn = turn.to_y()
 
     async def _write(self, change: Callable[[Map], None]) -> None:
         notebook = await self._docs.notebook(self._room_id)
         with notebook.ydoc.transaction(origin=ORIGIN):
             change(agent_map(notebook))
 
-    async def begin(self, first_entry: dict[str, Any]) -> None:
+    async def begin(self, first_entry: Record) -> None:
         """Show the new turn: its state, and a fresh ``live`` list holding ``first_entry``."""
 
         def change(board: Map) -> None:
             board["turn"] = dict(self.turn)
-            board["live"] = Array([Map(first_entry)])
+            board["live"] = Array([Map(first_entry.to_y())])
             if "approval" in board:
                 del board["approval"]
 
@@ -60,21 +61,21 @@ class LiveTurn:
 
     async def update(self, **changes: Any) -> None:
         """Change fields of the turn (``state``, ``usage``, ``steps``, ...)."""
-        self.turn.update(changes)
+        self.turn = TurnRecord.from_y({**self.turn, **changes}).to_y()
         turn = dict(self.turn)
         await self._write(lambda board: board.__setitem__("turn", turn))
 
     async def add(self, kind: str, **fields: Any) -> str:
         """Append an entry; returns its id."""
         entry_id = new_id("e")
-        entry = {"id": entry_id, "kind": kind, **fields}
+        entry = live_entry(kind, entry_id, **fields)
 
         def change(board: Map) -> None:
             live = board.get("live")
             if not isinstance(live, Array):
                 live = Array()
                 board["live"] = live
-            live.append(Map(entry))
+            live.append(entry)
 
         await self._write(change)
         return entry_id
@@ -82,7 +83,7 @@ class LiveTurn:
     async def append_text(self, entry_id: str | None, text: str) -> str:
         """Append to an assistant entry's text (created on the first call); returns its id."""
         if entry_id is None:
-            return await self.add("assistant", text=Text(text))
+            return await self.add("assistant", text=text)
 
         def change(board: Map) -> None:
             live = board.get("live")
@@ -96,7 +97,9 @@ class LiveTurn:
         await self._write(change)
         return entry_id
 
-    async def set_approval(self, approval: dict[str, Any] | None, state: str | None = None) -> None:
+    async def set_approval(
+        self, approval: ApprovalRequest | None, state: str | None = None
+    ) -> None:
         """Show (or clear) a pending approval, and change the turn's state with it."""
         if state is not None:
             self.turn["state"] = state
@@ -106,7 +109,7 @@ class LiveTurn:
             if state is not None:
                 board["turn"] = turn
             if approval is not None:
-                board["approval"] = approval
+                board["approval"] = approval.to_y()
             elif "approval" in board:
                 del board["approval"]
 

@@ -56,13 +56,6 @@ def _positive_int(data: dict[str, Any], key: str) -> int | None:
     return value
 
 
-def _bool(data: dict[str, Any], key: str) -> bool:
-    value = data.get(key, False)
-    if not isinstance(value, bool):
-        raise BadRequest(f"'{key}' must be true or false.")
-    return value
-
-
 @dataclass(frozen=True)
 class TurnRequest:
     """``POST agent/turns``: start a turn on a notebook with the user's message."""
@@ -113,33 +106,21 @@ class ApprovalAnswer:
 
     path: str
     decision: Decision
+    source_hashes: dict[str, str] | None = None
+    """The hashes of the request's sources, as the user saw them (the panel sends them)."""
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ApprovalAnswer:
         decision = _choice(data, "decision", DECISIONS)
         if decision is None:
             raise BadRequest(f"'decision' must be one of {', '.join(DECISIONS)}.")
-        return cls(path=_string(data, "path"), decision=cast("Decision", decision))
-
-
-@dataclass(frozen=True)
-class AcceptRequest:
-    """``POST agent/proposals/{id}/accept``.
-
-    ``applied``: the tab has applied the edit itself (so its user can undo it); the server
-    then only checks the result. ``new_cell_id``: the cell the tab inserted (inserts).
-    """
-
-    path: str
-    applied: bool = False
-    new_cell_id: str | None = None
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> AcceptRequest:
+        hashes = data.get("source_hashes")
+        if hashes is not None and not (
+            isinstance(hashes, dict) and all(isinstance(v, str) for v in hashes.values())
+        ):
+            raise BadRequest("'source_hashes' must map cell ids to hash strings.")
         return cls(
-            path=_string(data, "path"),
-            applied=_bool(data, "applied"),
-            new_cell_id=_optional_string(data, "new_cell_id"),
+            path=_string(data, "path"), decision=cast("Decision", decision), source_hashes=hashes
         )
 
 

@@ -2,9 +2,10 @@
 
 Every tab sees a proposal appear and resolve live, and it survives tab close and reload.
 A proposal records the source it was made against (``base_source``); once its cell has
-changed (or is gone) it is *stale* and cannot be accepted. Accepting either applies the
-edit here, as one transaction, or (``applied``) checks the edit a tab made itself, so that
-its user can undo it with Ctrl-Z. Rejecting changes only the proposal.
+changed (or is gone) it is *stale* and cannot be accepted. Accepting from a tab: the tab
+gets a claim (``claims``) and applies the edit itself, so that its user can undo it with
+Ctrl-Z; accepting over REST alone applies it here, as one transaction. Rejecting changes
+only the proposal.
 
 Functions that change the document are called inside a transaction with our origin.
 
@@ -19,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from jupyter_ydoc import YNotebook
@@ -26,6 +28,7 @@ from pycrdt import Map
 
 from ..document import CellNotFound, find_cell, set_source
 from ..errors import BadRequest, Conflict, NotFound
+from ..records import Proposal
 from .store import new_id, now_iso
 
 PROPOSALS_MAP = "jupyter_loop:proposals"
@@ -80,18 +83,18 @@ def create(
     if cell_id is not None:
         _, ycell = find_cell(notebook, cell_id)
         base = str(ycell.get("source", ""))
-    proposal: dict[str, Any] = {
-        "id": new_id("p"),
-        "turn_id": turn_id,
-        "kind": kind,
-        "cell_id": cell_id,
-        "cell_type": (cell_type or "code") if kind == "insert" else None,
-        "base_source": base if kind != "insert" else None,
-        "new_source": new_source if kind != "delete" else None,
-        "summary": summary,
-        "status": "pending",
-        "created_at": now_iso("microseconds"),  # orders a turn's proposals
-    }
+    proposal = Proposal(
+        id=new_id("p"),
+        turn_id=turn_id,
+        kind=kind,
+        cell_id=cell_id,
+        cell_type=(cell_type or "code") if kind == "insert" else None,
+        base_source=base if kind != "insert" else None,
+        new_source=new_source if kind != "delete" else None,
+        summary=summary,
+        status="pending",
+        created_at=now_iso("microseconds"),  # orders a turn's proposals
+    ).to_y()
     proposals_map(notebook)[proposal["id"]] = proposal
     return proposal
 
@@ -122,15 +125,17 @@ def _pending(notebook: YNotebook, proposal_id: str) -> dict[str, Any]:
 def _resolve(
     notebook: YNotebook, proposal: dict[str, Any], status: str, by: str, **extra: Any
 ) -> dict[str, Any]:
-    resolved = {**proposal, "status": status, "resolved_by": by, "resolved_at": now_iso(), **extra}
-    proposals_map(notebook)[str(proposal["id"])] = resolved
+    record = Proposal.from_y({**proposal, **extra})
+    resolved = replace(record, status=status, resolved_by=by, resolved_at=now_iso()).to_y()
+    proposals_map(notebook)[record.id] = resolved
     return resolved
 
 
-def apply(notebook: YNotebook, proposal_id: str, by: str) -> dict[str, Any]:
-    """Apply a pending, fresh proposal to the cells and mark it accepted.
+def acceptable(notebook: YNotebook, proposal_id: str) -> dict[str, Any]:
+    """A proposal that can be accepted now: pending, and its cell unchanged.
 
     Raises:
+        NotFound: No such proposal.
         Conflict: It is stale or already resolved.
     """
     proposal = _pending(notebook, proposal_id)
@@ -138,6 +143,18 @@ def apply(notebook: YNotebook, proposal_id: str, by: str) -> dict[str, Any]:
         raise Conflict(
             "The cell changed since this proposal was made; it cannot be applied as it is."
         )
+    return proposal
+
+
+def apply(notebook: YNotebook, proposal_id: str, by: str) -> dict[str, Any]:
+    """Apply a pending, fresh proposal to the cells and mark it accepted (REST, no tab).
+
+    A tab applies it itself instead (``src/agent/proposals.ts``), after a claim.
+
+    Raises:
+        Conflict: It is stale or already resolved.
+    """
+    proposal = acceptable(notebook, proposal_id)
     kind = proposal["kind"]
     new_source = str(proposal.get("new_source") or "")
     if kind == "modify":
@@ -157,40 +174,6 @@ def apply(notebook: YNotebook, proposal_id: str, by: str) -> dict[str, Any]:
     ycell = notebook.create_ycell(cell)
     notebook.ycells.insert(index, ycell)
     return _resolve(notebook, proposal, "accepted", by, new_cell_id=str(ycell["id"]))
-
-
-def check_applied(
-    notebook: YNotebook, proposal_id: str, new_cell_id: str | None
-) -> tuple[dict[str, Any], str | None]:
-    """A pending proposal, and what is wrong with the edit a tab says it applied (or None).
-
-    Raises:
-        Conflict: The proposal is already resolved.
-        BadRequest: An insert without ``new_cell_id``.
-    """
-    proposal = _pending(notebook, proposal_id)
-    kind = proposal["kind"]
-    expected = str(proposal.get("new_source") or "")
-    if kind == "delete":
-        present = _source(notebook, str(proposal["cell_id"])) is not None
-        return proposal, "the cell is still there" if present else None
-    target = str(proposal["cell_id"]) if kind == "modify" else new_cell_id
-    if target is None:
-        raise BadRequest("'new_cell_id' is required to accept an applied insert.")
-    current = _source(notebook, target)
-    if current is None:
-        return proposal, f"there is no cell '{target}'"
-    if current != expected:
-        return proposal, f"cell '{target}' does not hold the proposed source"
-    return proposal, None
-
-
-def mark_accepted(
-    notebook: YNotebook, proposal: dict[str, Any], by: str, new_cell_id: str | None
-) -> dict[str, Any]:
-    """Record that a tab applied the proposal (after :func:`check_applied`)."""
-    extra = {"new_cell_id": new_cell_id} if proposal["kind"] == "insert" else {}
-    return _resolve(notebook, proposal, "accepted", by, **extra)
 
 
 def reject(notebook: YNotebook, proposal_id: str, by: str) -> dict[str, Any]:

@@ -13,25 +13,27 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pycrdt import Map, Subscription
+
 from ..document import ORIGIN, LiveDocuments
 from ..errors import BadRequest, Conflict, NotFound, Unavailable
 from ..execution.run import RunOutcome
 from ..execution.service import ExecutionService
 from ..payloads import RunRequest
+from ..records import TokenUsage, TurnRecord, UserEntry
 from . import proposals
 from .approvals import ApprovalDesk
+from .claims import Claim, ClaimDesk
 from .context import ConversationTurn
 from .journal import AgentJournal
 from .live import LiveTurn, current_turn
-from .payloads import AcceptRequest, ApprovalAnswer, TurnRequest, policy_or_default
+from .payloads import ApprovalAnswer, TurnRequest, policy_or_default
 from .providers import ModelProvider, ProviderError
 from .settings import AgentSettings
 from .store import ConversationStore, new_id, now_iso
 from .turn import Turn, TurnPlan
 
 HISTORY_MESSAGES = 60
-APPLIED_SYNC_WAIT = 3.0
-"""Seconds to wait for a tab's own edit to reach the server before an ``applied`` accept fails."""
 ACTIVE = ("running", "waiting_approval")
 RESTART_NOTE = "The turn was cut off by a server restart."
 
@@ -59,6 +61,8 @@ class AgentService:
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._runs: set[asyncio.Task[Any]] = set()
         self._providers: dict[str, ModelProvider] = {}
+        self._claims = ClaimDesk()
+        self._claim_watches: dict[tuple[str, str], tuple[Map, Subscription]] = {}
 
     def start(self) -> None:
         kind = self.settings.provider_kind()
@@ -78,6 +82,8 @@ class AgentService:
         return self._providers[kind]
 
     async def stop(self) -> None:
+        for key in list(self._claim_watches):
+            self._unwatch(key)
         for room_id, task in list(self._tasks.items()):
             turn = self._turns.get(room_id)
             if turn is not None:
@@ -175,27 +181,24 @@ class AgentService:
             stream_interval=settings.stream_interval,
         )
         history = [
-            ConversationTurn(m["role"], str(m.get("text", "")))
+            ConversationTurn(m["role"], str(m.get("text", "")), earlier=True)
             for m in self.store.messages(file_id)
             if m.get("role") in ("user", "assistant")
         ][-HISTORY_MESSAGES:]
-        record = {
-            "id": plan.turn_id,
-            "state": "running",
-            "model": model,
-            "provider": provider.name,
-            "started_by": user,
-            "started_at": now_iso(),
-            "ended_at": None,
-            "error": None,
-            "usage": {"input_tokens": 0, "output_tokens": 0},
-            "steps": 0,
-            "approval": policy,
-        }
+        record = TurnRecord(
+            id=plan.turn_id,
+            state="running",
+            model=model,
+            provider=provider.name,
+            started_by=user,
+            started_at=now_iso(),
+            usage=TokenUsage(0, 0),
+            approval=policy,
+        )
         live = LiveTurn(self._docs, room_id, record)
         text = self._mask(request.message)
-        await live.begin({"id": new_id("e"), "kind": "user", "text": text, "by": user})
-        self.store.save_turn(file_id, record)
+        await live.begin(UserEntry(id=new_id("e"), kind="user", text=text, by=user))
+        self.store.save_turn(file_id, record.to_y())
         self.store.add_message(file_id, turn_id=plan.turn_id, role="user", text=text, by=user)
         self.journal.record(file_id, plan.turn_id, "user_message", user, text=text, model=model)
         return Turn(
@@ -213,11 +216,11 @@ class AgentService:
         )
 
     def _runner(self, room_id: str, user: str) -> Any:
-        async def run(cell_ids: list[str]) -> dict[str, RunOutcome]:
+        async def run(cell_ids: list[str], hashes: dict[str, str]) -> dict[str, RunOutcome]:
             path = self._docs.path_of(room_id)
             if path is None:
                 raise NotFound("The notebook is gone.")
-            request = RunRequest(path=path, cell_ids=tuple(cell_ids))
+            request = RunRequest(path=path, cell_ids=tuple(cell_ids), source_hashes=hashes)
             task = asyncio.ensure_future(self._execution.run_and_wait(request, f"agent for {user}"))
             self._runs.add(task)
             task.add_done_callback(self._runs.discard)
@@ -248,36 +251,55 @@ class AgentService:
 
     async def answer_approval(self, approval_id: str, answer: ApprovalAnswer, user: str) -> None:
         room_id = await self._docs.room_id(answer.path)
-        self._desk.answer(approval_id, room_id, answer.decision, user)
+        self._desk.answer(approval_id, room_id, answer, user)
 
     # -- proposals -------------------------------------------------------------------
 
-    async def accept(self, proposal_id: str, request: AcceptRequest, user: str) -> dict[str, Any]:
-        """Apply a proposal (or check the edit a tab applied) and record who accepted it."""
-        room_id = await self._docs.room_id(request.path)
+    async def accept(self, proposal_id: str, path: str, user: str) -> dict[str, Any]:
+        """Apply a proposal here (no tab involved) and record who accepted it."""
+        room_id = await self._docs.room_id(path)
         async with self._docs.pinned(room_id):
-            if not request.applied:
-                notebook = await self._docs.notebook(room_id)
-                with notebook.ydoc.transaction(origin=ORIGIN):
-                    proposal = proposals.apply(notebook, proposal_id, user)
-            else:
-                proposal = await self._accept_applied(room_id, proposal_id, request, user)
+            notebook = await self._docs.notebook(room_id)
+            self._unclaimed(room_id, proposal_id)
+            with notebook.ydoc.transaction(origin=ORIGIN):
+                proposal = proposals.apply(notebook, proposal_id, user)
         self._record_resolution(room_id, proposal, "accept", user)
         return proposal
 
-    async def _accept_applied(
-        self, room_id: str, proposal_id: str, request: AcceptRequest, user: str
-    ) -> dict[str, Any]:
-        deadline = time.monotonic() + APPLIED_SYNC_WAIT
-        while True:  # the tab's edit travels over its websocket: it may arrive after this call
-            notebook = await self._docs.notebook(room_id)
-            proposal, problem = proposals.check_applied(notebook, proposal_id, request.new_cell_id)
-            if problem is None:
-                with notebook.ydoc.transaction(origin=ORIGIN):
-                    return proposals.mark_accepted(notebook, proposal, user, request.new_cell_id)
-            if time.monotonic() > deadline:
-                raise Conflict(f"The accepted edit is not in the notebook: {problem}.")
-            await asyncio.sleep(0.05)
+    async def claim(self, proposal_id: str, path: str, user: str) -> dict[str, Any]:
+        """Let one tab apply a proposal itself (see ``claims``); 409 if another tab may."""
+        room_id = await self._docs.room_id(path)
+        notebook = await self._docs.notebook(room_id)
+        proposals.acceptable(notebook, proposal_id)
+        claim = self._claims.grant(room_id, proposal_id, user)
+        self._watch_claim(notebook, room_id, proposal_id, claim)
+        return claim.to_json(time.monotonic())
+
+    def _unclaimed(self, room_id: str, proposal_id: str) -> None:
+        held = self._claims.holder(room_id, proposal_id)
+        if held is not None:
+            raise Conflict(f"{held.by} is accepting this proposal in another tab.")
+
+    def _watch_claim(self, notebook: Any, room_id: str, proposal_id: str, claim: Claim) -> None:
+        """Journal the acceptance when the claiming tab's transaction reaches the server."""
+        key = (room_id, proposal_id)
+        self._unwatch(key)
+        ymap = proposals.proposals_map(notebook)
+
+        def seen(event: Any) -> None:
+            new = (event.keys.get(proposal_id) or {}).get("newValue")
+            if not isinstance(new, dict) or new.get("claim") != claim.token:
+                return
+            if new.get("status") == "accepted" and self._claims.used(*key, claim.token):
+                self._record_resolution(room_id, new, "accept", str(new.get("resolved_by")))
+            asyncio.get_running_loop().call_soon(self._unwatch, key)
+
+        self._claim_watches[key] = (ymap, ymap.observe(seen))
+
+    def _unwatch(self, key: tuple[str, str]) -> None:
+        watch = self._claim_watches.pop(key, None)
+        if watch is not None:
+            watch[0].unobserve(watch[1])
 
     async def reject(self, proposal_id: str, path: str, user: str) -> dict[str, Any]:
         room_id = await self._docs.room_id(path)
@@ -334,7 +356,7 @@ class AgentService:
         notebook = await self._docs.notebook(room_id)
         shown = current_turn(notebook)
         if shown is not None and shown.get("id") == record["id"]:
-            live = LiveTurn(self._docs, room_id, record)
+            live = LiveTurn(self._docs, room_id, TurnRecord.from_y(record))
             await live.set_approval(None)
             await live.update()
         return record

@@ -14,8 +14,8 @@ from typing import Any
 
 from jupyter_ydoc import YNotebook
 
-from ..document import ORIGIN, CellNotFound, LiveDocuments, find_cell
-from ..errors import JupyterLoopError
+from ..document import ORIGIN, CellNotFound, LiveDocuments, find_cell, source_hash
+from ..errors import JupyterLoopError, SourceChanged
 from ..execution.run import RunOutcome
 from . import proposals
 from ._map import cell_line
@@ -33,7 +33,8 @@ MAX_APPROVALS = 3
 
 Approve = Callable[[list[str], dict[str, str]], Awaitable[tuple[bool, str]]]
 """Asks for permission to run cells (ids, sources); returns (allowed, why not)."""
-Run = Callable[[list[str]], Awaitable[dict[str, RunOutcome]]]
+Run = Callable[[list[str], dict[str, str]], Awaitable[dict[str, RunOutcome]]]
+"""Runs cells (ids, the hash of each source that may run); raises SourceChanged otherwise."""
 Record = Callable[..., None]
 
 
@@ -239,16 +240,16 @@ class Toolbox:
                 return ToolOutcome(
                     f"Not run: {reason}", f"did not run {where}", reason, False, tuple(cell_ids)
                 )
-            current, _ = await self._sources(cell_ids)
-            if current == sources:
+            approved = {cell_id: source_hash(source) for cell_id, source in sources.items()}
+            try:
+                outcomes = await self._run(cell_ids, approved)
                 break
-            sources = current  # edited while waiting: ask again for what would really run
+            except SourceChanged:  # edited since approved: ask again for what would run
+                sources, _ = await self._sources(cell_ids)
+            except JupyterLoopError as e:
+                raise ToolError(f"The cells could not be run: {e.message}") from None
         else:
             raise ToolError("The cells kept changing while waiting for approval; not run.")
-        try:
-            outcomes = await self._run(cell_ids)
-        except JupyterLoopError as e:
-            raise ToolError(f"The cells could not be run: {e.message}") from None
         self._record(
             "cell_run",
             cell_ids=cell_ids,

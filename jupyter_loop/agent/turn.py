@@ -18,9 +18,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..document import LiveDocuments
+from ..document import LiveDocuments, source_hash
 from ..errors import JupyterLoopError
 from ..execution.run import RunOutcome
+from ..records import ApprovalRequest
 from ..secrets import SecretMasker
 from . import proposals
 from .approvals import ApprovalDesk
@@ -56,7 +57,7 @@ POLICIES = {
     "never": "Running cells is switched off here: ask the user to run them instead.",
 }
 
-RunCells = Callable[[list[str]], Awaitable[dict[str, RunOutcome]]]
+RunCells = Callable[[list[str], dict[str, str]], Awaitable[dict[str, RunOutcome]]]
 
 
 @dataclass(frozen=True)
@@ -316,15 +317,16 @@ class Turn:
             return False, "running cells is switched off (approval policy 'never')."
         if self._allowed_for_turn:
             return True, ""
-        approval_id = new_id("a")
-        waiting = self._desk.open(approval_id, plan.room_id, plan.turn_id)
-        approval = {
-            "id": approval_id,
-            "turn_id": plan.turn_id,
-            "cell_ids": cell_ids,
-            "sources": sources,
-            "requested_at": now_iso(),
-        }
+        approval = ApprovalRequest(
+            id=new_id("a"),
+            turn_id=plan.turn_id,
+            cell_ids=tuple(cell_ids),
+            sources=sources,
+            source_hashes={cell_id: source_hash(source) for cell_id, source in sources.items()},
+            requested_at=now_iso(),
+        )
+        approval_id = approval.id
+        waiting = self._desk.open(approval_id, plan.room_id, plan.turn_id, approval.source_hashes)
         self._record("approval_requested", approval_id=approval_id, cell_ids=cell_ids)
         try:
             await self.live.set_approval(approval, state="waiting_approval")

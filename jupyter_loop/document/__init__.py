@@ -1,6 +1,14 @@
 """The one path into jupyter_server_ydoc's live shared notebooks."""
 
-from .cells import CellNotFound, code_cell, find_cell, set_source
+from .cells import CellNotFound, code_cell, find_cell, set_source, source_hash
 from .live import ORIGIN, LiveDocuments
 
-__all__ = ["ORIGIN", "CellNotFound", "LiveDocuments", "code_cell", "find_cell", "set_source"]
+__all__ = [
+    "ORIGIN",
+    "CellNotFound",
+    "LiveDocuments",
+    "code_cell",
+    "find_cell",
+    "set_source",
+    "source_hash",
+]

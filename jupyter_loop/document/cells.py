@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 from jupyter_ydoc import YNotebook
 from pycrdt import Map
 
@@ -61,3 +63,12 @@ def set_source(ycell: Map, source: str) -> None:
         del text[offset : offset + removed]
     if end_new > start:
         text.insert(offset, source[start:end_new])
+
+
+def source_hash(source: str) -> str:
+    """A hash of a cell's source, to check that what runs is what a user saw.
+
+    >>> source_hash("1 + 1")[:12]
+    '72fce59447a0'
+    """
+    return hashlib.sha256(source.encode()).hexdigest()

@@ -11,10 +11,13 @@ All functions here mutate: call them inside a transaction with our origin.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from jupyter_ydoc import YNotebook
 from pycrdt import Array, Map
+
+from ..records import CellMarker, InputRequest
 
 BOARD = "jupyter_loop:execution"
 
@@ -28,6 +31,10 @@ def board(notebook: YNotebook) -> Map:
 def marker(notebook: YNotebook, cell_id: str) -> dict[str, Any] | None:
     value = board(notebook).get(cell_id)
     return dict(value) if isinstance(value, dict) else None
+
+
+def _put(notebook: YNotebook, cell_id: str, record: CellMarker) -> None:
+    board(notebook)[cell_id] = record.to_y()
 
 
 def mark_queued(
@@ -46,20 +53,14 @@ def mark_queued(
     """
     _clear_execution(ycell)
     ycell["execution_state"] = "running"
-    board(notebook)[str(ycell["id"])] = {
-        "state": state,
-        "run_id": run_id,
-        "kernel_id": kernel_id,
-        "by": by,
-    }
+    _put(notebook, str(ycell["id"]), CellMarker(state, run_id, kernel_id=kernel_id, by=by))
 
 
 def mark_running(notebook: YNotebook, cell_id: str, run_id: str) -> None:
     entry = marker(notebook, cell_id)
     if entry is None or entry.get("run_id") != run_id:
         entry = {"run_id": run_id}
-    entry["state"] = RUNNING
-    board(notebook)[cell_id] = entry
+    _put(notebook, cell_id, replace(CellMarker.from_y(entry), state=RUNNING))
 
 
 def mark_done(
@@ -79,30 +80,23 @@ def mark_done(
     if execution_count is not None:
         ycell["execution_count"] = execution_count
     ycell["execution_state"] = "idle"
-    done = {"state": DONE, "run_id": run_id, "status": status}
-    if entry.get("by"):
-        done["by"] = entry["by"]  # who ran it (a user, or the agent for one) stays visible
-    if note:
-        done["note"] = note
-    board(notebook)[cell_id] = done
+    # who ran it (a user, or the agent for one) stays visible
+    done = CellMarker(DONE, run_id, by=entry.get("by") or None, status=status, note=note or None)
+    _put(notebook, cell_id, done)
 
 
 def mark_skipped(notebook: YNotebook, ycell: Map, *, run_id: str) -> None:
     """An empty cell: cleared and done at once, as JupyterLab does."""
     _clear_execution(ycell)
     ycell["execution_state"] = "idle"
-    board(notebook)[str(ycell["id"])] = {"state": DONE, "run_id": run_id, "status": "ok"}
+    _put(notebook, str(ycell["id"]), CellMarker(DONE, run_id, status="ok"))
 
 
-def set_input_request(notebook: YNotebook, cell_id: str, request: dict[str, Any] | None) -> None:
+def set_input_request(notebook: YNotebook, cell_id: str, request: InputRequest | None) -> None:
     entry = marker(notebook, cell_id)
     if entry is None:
         return
-    if request is None:
-        entry.pop("input", None)
-    else:
-        entry["input"] = request
-    board(notebook)[cell_id] = entry
+    _put(notebook, cell_id, replace(CellMarker.from_y(entry), input=request))
 
 
 def set_timing(ycell: Map, timing: dict[str, str] | None) -> None:

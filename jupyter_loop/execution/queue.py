@@ -18,6 +18,7 @@ from pycrdt import Map
 
 from ..document import ORIGIN, CellNotFound, LiveDocuments, find_cell
 from ..errors import Conflict, JupyterLoopError
+from ..records import InputRequest
 from ..tasks import spawn_logged, succeeded
 from . import board
 from .kernel import KernelChannel
@@ -220,11 +221,11 @@ class KernelQueue:
     def _input_requested(self, run: CellRun, message: dict[str, Any]) -> None:
         content = message.get("content", {})
         writer = self._writer_for(run.job.room_id, run.job.cell_id)
-        request = {
-            "request_id": str(message["header"]["msg_id"]),
-            "prompt": writer.mask(str(content.get("prompt", ""))),
-            "password": bool(content.get("password", False)),
-        }
+        request = InputRequest(
+            request_id=str(message["header"]["msg_id"]),
+            prompt=writer.mask(str(content.get("prompt", ""))),
+            password=bool(content.get("password", False)),
+        )
         run.pending_input = (request, message["header"])
         show = writer.flush(
             then=lambda nb, _: board.set_input_request(nb, run.job.cell_id, request)
@@ -236,13 +237,13 @@ class KernelQueue:
         run = self._current
         if run is None or (run.job.room_id, run.job.cell_id) != (room_id, cell_id):
             raise Conflict("This cell is not waiting for input.")
-        if run.pending_input is None or run.pending_input[0]["request_id"] != request_id:
+        if run.pending_input is None or run.pending_input[0].request_id != request_id:
             raise Conflict("This prompt has already been answered.")
         request, header = run.pending_input
         run.pending_input = None
-        shown = "\u00b7" * 8 if request["password"] else value
+        shown = "\u00b7" * 8 if request.password else value
         writer = self._writer_for(room_id, cell_id)
-        writer.push(AppendStream("stdin", f"{request['prompt']}{shown}\n"))
+        writer.push(AppendStream("stdin", f"{request.prompt}{shown}\n"))
         self._channel.send_input(value, parent=header)
         await writer.flush(then=lambda nb, _: board.set_input_request(nb, cell_id, None))
 

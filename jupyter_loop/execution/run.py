@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..records import InputRequest
 from .ops import UpdateDisplay, op_from_message
 from .writer import CellWriter
 
@@ -63,7 +64,7 @@ class CellRun:
         self._reply: dict[str, Any] | None = None
         self._idle = False
         self.timing: dict[str, str] = {}
-        self.pending_input: tuple[dict[str, Any], dict[str, Any]] | None = None
+        self.pending_input: tuple[InputRequest, dict[str, Any]] | None = None
         self._captured_by: set[str] = set()  # Output widgets capturing this run's output
         self._quiet: asyncio.TimerHandle | None = None  # see IDLE_GRACE
         self.done: asyncio.Future[RunOutcome] = asyncio.get_running_loop().create_future()

@@ -7,8 +7,8 @@ import logging
 import uuid
 from typing import Any
 
-from ..document import ORIGIN, LiveDocuments, find_cell
-from ..errors import BadRequest, Conflict, NotFound
+from ..document import ORIGIN, LiveDocuments, find_cell, source_hash
+from ..errors import BadRequest, Conflict, NotFound, SourceChanged
 from ..payloads import InputReply, QueuedCell, RunRequest, RunTicket
 from ..tasks import spawn_logged
 from . import board
@@ -90,6 +90,8 @@ class ExecutionService:
         for ycell in cells:
             if ycell.get("cell_type") != "code":
                 raise BadRequest(f"Cell '{ycell['id']}' is not a code cell.")
+        # No await from here on: the sources checked are the sources queued.
+        _check_sources(cells, request.source_hashes or {})
         queue = self._queue(kernel_id)
         starts_now = queue.idle
         queued: list[QueuedCell] = []
@@ -193,3 +195,15 @@ class ExecutionService:
             self._queues.pop(kernel_id, None)
             await queue.stop("The kernel was shut down while this cell ran.")
             self._watched.discard(kernel_id)
+
+
+def _check_sources(cells: list[Any], expected: dict[str, str]) -> None:
+    """Raise :class:`SourceChanged` if a cell's source no longer has the expected hash."""
+    changed = [
+        str(ycell["id"])
+        for ycell in cells
+        if str(ycell["id"]) in expected
+        and source_hash(str(ycell["source"])) != expected[str(ycell["id"])]
+    ]
+    if changed:
+        raise SourceChanged(changed)

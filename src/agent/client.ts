@@ -3,8 +3,8 @@ import { URLExt } from '@jupyterlab/coreutils';
 import { postJSON, requestAPI } from '../request';
 import {
   ApprovalDecision,
-  IAcceptRequest,
   IAgentClient,
+  IClaimReply,
   IConversationReply,
   IJournalReply,
   IModelsReply,
@@ -39,21 +39,19 @@ export class AgentClient implements IAgentClient {
   async answerApproval(
     path: string,
     approvalId: string,
-    decision: ApprovalDecision
+    decision: ApprovalDecision,
+    sourceHashes: { [cellId: string]: string }
   ): Promise<void> {
     await requestAPI<{ decision: ApprovalDecision }>(
       `agent/approvals/${encodeURIComponent(approvalId)}`,
-      postJSON({ path, decision })
+      postJSON({ path, decision, source_hashes: sourceHashes })
     );
   }
 
-  async acceptProposal(
-    proposalId: string,
-    request: IAcceptRequest
-  ): Promise<void> {
-    await requestAPI<{ status: string }>(
-      `agent/proposals/${encodeURIComponent(proposalId)}/accept`,
-      postJSON(request)
+  claimProposal(path: string, proposalId: string): Promise<IClaimReply> {
+    return requestAPI<IClaimReply>(
+      `agent/proposals/${encodeURIComponent(proposalId)}/claim`,
+      postJSON({ path })
     );
   }
 

@@ -3,7 +3,7 @@ import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 import * as Y from 'yjs';
 
-import { IProposal, PROPOSALS_MAP } from '../tokens';
+import { IClaimReply, IProposal, PROPOSALS_MAP } from '../tokens';
 import { replacement } from './diff';
 import { plain } from './ydata';
 
@@ -64,14 +64,16 @@ export class StaleProposalError extends Error {
 /**
  * Apply a proposal to a notebook as one undoable change of this document:
  * modify replaces the changed span of the source, insert adds a cell after its
- * anchor (or at the top), delete removes the cell.
+ * anchor (or at the top), delete removes the cell. `andThen` runs inside the
+ * same transaction (to mark the proposal accepted with the edit).
  *
  * @returns the id of the inserted cell, for an insert
  * @throws StaleProposalError when the proposal does not fit the notebook
  */
 export function applyProposal(
   notebook: ISharedNotebook,
-  proposal: IProposal
+  proposal: IProposal,
+  andThen: (applied: { new_cell_id?: string }) => void = () => undefined
 ): { new_cell_id?: string } {
   const index = (cellId: string | null): number =>
     cellId === null ? -1 : notebook.cells.findIndex(c => c.getId() === cellId);
@@ -84,26 +86,32 @@ export function applyProposal(
       reason ?? `The proposal was already ${state}.`
     );
   }
-  switch (proposal.kind) {
-    case 'modify': {
-      const cell = notebook.cells[index(proposal.cell_id)];
-      const edit = replacement(cell.getSource(), proposal.new_source ?? '');
+  if (proposal.kind === 'modify') {
+    // The cell's own transaction: its undo manager tracks that origin.
+    const cell = notebook.cells[index(proposal.cell_id)];
+    const edit = replacement(cell.getSource(), proposal.new_source ?? '');
+    cell.transact(() => {
       cell.updateSource(edit.start, edit.end, edit.text);
-      return {};
-    }
-    case 'delete':
+      andThen({});
+    });
+    return {};
+  }
+  let applied: { new_cell_id?: string } = {};
+  notebook.transact(() => {
+    if (proposal.kind === 'delete') {
       notebook.deleteCell(index(proposal.cell_id));
-      return {};
-    case 'insert': {
+    } else {
       const at = proposal.cell_id === null ? 0 : index(proposal.cell_id) + 1;
       const cell = notebook.insertCell(at, {
         cell_type: proposal.cell_type ?? 'code',
         source: proposal.new_source ?? '',
         metadata: {}
       });
-      return { new_cell_id: cell.getId() };
+      applied = { new_cell_id: cell.getId() };
     }
-  }
+    andThen(applied);
+  });
+  return applied;
 }
 
 /**
@@ -162,13 +170,27 @@ export class ProposalModel implements IDisposable {
     return this._notebook.cells.find(c => c.getId() === cellId)?.getSource();
   }
 
-  /** Apply a pending proposal to this document (see {@link applyProposal}). */
-  apply(id: string): { new_cell_id?: string } {
+  /**
+   * Apply a pending proposal to this document (see {@link applyProposal}) and,
+   * in the same transaction, mark it accepted under the server's claim.
+   */
+  apply(id: string, claim: IClaimReply): { new_cell_id?: string } {
     const view = this.get(id);
     if (!view) {
       throw new StaleProposalError('The proposal is gone.');
     }
-    return applyProposal(this._notebook, view.proposal);
+    const { proposal } = view;
+    return applyProposal(this._notebook, proposal, applied => {
+      const accepted: IProposal = {
+        ...proposal,
+        ...applied,
+        status: 'accepted',
+        resolved_by: claim.by,
+        resolved_at: new Date().toISOString(),
+        claim: claim.claim
+      };
+      this._map.set(id, accepted);
+    });
   }
 
   dispose(): void {

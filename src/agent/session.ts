@@ -3,7 +3,6 @@ import { ISignal, Signal } from '@lumino/signaling';
 
 import { ApprovalDecision, ITurnRequest } from '../tokens';
 import { ConversationModel } from './conversation';
-import { statusOf } from './errors';
 import { mentionedCells, union } from './mentions';
 import { ProposalModel, StaleProposalError } from './proposals';
 import type { AgentService, IAgentNotebook } from './service';
@@ -13,12 +12,6 @@ export interface IOutgoing {
   text: string;
   turnId: string | null;
 }
-
-/**
- * Pauses before retrying an accept the server refused because it had not seen
- * this tab's edit yet (the server waits a few seconds itself).
- */
-const ACCEPT_RETRIES = [500];
 
 /**
  * The agent for one notebook: its conversation and proposals (observed in the
@@ -209,21 +202,47 @@ export class AgentSession implements IDisposable {
       return;
     }
     await this._run(approval.id, 'The answer was not sent', () =>
-      this._service.client.answerApproval(this.path, approval.id, decision)
+      // The hashes of the sources this panel showed: only those may run.
+      this._service.client.answerApproval(
+        this.path,
+        approval.id,
+        decision,
+        approval.source_hashes
+      )
     );
   }
 
   /**
-   * Accept a proposal: apply it in this tab's notebook (so undo reverts it),
-   * then tell the server, which checks the cell and records who accepted.
+   * Accept a proposal exactly once: ask the server for the claim (one tab at a
+   * time gets it), then apply it in this tab's notebook (so undo reverts it) and
+   * mark it accepted in the same transaction (docs/agent.md).
    */
   async accept(proposalId: string): Promise<boolean> {
-    if (this._pending.has(proposalId)) {
+    const view = this.proposals.get(proposalId);
+    if (view?.state !== 'pending') {
+      const reason = view?.reason ?? `The proposal was already ${view?.state}.`;
+      this._service.report(
+        new StaleProposalError(view ? reason : 'The proposal is gone.'),
+        'The proposal cannot be accepted'
+      );
       return false;
     }
-    let applied: { new_cell_id?: string };
+    const asked = Date.now();
+    const claim = await this._run(
+      proposalId,
+      'The proposal could not be accepted',
+      () => this._service.client.claimProposal(this.path, proposalId)
+    );
+    if (claim === undefined) {
+      return false;
+    }
     try {
-      applied = this.proposals.apply(proposalId);
+      if (Date.now() - asked >= claim.expires_in * 1000) {
+        throw new StaleProposalError(
+          'The claim lapsed before it could be used.'
+        );
+      }
+      this.proposals.apply(proposalId, claim);
     } catch (error) {
       if (error instanceof StaleProposalError) {
         this._service.report(error, 'The proposal cannot be accepted');
@@ -231,33 +250,7 @@ export class AgentSession implements IDisposable {
       }
       throw error;
     }
-    const done = await this._run(
-      proposalId,
-      'The server did not record the accepted edit',
-      async () => {
-        for (let attempt = 0; ; attempt++) {
-          try {
-            await this._service.client.acceptProposal(proposalId, {
-              path: this.path,
-              applied: true,
-              ...applied
-            });
-            return true;
-          } catch (error) {
-            // The edit may not have reached the server yet: try again shortly.
-            if (statusOf(error) !== 409 || attempt >= ACCEPT_RETRIES.length) {
-              throw error;
-            }
-            await sleep(ACCEPT_RETRIES[attempt]);
-            const view = this.proposals.get(proposalId);
-            if (view?.proposal.status !== 'pending') {
-              return true;
-            }
-          }
-        }
-      }
-    );
-    return done === true;
+    return true;
   }
 
   /** Reject a proposal; the notebook is left as it is. */
@@ -393,8 +386,4 @@ export namespace AgentSession {
     service: AgentService;
     notebook: IAgentNotebook;
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise(resolve => setTimeout(resolve, ms));
 }

@@ -73,10 +73,9 @@ export function ApprovalCard(props: {
               >
                 {at > 0 ? `cell ${at}` : 'a deleted cell'}
               </button>
+              {/* What the request shows is what an answer allows to run. */}
               <pre className="jp-Loop-Approval-source">
-                {approval.sources[cellId] ??
-                  session.proposals.source(cellId) ??
-                  ''}
+                {approval.sources[cellId] ?? ''}
               </pre>
             </li>
           );

@@ -1,12 +1,14 @@
 import { IRenderMimeRegistry, MimeModel } from '@jupyterlab/rendermime';
 import * as React from 'react';
 
+import { withoutRemoteImages } from './remoteimages';
+
 /** While text streams, render at most this often (milliseconds). */
 const STREAM_INTERVAL = 80;
 
 /**
  * Markdown (and code in it) rendered by JupyterLab's own renderer, as
- * untrusted content. Streaming text re-renders at most every
+ * untrusted content, remote images shown as links (never fetched). Streaming text re-renders at most every
  * {@link STREAM_INTERVAL} ms, never twice at once.
  */
 export function MarkdownBlock(props: {
@@ -32,7 +34,10 @@ export function MarkdownBlock(props: {
     const text = s.wanted;
     try {
       await s.renderer.renderModel(
-        new MimeModel({ data: { 'text/markdown': text }, trusted: false })
+        new MimeModel({
+          data: { 'text/markdown': withoutRemoteImages(text) },
+          trusted: false
+        })
       );
       s.shown = text;
     } catch {

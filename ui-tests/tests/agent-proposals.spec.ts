@@ -115,6 +115,82 @@ test('a proposal shows on the cell and in a second tab; Accept applies it and Ct
     .toEqual(['import math', 'ratio = 10 / 0\nprint("ratio:", ratio)']);
 });
 
+test('two tabs pressing Accept at the same instant apply the edit once; Ctrl-Z in the accepting tab undoes it', async ({
+  page,
+  context,
+  tmpPath
+}) => {
+  const before = 'ratio = 10 / 0\nprint("ratio:", ratio)';
+  const after = 'ratio = 10 / 4\nprint("ratio:", ratio)';
+  const name = await liveNotebook(page, 'import math', before);
+  const target = await cellId(page, 1);
+  await model.script(
+    {
+      tool_calls: [
+        {
+          name: 'propose_modify',
+          arguments: {
+            cell_id: target,
+            source: after,
+            summary: 'Divide by four'
+          }
+        }
+      ]
+    },
+    { text: 'Proposed.' }
+  );
+  const other = await context.newPage();
+  await openInNewTab(other, `${tmpPath}/${name}`);
+  await openAssistant(other);
+  await page.bringToFront();
+  await openAssistant(page);
+  await ask(page, 'Fix the division, please.');
+  const tabs = [page, other];
+  for (const tab of tabs) {
+    await expect(onCell(tab, 1)).toBeVisible();
+  }
+
+  // Both press Accept together (a DOM click each, sent at once, no waiting for
+  // the other): the server grants the claim to one tab only.
+  const claims: number[][] = [[], []];
+  tabs.forEach((tab, i) =>
+    tab.on('response', r => {
+      if (r.url().includes('/claim')) {
+        claims[i].push(r.status());
+      }
+    })
+  );
+  await Promise.all(
+    tabs.map(tab =>
+      tab.evaluate(() =>
+        (
+          document.querySelector(
+            '.jp-Loop-CellProposal .jp-Loop-accept'
+          ) as HTMLButtonElement
+        ).click()
+      )
+    )
+  );
+  for (const tab of tabs) {
+    await expect.poll(() => cellSources(tab)).toEqual(['import math', after]);
+    await expect(onCell(tab, 1)).toHaveCount(0);
+  }
+  const granted = claims.map(statuses => statuses.includes(200));
+  expect(granted.filter(Boolean)).toHaveLength(1);
+  expect(claims.flat().filter(status => status !== 200)).toEqual(
+    claims.flat().length === 2 ? [409] : []
+  );
+
+  // Ctrl-Z in the tab that applied it takes the edit out, in both tabs.
+  const accepting = tabs[granted.indexOf(true)];
+  await accepting.bringToFront();
+  await cells(accepting).nth(1).locator('.cm-content').click();
+  await accepting.keyboard.press('Control+z');
+  for (const tab of tabs) {
+    await expect.poll(() => cellSources(tab)).toEqual(['import math', before]);
+  }
+});
+
 test('Reject leaves the notebook unchanged (a ghost cell and a deletion, rejected together)', async ({
   page,
   context,

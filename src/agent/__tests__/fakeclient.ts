@@ -2,8 +2,8 @@ import { ServerConnection } from '@jupyterlab/services';
 
 import {
   ApprovalDecision,
-  IAcceptRequest,
   IAgentClient,
+  IClaimReply,
   IConversationReply,
   IJournalReply,
   IModelsReply,
@@ -39,8 +39,8 @@ export class FakeAgentClient implements IAgentClient {
   };
   /** Errors to throw, by call name, first in first out. */
   failures = new Map<string, unknown[]>();
-  /** Runs when accept is called (e.g. to mark the proposal on the fake server). */
-  onAccept: ((id: string, request: IAcceptRequest) => void) | null = null;
+  /** Runs when a claim is asked for (e.g. to look at the fake server). */
+  onClaim: ((id: string) => void) | null = null;
 
   fail(name: string, ...errors: unknown[]): void {
     this.failures.set(name, [...(this.failures.get(name) ?? []), ...errors]);
@@ -82,18 +82,20 @@ export class FakeAgentClient implements IAgentClient {
   answerApproval(
     path: string,
     approvalId: string,
-    decision: ApprovalDecision
+    decision: ApprovalDecision,
+    sourceHashes: { [cellId: string]: string }
   ): Promise<void> {
     return this._call(
       'answerApproval',
-      [path, approvalId, decision],
+      [path, approvalId, decision, sourceHashes],
       () => undefined
     );
   }
 
-  acceptProposal(proposalId: string, request: IAcceptRequest): Promise<void> {
-    return this._call('acceptProposal', [proposalId, request], () => {
-      this.onAccept?.(proposalId, request);
+  claimProposal(path: string, proposalId: string): Promise<IClaimReply> {
+    return this._call('claimProposal', [path, proposalId], () => {
+      this.onClaim?.(proposalId);
+      return { claim: `claim-${proposalId}`, by: 'ada', expires_in: 30 };
     });
   }
 

@@ -247,8 +247,12 @@ describe('ProposalModel', () => {
       base_source: '1/0',
       new_source: '1/1'
     });
-    proposals.apply('p1');
+    proposals.apply('p1', { claim: 'c1', by: 'ada', expires_in: 30 });
     expect(server.source(ids[0])).toBe('1/1');
+    expect(server.proposals.get('p1')).toMatchObject({
+      status: 'accepted',
+      claim: 'c1'
+    });
   });
 
   it('orders proposals by creation and numbers cells by position', () => {

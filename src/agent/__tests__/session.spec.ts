@@ -6,7 +6,7 @@ import { IProposal } from '../../tokens';
 import { AgentService } from '../service';
 import { AgentSession } from '../session';
 import { FakeAgentClient, responseError } from './fakeclient';
-import { FakeServerDoc, notebookWith, quietly } from './ysync';
+import { FakeServerDoc, notebookWith } from './ysync';
 
 describe('AgentSession', () => {
   let model: NotebookModel;
@@ -116,17 +116,21 @@ describe('AgentSession', () => {
       id: 'ap1',
       turn_id: 't1',
       cell_ids: [ids[0]],
-      sources: {}
+      sources: { [ids[0]]: '1/0' },
+      source_hashes: { [ids[0]]: 'h1' }
     });
     await session.answer('once');
     await session.stop();
     expect(client.calls.slice(-2)).toEqual([
-      { name: 'answerApproval', args: ['work/nb.ipynb', 'ap1', 'once'] },
+      {
+        name: 'answerApproval',
+        args: ['work/nb.ipynb', 'ap1', 'once', { [ids[0]]: 'h1' }]
+      },
       { name: 'stopTurn', args: ['work/nb.ipynb', 't1'] }
     ]);
   });
 
-  it('accepts by applying the edit here, then telling the server', async () => {
+  it('accepts with a claim: the edit and the accepted mark in one transaction', async () => {
     server.putProposal({
       id: 'p1',
       kind: 'modify',
@@ -134,22 +138,31 @@ describe('AgentSession', () => {
       base_source: '1/0',
       new_source: '1/1'
     });
-    let serverSawEdit: string | undefined;
-    client.onAccept = () => (serverSawEdit = server.source(ids[0]));
+    const seen: [string | undefined, string | undefined][] = [];
+    server.doc.on('afterTransaction', () =>
+      seen.push([
+        server.source(ids[0]),
+        (server.proposals.get('p1') as IProposal).status
+      ])
+    );
     expect(await session.accept('p1')).toBe(true);
     expect(client.calls).toEqual([
-      {
-        name: 'acceptProposal',
-        args: ['p1', { path: 'work/nb.ipynb', applied: true }]
-      }
+      { name: 'claimProposal', args: ['work/nb.ipynb', 'p1'] }
     ]);
-    expect(serverSawEdit).toBe('1/1');
+    // The server never sees the edit without the mark (nor the mark without it).
+    expect(seen[0]).toEqual(['1/1', 'accepted']);
+    expect(seen.filter(([, status]) => status !== 'accepted')).toEqual([]);
+    expect(server.proposals.get('p1')).toMatchObject({
+      status: 'accepted',
+      resolved_by: 'ada',
+      claim: 'claim-p1'
+    });
     // Undo in this tab reverts the accepted edit.
     model.sharedModel.cells[0].undo();
     expect(model.sharedModel.cells[0].getSource()).toBe('1/0');
   });
 
-  it('passes the id of the cell it inserted', async () => {
+  it('records the id of the cell it inserted', async () => {
     server.putProposal({
       id: 'p1',
       kind: 'insert',
@@ -157,16 +170,13 @@ describe('AgentSession', () => {
       cell_type: 'code',
       new_source: 'x = 1'
     });
-    await quietly(() => session.accept('p1'));
-    const [, request] = client.calls[0].args as [
-      string,
-      { new_cell_id: string }
-    ];
-    expect(request.new_cell_id).toBe(model.sharedModel.cells[1].getId());
+    expect(await session.accept('p1')).toBe(true);
+    const accepted = server.proposals.get('p1') as IProposal;
+    expect(accepted.new_cell_id).toBe(model.sharedModel.cells[1].getId());
     expect(model.sharedModel.cells[1].getSource()).toBe('x = 1');
   });
 
-  it('retries an accept the server refused before it saw the edit', async () => {
+  it('leaves the cell alone when another tab holds the claim', async () => {
     server.putProposal({
       id: 'p1',
       kind: 'modify',
@@ -175,12 +185,13 @@ describe('AgentSession', () => {
       new_source: '1/1'
     });
     client.fail(
-      'acceptProposal',
-      responseError(409, 'The cell does not hold the proposed source yet.')
+      'claimProposal',
+      responseError(409, 'bob is accepting this proposal in another tab.')
     );
-    expect(await session.accept('p1')).toBe(true);
-    expect(client.names()).toEqual(['acceptProposal', 'acceptProposal']);
-    expect(notices).toEqual([]);
+    expect(await session.accept('p1')).toBe(false);
+    expect(model.sharedModel.cells[0].getSource()).toBe('1/0');
+    expect(server.proposals.get('p1')).toMatchObject({ status: 'pending' });
+    expect(notices[0]).toContain('another tab');
   });
 
   it('refuses a stale proposal without touching the cell', async () => {
@@ -212,12 +223,6 @@ describe('AgentSession', () => {
   });
 
   it('accepts all pending proposals of a turn and skips stale ones', async () => {
-    const resolve = (id: string, status: string) =>
-      server.proposals.set(id, {
-        ...(server.proposals.get(id) as IProposal),
-        status
-      });
-    client.onAccept = id => resolve(id, 'accepted');
     server.putProposal({
       id: 'a',
       kind: 'modify',
@@ -242,7 +247,7 @@ describe('AgentSession', () => {
       created_at: '2025-01-01T00:00:03Z'
     });
     await session.acceptAll('t1');
-    expect(client.calls.map(c => c.args[0])).toEqual(['a', 'c']);
+    expect(client.calls.map(c => c.args[1])).toEqual(['a', 'c']);
     expect(model.sharedModel.cells.map(c => c.getSource())).toEqual(['1/1']);
   });
 
