@@ -20,10 +20,13 @@ from .execution.queue import QueueSettings
 from .execution.service import ExecutionService
 from .handlers import route_table
 from .masking_config import MaskingConfig
+from .mcp_server.config import ExternalConfig
+from .mcp_server.endpoint import McpEndpoint
+from .mcp_server.endpoint import route_table as mcp_routes
 from .outputs_handlers import route_table as output_routes
 
 
-class JupyterLoopApp(ExtensionApp, AgentConfig, OutputsConfig, MaskingConfig):
+class JupyterLoopApp(ExtensionApp, AgentConfig, OutputsConfig, MaskingConfig, ExternalConfig):
     """Runs notebook cells on the server and writes their outputs to the shared notebook."""
 
     name = "jupyter_loop"
@@ -110,6 +113,11 @@ class JupyterLoopApp(ExtensionApp, AgentConfig, OutputsConfig, MaskingConfig):
         )
         self.agent.start()
         self.settings.update({"jupyter_loop_agent": self.agent})
+        self.agent.external.approval_timeout = self.external_approval_timeout
+        self.mcp = McpEndpoint(
+            self.agent.external, server.contents_manager, self.log, self.mcp_session_idle_timeout
+        )
+        self.settings.update({"jupyter_loop_mcp": self.mcp})
 
     async def _recover(self) -> None:
         try:
@@ -124,8 +132,10 @@ class JupyterLoopApp(ExtensionApp, AgentConfig, OutputsConfig, MaskingConfig):
         self.handlers.extend(route_table())
         self.handlers.extend(output_routes())
         self.handlers.extend(agent_routes())
+        self.handlers.extend(mcp_routes())
 
     async def stop_extension(self) -> None:
+        await asyncio.wait_for(self.mcp.stop(), timeout=10)
         await asyncio.wait_for(self.agent.stop(), timeout=10)
         await asyncio.wait_for(self.execution.stop(), timeout=10)
         await self.documents.stop()

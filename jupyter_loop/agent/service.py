@@ -21,6 +21,7 @@ from ..payloads import RunRequest
 from . import proposals
 from .approvals import ApprovalDesk
 from .context import ConversationTurn
+from .external import ExternalAgent
 from .journal import AgentJournal
 from .live import LiveTurn, current_turn
 from .payloads import AcceptRequest, ApprovalAnswer, TurnRequest, policy_or_default
@@ -59,6 +60,9 @@ class AgentService:
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._runs: set[asyncio.Task[Any]] = set()
         self._providers: dict[str, ModelProvider] = {}
+        self.external = ExternalAgent(
+            docs, execution, self._desk, self.journal, self._masker, settings.approval_policy, log
+        )
 
     def start(self) -> None:
         kind = self.settings.provider_kind()
@@ -78,6 +82,7 @@ class AgentService:
         return self._providers[kind]
 
     async def stop(self) -> None:
+        await self.external.stop()
         for room_id, task in list(self._tasks.items()):
             turn = self._turns.get(room_id)
             if turn is not None:

@@ -133,6 +133,15 @@ class ExecutionService:
             if job.room_id == room_id
         ]
 
+    async def interrupt(self, path: str) -> str:
+        """Interrupt the notebook's kernel, as a tab's stop button does; returns its id.
+
+        The kernel-action event drops the queued cells (see :meth:`_on_kernel_action`).
+        """
+        kernel_id = await self._kernel_for(RunRequest(path=path, cell_ids=()))
+        await self._kernels.interrupt_kernel(kernel_id)
+        return kernel_id
+
     async def _kernel_for(self, request: RunRequest) -> str:
         if request.kernel_id is not None:
             if request.kernel_id not in self._kernels:
