@@ -3,59 +3,22 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx2
-import mcp_types as types
 import pytest
 from conftest import wait_for
-from mcp.client.session import ClientSession
-from mcp.client.streamable_http import streamable_http_client
+from mcp_fixtures import call, text_of
 from pycrdt import Map
+
+pytest_plugins = ["mcp_fixtures"]
 
 CANARY = "canary-7f3c9e21d4b8a6f0"
 
 
 @pytest.fixture
-def jp_base_url() -> str:
-    """A JupyterHub-style base URL: every request goes under /user/NAME/."""
-    return "/user/ada/"
-
-
-@pytest.fixture
 def loop_config() -> dict[str, Any]:
     return {"secrets": [CANARY], "external_approval_timeout": 60.0}
-
-
-@pytest.fixture
-def mcp_url(http_server_client: Any, jp_http_port: int, jp_base_url: str) -> str:
-    return f"http://127.0.0.1:{jp_http_port}{jp_base_url}api/jupyter-loop/mcp"
-
-
-@pytest.fixture
-def mcp_session(mcp_url: str, jp_auth_header: Any) -> Callable[..., Any]:
-    """``async with mcp_session() as session``: an initialized SDK client session."""
-
-    @asynccontextmanager
-    async def connect(
-        headers: dict[str, str] | None = None, name: str = "test-agent"
-    ) -> AsyncIterator[ClientSession]:
-        chosen = dict(jp_auth_header) if headers is None else headers
-        async with (
-            httpx2.AsyncClient(headers=chosen, timeout=120) as http,
-            streamable_http_client(mcp_url, http_client=http) as (read, write),
-            ClientSession(read, write, client_info=types.Implementation(name=name, version="1")) as session,
-        ):
-            await session.initialize()
-            yield session
-
-    return connect
-
-
-def text_of(result: types.CallToolResult) -> str:
-    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
 
 
 async def test_lists_the_tools(mcp_session: Any) -> None:
@@ -76,3 +39,95 @@ async def test_lists_the_tools(mcp_session: Any) -> None:
     } <= names
     run = next(tool for tool in listed.tools if tool.name == "run_cells")
     assert run.input_schema["required"][0] == "path"
+
+
+async def ran(read_notebook: Any, path: str, cell_id: str) -> None:
+    """Wait until the saved notebook shows the cell's run."""
+
+    def done() -> bool:
+        nb = read_notebook(path)
+        return bool(nb) and any(c.get("id") == cell_id and c.get("outputs") for c in nb.cells)
+
+    await wait_for(done)
+
+
+async def test_reads_a_notebook_with_what_it_printed_masked(
+    mcp_session: Any, write_notebook: Any, start_kernel: Any, run_cells: Any, read_notebook: Any
+) -> None:
+    path = write_notebook(
+        "work/printed.ipynb", "x = 6 * 7\nprint('the answer is', x)", f"print('{CANARY}')"
+    )
+    await start_kernel(path)
+    await run_cells(path, "c0", "c1")
+    await ran(read_notebook, path, "c1")
+    async with mcp_session() as session:
+        listed = text_of(await call(session, "list_notebooks"))
+        view = await call(session, "read_notebook", path=path)
+        cell = await call(session, "read_cell", path=path, cell_id="c1")
+    assert path in listed.splitlines()
+    text = text_of(view)
+    assert not view.is_error
+    assert "the answer is 42" in text  # only in the cell's output, never in a source
+    assert "<notebook-data nonce=" in text
+    assert CANARY not in text and CANARY not in text_of(cell)
+    assert "••••" in text_of(cell)
+
+
+async def test_a_proposal_shows_in_every_tab_and_its_accept_comes_back(
+    mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+) -> None:
+    path = write_notebook("fix.ipynb", "1/0")
+    async with open_tab(path) as tab, mcp_session() as session:
+        result = await call(
+            session, "propose_modify", path=path, cell_id="c0", source="1/1", summary="no zero"
+        )
+        assert not result.is_error, text_of(result)
+        proposals = tab.notebook.ydoc.get("jupyter_loop:proposals", type=Map)
+        shown = await wait_for(lambda: [dict(p) for p in proposals.values()])
+        assert shown[0]["new_source"] == "1/1" and shown[0]["status"] == "pending"
+        proposal_id = shown[0]["id"]
+        assert proposal_id in text_of(result)
+        await api(
+            "api", "jupyter-loop", "agent", "proposals", proposal_id, "accept",
+            method="POST", body={"path": path},
+        )  # fmt: skip
+        await wait_for(lambda: str(tab.notebook.ycells[0]["source"]) == "1/1")
+        status = text_of(await call(session, "proposal_status", path=path, proposal_id=proposal_id))
+    assert "status: accepted" in status
+
+
+async def test_a_run_under_ask_waits_for_a_person_answering_over_rest(
+    mcp_session: Any, write_notebook: Any, start_kernel: Any, open_tab: Any, api: Any
+) -> None:
+    path = write_notebook("ask.ipynb", "for i in range(3):\n    print('line', i)")
+    await start_kernel(path)
+    async with open_tab(path) as tab, mcp_session(name="claude-code") as session:
+        running = asyncio.ensure_future(call(session, "run_cells", path=path, cell_ids=["c0"]))
+        board = tab.notebook.ydoc.get("jupyter_loop:agent", type=Map)
+        approval = await wait_for(lambda: board.get("approval"))
+        assert approval["cell_ids"] == ["c0"] and "claude-code" in approval["requested_by"]
+        assert not running.done()
+        await api(
+            "api", "jupyter-loop", "agent", "approvals", approval["id"],
+            method="POST", body={"path": path, "decision": "once"},
+        )  # fmt: skip
+        result = await running
+        await wait_for(lambda: "approval" not in board)
+        assert "line 2" in tab.text("c0")
+    assert not result.is_error, text_of(result)
+    assert "line 0" in text_of(result) and "→ ok" in text_of(result)
+    journal = await api("api", "jupyter-loop", "agent", "journal", params={"path": path})
+    by = {(e["action"], e["by"]) for e in journal["entries"]}
+    assert any(a == "approval" and b.startswith("claude-code for ") for a, b in by)
+    assert any(a == "external_call" and b.startswith("claude-code for ") for a, b in by)
+
+
+async def test_without_a_token_the_endpoint_answers_401(mcp_url: str) -> None:
+    async with httpx2.AsyncClient() as http:
+        response = await http.post(
+            mcp_url,
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            headers={"Accept": "application/json, text/event-stream"},
+        )
+    assert response.status_code == 401
+    assert "token" in response.json()["message"]

@@ -164,20 +164,27 @@ class ExternalAgent:
         """
         room_id = await self._docs.room_id(path)
         session = _session_id(caller, room_id)
+
+        def record(action: str, **details: Any) -> None:
+            self._journal.record(_file_id(room_id), session, action, caller.label, **details)
+
         toolbox = Toolbox(
             self._docs,
             room_id,
             session,
             approve=lambda ids, sources: self._approve(room_id, session, ids, sources, caller),
             run=lambda ids: self._run(path, ids, caller, wait),
-            record=lambda action, **details: self._journal.record(
-                _file_id(room_id), session, action, caller.label, **details
-            ),
+            record=record,
             result_chars=RESULT_CHARS,
         )
         outcome = await toolbox.call(ToolCall(new_id("c"), name, json.dumps(arguments)))
         self._record(
-            room_id, caller, name, ok=outcome.ok, arguments=outcome.arguments, receipt=outcome.summary
+            room_id,
+            caller,
+            name,
+            ok=outcome.ok,
+            arguments=outcome.arguments,
+            receipt=outcome.summary,
         )
         return ToolOutcome(
             self._mask(outcome.content),
@@ -231,7 +238,9 @@ class ExternalAgent:
         }
         live = LiveTurn(self._docs, room_id, {})
         journal = _file_id(room_id)
-        self._journal.record(journal, session, "approval_requested", caller.label, cell_ids=cell_ids)
+        self._journal.record(
+            journal, session, "approval_requested", caller.label, cell_ids=cell_ids
+        )
         await live.set_approval(approval)
         try:
             decision, by = await asyncio.wait_for(asyncio.shield(waiting), self.approval_timeout)

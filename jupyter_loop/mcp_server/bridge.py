@@ -19,7 +19,11 @@ from tornado.web import RequestHandler
 
 Message = MutableMapping[str, Any]
 AsgiApp = Callable[
-    [MutableMapping[str, Any], Callable[[], Awaitable[Message]], Callable[[Message], Awaitable[None]]],
+    [
+        MutableMapping[str, Any],
+        Callable[[], Awaitable[Message]],
+        Callable[[Message], Awaitable[None]],
+    ],
     Awaitable[None],
 ]
 

@@ -24,7 +24,7 @@ from ..agent.external import Caller, ExternalAgent
 from ..errors import JupyterLoopError
 from ..handlers import NAMESPACE, LoopHandler
 from .bridge import TornadoExchange
-from .tools import TOOLS, TOOLS_BY_NAME, Rights, ToolFailed
+from .tools import READ, TOOLS, TOOLS_BY_NAME, Rights, ToolFailed
 
 RIGHTS_KEY = "jupyter_loop.rights"
 UNKNOWN_CLIENT = "an MCP client"
@@ -33,7 +33,9 @@ UNKNOWN_CLIENT = "an MCP client"
 class McpEndpoint:
     """The MCP server and its session manager, running while the extension runs."""
 
-    def __init__(self, agent: ExternalAgent, contents: Any, log: logging.Logger, idle_timeout: float) -> None:
+    def __init__(
+        self, agent: ExternalAgent, contents: Any, log: logging.Logger, idle_timeout: float
+    ) -> None:
         self._agent = agent
         self._contents = contents
         self._log = log
@@ -72,7 +74,9 @@ class McpEndpoint:
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[tool.spec for tool in TOOLS])
 
-    async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def _call_tool(
+        self, ctx: Any, params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
         tool = TOOLS_BY_NAME.get(params.name)
         if tool is None:
             return _error(f"There is no tool named '{params.name}'.")
@@ -82,7 +86,9 @@ class McpEndpoint:
             return _error(f"Forbidden: {params.name} needs the permission {' and '.join(missing)}.")
         caller = Caller(rights.user, _client_name(ctx))
         try:
-            content = await tool.call(self._agent, caller, dict(params.arguments or {}), self._contents)
+            content = await tool.call(
+                self._agent, caller, dict(params.arguments or {}), self._contents
+            )
         except ToolFailed as e:
             return _error(str(e))
         except JupyterLoopError as e:
@@ -93,7 +99,9 @@ class McpEndpoint:
 
 
 def _error(message: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=message)], is_error=True
+    )
 
 
 def _client_name(ctx: Any) -> str:
@@ -133,8 +141,11 @@ class McpHandler(LoopHandler):
         )
 
     async def _serve(self) -> None:
+        rights = self.rights()
+        if rights.missing(READ):
+            raise web.HTTPError(403, "Using the MCP endpoint needs permission to read contents.")
         self._exchange = TornadoExchange(self)
-        await self.endpoint.serve(self._exchange, self.rights())
+        await self.endpoint.serve(self._exchange, rights)
 
     @web.authenticated
     async def post(self) -> None:

@@ -42,7 +42,11 @@ class Rights:
     allowed: Callable[[str, str], bool]
 
     def missing(self, needed: tuple[Right, ...]) -> list[str]:
-        return [f"{resource}:{action}" for action, resource in needed if not self.allowed(action, resource)]
+        return [
+            f"{resource}:{action}"
+            for action, resource in needed
+            if not self.allowed(action, resource)
+        ]
 
 
 @dataclass(frozen=True)
@@ -80,7 +84,9 @@ def _wait(args: dict[str, Any]) -> float:
     return min(float(value), MAX_WAIT)
 
 
-async def _list_notebooks(agent: ExternalAgent, caller: Caller, args: dict[str, Any], contents: Any) -> list[Any]:
+async def _list_notebooks(
+    agent: ExternalAgent, caller: Caller, args: dict[str, Any], contents: Any
+) -> list[Any]:
     found: list[str] = []
     folders = [""]
     while folders and len(found) < MAX_NOTEBOOKS:
@@ -98,25 +104,33 @@ async def _maybe_await(value: Any) -> Any:
     return await value if hasattr(value, "__await__") else value
 
 
-async def _read_notebook(agent: ExternalAgent, caller: Caller, args: dict[str, Any], _: Any) -> list[Any]:
+async def _read_notebook(
+    agent: ExternalAgent, caller: Caller, args: dict[str, Any], _: Any
+) -> list[Any]:
     focus = args.get("focus_cell_ids") or []
     if not isinstance(focus, list) or not all(isinstance(i, str) and i for i in focus):
         raise BadRequest("'focus_cell_ids' must be a list of cell ids.")
     images = args.get("images", True) is not False
     view = await agent.read_notebook(_path(args), caller, tuple(focus), images)
     content = _text(view.text)
-    content += [types.ImageContent(type="image", data=i.base64, mime_type=i.mime) for i in view.images]
+    content += [
+        types.ImageContent(type="image", data=i.base64, mime_type=i.mime) for i in view.images
+    ]
     return content
 
 
-async def _get_outputs(agent: ExternalAgent, caller: Caller, args: dict[str, Any], _: Any) -> list[Any]:
+async def _get_outputs(
+    agent: ExternalAgent, caller: Caller, args: dict[str, Any], _: Any
+) -> list[Any]:
     cell_id = args.get("cell_id")
     if not isinstance(cell_id, str) or not cell_id:
         raise BadRequest("'cell_id' must be a cell id.")
     return _text(await agent.outputs(_path(args), cell_id, caller))
 
 
-async def _proposal_status(agent: ExternalAgent, caller: Caller, args: dict[str, Any], _: Any) -> list[Any]:
+async def _proposal_status(
+    agent: ExternalAgent, caller: Caller, args: dict[str, Any], _: Any
+) -> list[Any]:
     proposal_id = args.get("proposal_id")
     if not isinstance(proposal_id, str) or not proposal_id:
         raise BadRequest("'proposal_id' must be a proposal id.")
@@ -124,12 +138,16 @@ async def _proposal_status(agent: ExternalAgent, caller: Caller, args: dict[str,
     return _text("\n".join(f"{key}: {value}" for key, value in found.items()))
 
 
-async def _interrupt(agent: ExternalAgent, caller: Caller, args: dict[str, Any], _: Any) -> list[Any]:
+async def _interrupt(
+    agent: ExternalAgent, caller: Caller, args: dict[str, Any], _: Any
+) -> list[Any]:
     kernel_id = await agent.interrupt(_path(args), caller)
     return _text(f"Interrupted kernel {kernel_id}; its queued cells were dropped.")
 
 
-def _agent_tool(name: str) -> Callable[[ExternalAgent, Caller, dict[str, Any], Any], Awaitable[list[Any]]]:
+def _agent_tool(
+    name: str,
+) -> Callable[[ExternalAgent, Caller, dict[str, Any], Any], Awaitable[list[Any]]]:
     async def call(agent: ExternalAgent, caller: Caller, args: dict[str, Any], _: Any) -> list[Any]:
         path = _path(args)
         wait = _wait(args) if name == "run_cells" else 0.0
@@ -146,7 +164,9 @@ class ToolFailed(Exception):
     """A tool call that failed in a way the calling agent should read (``isError``)."""
 
 
-def _from_agent_spec(name: str, rights: tuple[Right, ...], extra: dict[str, Any] | None = None) -> McpTool:
+def _from_agent_spec(
+    name: str, rights: tuple[Right, ...], extra: dict[str, Any] | None = None
+) -> McpTool:
     spec = next(s for s in TOOL_SPECS if s.name == name)
     schema = copy.deepcopy(spec.parameters)
     schema["properties"] = {"path": _PATH, **schema.get("properties", {}), **(extra or {})}
@@ -158,14 +178,19 @@ def _from_agent_spec(name: str, rights: tuple[Right, ...], extra: dict[str, Any]
     return McpTool(tool, rights, _agent_tool(name))
 
 
-def _tool(name: str, description: str, schema: dict[str, Any], rights: tuple[Right, ...], call: Any) -> McpTool:
-    return McpTool(types.Tool(name=name, description=description, input_schema=schema), rights, call)
+def _tool(
+    name: str, description: str, schema: dict[str, Any], rights: tuple[Right, ...], call: Any
+) -> McpTool:
+    return McpTool(
+        types.Tool(name=name, description=description, input_schema=schema), rights, call
+    )
 
 
 _WAIT = {
     "wait_seconds": {
         "type": "number",
-        "description": f"Seconds to wait for the run (default {DEFAULT_WAIT:g}, at most {MAX_WAIT:g}); "
+        "description": f"Seconds to wait for the run (default {DEFAULT_WAIT:g}, "
+        f"at most {MAX_WAIT:g}); "
         "cells still running then run on: see get_outputs.",
     }
 }
