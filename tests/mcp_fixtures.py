@@ -47,11 +47,3 @@ def mcp_session(mcp_url: str, jp_auth_header: Any) -> Callable[..., Any]:
             yield session
 
     return connect
-
-
-def text_of(result: types.CallToolResult) -> str:
-    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
-
-
-async def call(session: ClientSession, name: str, **arguments: Any) -> types.CallToolResult:
-    return await session.call_tool(name, arguments)

@@ -8,7 +8,7 @@ from typing import Any
 import httpx2
 import pytest
 from conftest import wait_for
-from mcp_fixtures import call, text_of
+from mcp_helpers import call, text_of
 from pycrdt import Map
 
 pytest_plugins = ["mcp_fixtures"]

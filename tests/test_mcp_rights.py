@@ -7,7 +7,7 @@ from typing import Any
 import httpx2
 import pytest
 from jupyter_server.auth.authorizer import Authorizer
-from mcp_fixtures import call, text_of
+from mcp_helpers import call, text_of
 from traitlets.config import Config
 
 pytest_plugins = ["mcp_fixtures"]
