@@ -24,6 +24,7 @@ from .mcp_server.config import ExternalConfig
 from .mcp_server.endpoint import McpEndpoint
 from .mcp_server.endpoint import route_table as mcp_routes
 from .outputs_handlers import route_table as output_routes
+from .status_handlers import route_table as status_routes
 
 
 class JupyterLoopApp(ExtensionApp, AgentConfig, OutputsConfig, MaskingConfig, ExternalConfig):
@@ -133,6 +134,7 @@ class JupyterLoopApp(ExtensionApp, AgentConfig, OutputsConfig, MaskingConfig, Ex
         self.handlers.extend(output_routes())
         self.handlers.extend(agent_routes())
         self.handlers.extend(mcp_routes())
+        self.handlers.extend(status_routes())
 
     async def stop_extension(self) -> None:
         await asyncio.wait_for(self.mcp.stop(), timeout=10)

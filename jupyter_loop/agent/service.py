@@ -344,6 +344,14 @@ class AgentService:
             await live.update()
         return record
 
+    def in_flight(self) -> list[dict[str, Any]]:
+        """The turns running (or waiting for an approval) on this server."""
+        return [
+            {"path": self._docs.path_of(room_id) or "", **turn.live.turn}
+            for room_id, turn in self._turns.items()
+            if turn is not None
+        ]
+
     async def journal_entries(self, path: str) -> list[dict[str, Any]]:
         room_id = await self._docs.room_id(path)
         return self.journal.entries(_file_id(room_id))

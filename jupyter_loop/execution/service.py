@@ -133,6 +133,21 @@ class ExecutionService:
             if job.room_id == room_id
         ]
 
+    def in_flight(self) -> list[dict[str, str]]:
+        """Every running and queued cell on this server, each kernel's in run order."""
+        return [
+            {
+                "path": self._docs.path_of(job.room_id) or "",
+                "cell_id": job.cell_id,
+                "run_id": job.run_id,
+                "kernel_id": queue.kernel_id,
+                "state": board.RUNNING if index == 0 and queue.current else board.QUEUED,
+                "by": job.by,
+            }
+            for queue in self._queues.values()
+            for index, job in enumerate(queue.pending())
+        ]
+
     async def interrupt(self, path: str) -> str:
         """Interrupt the notebook's kernel, as a tab's stop button does; returns its id.
 
