@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -12,7 +13,9 @@ from typing import Any
 
 import pytest
 from conftest import notebook_json
+from pycrdt import Map
 
+from jupyter_loop.cli.connection import Api, Server
 from jupyter_loop.testing import ScriptedModelServer, call_tools, say
 from jupyter_loop.testing.server_process import TOKEN, ServerProcess
 
@@ -109,3 +112,73 @@ async def test_ask_streams_the_answer_and_lists_proposals(
     assert "modify c0 (pending)" in proposal
     code, out, err = await loop(server, "accept", "ask.ipynb", proposal_id)
     assert (code, out) == (0, f"accepted: {proposal_id}\n"), err
+
+
+SLOW = "import time\nfor i in range(60):\n    print('tick', i, flush=True)\n    time.sleep(0.05)"
+
+
+async def started(server: ServerProcess, *args: str) -> Any:
+    """``jupyter loop ARGS`` left running, once it has printed ``tick 3``."""
+    await server.ready()
+    environment = {
+        **os.environ,
+        "JUPYTER_RUNTIME_DIR": str(server.home / "runtime"),
+        "PYTHONPATH": os.pathsep.join(sys.path),
+    }
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "jupyter_loop.cli", *args,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment,
+    )  # fmt: skip
+    assert process.stdout is not None
+    seen = b""
+    while b"tick 3\n" not in seen:
+        line = await asyncio.wait_for(process.stdout.readline(), 120)
+        assert line, "the client ended before the cell printed"
+        seen += line
+    return process, seen
+
+
+@pytest.mark.timeout(240)
+async def test_ctrl_c_interrupts_the_kernel_and_a_killed_client_leaves_the_run_going(
+    server: ServerProcess,
+) -> None:
+    slow = SLOW.replace("range(60)", "range(100000)")
+    (server.root / "slow.ipynb").write_text(notebook_json(slow, SLOW), encoding="utf-8")
+    process, _ = await started(server, "run", "slow.ipynb", "1")
+    process.send_signal(signal.SIGINT)
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 1
+    assert b"KeyboardInterrupt" in out and b"Interrupting the kernel" in err
+
+    process, _ = await started(server, "run", "slow.ipynb", "c1")
+    process.kill()  # the terminal goes away mid-run
+    await process.wait()
+    deadline = asyncio.get_running_loop().time() + 60
+    while "tick 59" not in (server.root / "slow.ipynb").read_text(encoding="utf-8"):
+        assert asyncio.get_running_loop().time() < deadline, "the run did not go on"
+        await asyncio.sleep(0.2)
+
+
+@pytest.mark.timeout(240)
+async def test_ask_waits_for_an_approval_given_with_jupyter_loop_approve(
+    server: ServerProcess, model: ScriptedModelServer
+) -> None:
+    (server.root / "ok.ipynb").write_text(notebook_json("print('ran it')"), encoding="utf-8")
+    model.script(call_tools(("run_cells", {"cell_ids": ["c0"]})), say("It printed: ran it."))
+    await server.ready()
+    asking = asyncio.ensure_future(loop(server, "ask", "ok.ipynb", "run it", "--approval", "ask"))
+    while True:  # the piped client prints the approval's id and the command that answers it
+        status = await server.api("api", "jupyter-loop", "status")
+        if status["turns"] and status["turns"][0]["state"] == "waiting_approval":
+            break
+        await asyncio.sleep(0.1)
+    code, out, err = await loop(server, "status")
+    assert "waiting_approval" in out
+    async with Api(Server(server.url(), TOKEN)).room("ok.ipynb") as notebook:
+        approval_id = notebook.ydoc.get("jupyter_loop:agent", type=Map).get("approval")["id"]
+    code, out, err = await loop(server, "approve", "ok.ipynb", approval_id)
+    assert (code, out) == (0, f"once: {approval_id}\n"), err
+    code, out, err = await asking
+    assert code == 0, err
+    assert f"jupyter loop approve ok.ipynb {approval_id}" in out
+    assert "It printed: ran it." in out

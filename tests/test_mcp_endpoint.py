@@ -131,3 +131,34 @@ async def test_without_a_token_the_endpoint_answers_401(mcp_url: str) -> None:
         )
     assert response.status_code == 401
     assert "token" in response.json()["message"]
+
+
+async def test_a_long_run_goes_on_past_the_wait_and_can_be_interrupted(
+    mcp_session: Any, write_notebook: Any, start_kernel: Any, open_tab: Any, api: Any
+) -> None:
+    slow = (
+        "import time\nfor i in range(600):\n    print('tick', i, flush=True)\n    time.sleep(0.05)"
+    )
+    path = write_notebook("slow.ipynb", slow)
+    await start_kernel(path)
+    async with open_tab(path) as tab, mcp_session() as session:
+        board = tab.notebook.ydoc.get("jupyter_loop:agent", type=Map)
+        running = asyncio.ensure_future(
+            call(session, "run_cells", path=path, cell_ids=["c0"], wait_seconds=0.5)
+        )
+        approval = await wait_for(lambda: board.get("approval"))
+        await api(
+            "api", "jupyter-loop", "agent", "approvals", approval["id"],
+            method="POST", body={"path": path, "decision": "once"},
+        )  # fmt: skip
+        result = await running
+        assert "still running" in text_of(result)
+        await wait_for(lambda: "tick 3" in tab.text("c0"))
+        outputs = text_of(await call(session, "get_outputs", path=path, cell_id="c0"))
+        assert "running or queued" in outputs and "tick" in outputs
+        stopped = await call(session, "interrupt", path=path)
+        assert not stopped.is_error, text_of(stopped)
+        await wait_for(lambda: (tab.marker("c0") or {}).get("state") == "done")
+        outputs = text_of(await call(session, "get_outputs", path=path, cell_id="c0"))
+    assert "idle" in outputs and "KeyboardInterrupt" in outputs
+    assert "output_index" in outputs  # the pointer to the full output
