@@ -97,10 +97,10 @@ async def test_a_proposal_shows_in_every_tab_and_its_accept_comes_back(
 
 
 async def test_a_run_under_ask_waits_for_a_person_answering_over_rest(
-    mcp_session: Any, write_notebook: Any, start_kernel: Any, open_tab: Any, api: Any
+    mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
 ) -> None:
+    """No tab opened a kernel: the run opens the notebook's session, as a tab would."""
     path = write_notebook("ask.ipynb", "for i in range(3):\n    print('line', i)")
-    await start_kernel(path)
     async with open_tab(path) as tab, mcp_session(name="claude-code") as session:
         running = asyncio.ensure_future(call(session, "run_cells", path=path, cell_ids=["c0"]))
         board = tab.notebook.ydoc.get("jupyter_loop:agent", type=Map)

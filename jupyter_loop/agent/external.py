@@ -199,7 +199,8 @@ class ExternalAgent:
     async def _run(
         self, path: str, cell_ids: list[str], caller: Caller, wait: float
     ) -> dict[str, RunOutcome]:
-        request = RunRequest(path=path, cell_ids=tuple(cell_ids))
+        kernel_id = await self._execution.ensure_kernel(path)
+        request = RunRequest(path=path, cell_ids=tuple(cell_ids), kernel_id=kernel_id)
         task = asyncio.ensure_future(self._execution.run_and_wait(request, caller.label))
         self._runs.add(task)
         task.add_done_callback(self._runs.discard)

@@ -148,6 +148,19 @@ class ExecutionService:
             for index, job in enumerate(queue.pending())
         ]
 
+    async def ensure_kernel(self, path: str) -> str:
+        """The notebook's kernel; without one, a session is opened for it as a tab does.
+
+        For clients that have no tab to open the session (the MCP endpoint).
+        """
+        try:
+            return await self._kernel_for(RunRequest(path=path, cell_ids=()))
+        except Conflict:
+            pass
+        await self._docs.room_id(path)  # a missing notebook is a 404, not a kernel
+        session = await self._sessions.create_session(path=path, name=path, type="notebook")
+        return str(session["kernel"]["id"])
+
     async def interrupt(self, path: str) -> str:
         """Interrupt the notebook's kernel, as a tab's stop button does; returns its id.
 
