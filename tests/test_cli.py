@@ -74,6 +74,7 @@ async def test_run_prints_every_line_and_exits_1_on_an_error(server: ServerProce
     code, out, err = await loop(server, "run", "chatty.ipynb")  # Run All
     assert code == 1
     assert out.splitlines()[:300] == [f"line {i}" for i in range(300)]
+    assert out.count("line 0\n") == 1  # the outputs of the run before are not shown
     assert "before" in out and "ZeroDivisionError" in out
     assert "\x1b[" not in out  # piped: no colours
     assert "error" in err

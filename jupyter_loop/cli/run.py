@@ -107,19 +107,27 @@ class RunFollower:
             if found is None:
                 self._say(style.paint("  deleted while it ran", RED))
                 return "deleted"
+            marker = self._marker(cell_id)
+            if marker.get("run_id") != run_id:
+                # The run's request was answered before its document update arrived: until
+                # the marker is ours, the outputs shown are those of the run before.
+                await self._next_change()
+                continue
             outputs = found[1].get("outputs")
             self._write(follower.update(outputs.to_py() if outputs is not None else []))
-            marker = self._marker(cell_id)
-            if marker.get("run_id") == run_id and marker.get("state") == DONE:
+            if marker.get("state") == DONE:
                 self._write(follower.finish())
                 status = str(marker.get("status") or "ok")
                 note = f": {marker['note']}" if marker.get("note") else ""
                 self._say(style.paint(f"  {status}{note}", GREEN if status == "ok" else RED))
                 return status
-            try:
-                await asyncio.wait_for(self._changed.wait(), 1.0)
-            except TimeoutError:
-                pass
+            await self._next_change()
+
+    async def _next_change(self) -> None:
+        try:
+            await asyncio.wait_for(self._changed.wait(), 1.0)
+        except TimeoutError:
+            pass
 
     def _write(self, text: str) -> None:
         if text:
