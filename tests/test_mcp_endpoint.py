@@ -6,6 +6,7 @@ import asyncio
 from typing import Any
 
 import httpx2
+import mcp_types as types
 import pytest
 from conftest import wait_for
 from mcp_helpers import call, text_of
@@ -162,3 +163,25 @@ async def test_a_long_run_goes_on_past_the_wait_and_can_be_interrupted(
         outputs = text_of(await call(session, "get_outputs", path=path, cell_id="c0"))
     assert "idle" in outputs and "KeyboardInterrupt" in outputs
     assert "output_index" in outputs  # the pointer to the full output
+
+
+PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAE"
+    "hQGAhKmMIQAAAABJRU5ErkJggg=="
+)
+
+
+async def test_images_come_back_as_image_content(
+    mcp_session: Any, write_notebook: Any, start_kernel: Any, run_cells: Any, read_notebook: Any
+) -> None:
+    show = f"import base64\nfrom IPython.display import Image\nImage(base64.b64decode('{PNG}'))"
+    path = write_notebook("plot.ipynb", show)
+    await start_kernel(path)
+    await run_cells(path, "c0")
+    await ran(read_notebook, path, "c0")
+    async with mcp_session() as session:
+        view = await call(session, "read_notebook", path=path)
+        plain = await call(session, "read_notebook", path=path, images=False)
+    images = [c for c in view.content if isinstance(c, types.ImageContent)]
+    assert [(i.mime_type, i.data.strip()) for i in images] == [("image/png", PNG)]
+    assert not [c for c in plain.content if isinstance(c, types.ImageContent)]
