@@ -93,14 +93,18 @@ class RunFollower:
 
     async def follow(self, cells: list[dict[str, Any]]) -> list[str]:
         """Follow every cell to its end; returns how each ended (``ok``, ``error``, ...)."""
-        return [await self._follow_cell(cell["cell_id"], cell["run_id"]) for cell in cells]
+        total = len(cells)
+        return [
+            await self._follow_cell(cell["cell_id"], cell["run_id"], f"[{done}/{total}]")
+            for done, cell in enumerate(cells, start=1)
+        ]
 
-    async def _follow_cell(self, cell_id: str, run_id: str) -> str:
+    async def _follow_cell(self, cell_id: str, run_id: str, progress: str) -> str:
         style = self._err_style
         follower = OutputFollower(self._style)
         found = self._cell(cell_id)
         number = found[0] + 1 if found else "?"
-        self._say(style.paint(f"▶ cell {number} ({cell_id})", BOLD))
+        self._say(style.paint(f"▶ cell {number} ({cell_id})", BOLD) + f" {progress}")
         while True:
             self._changed.clear()
             found = self._cell(cell_id)
