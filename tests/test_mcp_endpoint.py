@@ -185,3 +185,30 @@ async def test_images_come_back_as_image_content(
     images = [c for c in view.content if isinstance(c, types.ImageContent)]
     assert [(i.mime_type, i.data.strip()) for i in images] == [("image/png", PNG)]
     assert not [c for c in plain.content if isinstance(c, types.ImageContent)]
+
+
+async def test_allowed_for_the_turn_lasts_as_long_as_the_mcp_session(
+    mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+) -> None:
+    path = write_notebook("turn.ipynb", "print('again')")
+    async with open_tab(path) as tab:
+        board = tab.notebook.ydoc.get("jupyter_loop:agent", type=Map)
+        async with mcp_session() as session:
+            first = asyncio.ensure_future(call(session, "run_cells", path=path, cell_ids=["c0"]))
+            approval = await wait_for(lambda: board.get("approval"))
+            await api(
+                "api", "jupyter-loop", "agent", "approvals", approval["id"],
+                method="POST", body={"path": path, "decision": "turn"},
+            )  # fmt: skip
+            assert not (await first).is_error
+            again = await call(session, "run_cells", path=path, cell_ids=["c0"])
+            assert not again.is_error and "again" in text_of(again)
+        async with mcp_session() as session:  # a new session is asked again
+            second = asyncio.ensure_future(call(session, "run_cells", path=path, cell_ids=["c0"]))
+            approval = await wait_for(lambda: board.get("approval"))
+            await api(
+                "api", "jupyter-loop", "agent", "approvals", approval["id"],
+                method="POST", body={"path": path, "decision": "deny"},
+            )  # fmt: skip
+            denied = await second
+    assert denied.is_error and "denied running c0" in text_of(denied)

@@ -39,7 +39,7 @@ def jp_server_config(jp_server_config: Config, authorizer_class: type[Authorizer
 
 
 async def test_a_reader_reads_but_may_not_propose_or_run(
-    mcp_session: Any, write_notebook: Any, jp_root_dir: Any
+    mcp_session: Any, write_notebook: Any, jp_root_dir: Any, api: Any
 ) -> None:
     path = write_notebook("ro.ipynb", "print('hi')")
     async with mcp_session() as session:
@@ -53,6 +53,9 @@ async def test_a_reader_reads_but_may_not_propose_or_run(
     assert "contents:write" in text_of(propose)
     assert run.is_error and "kernels:execute and contents:write" in text_of(run)
     assert "jupyter_loop:proposals" not in (jp_root_dir / path).read_text()
+    journal = await api("api", "jupyter-loop", "agent", "journal", params={"path": path})
+    refused = [e["details"] for e in journal["entries"] if not e["details"].get("ok")]
+    assert [d["tool"] for d in refused] == ["propose_delete", "run_cells"]
 
 
 @pytest.mark.parametrize("authorizer_class", [NoAccessAuthorizer])

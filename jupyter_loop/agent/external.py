@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..document import LiveDocuments, find_cell
-from ..errors import Conflict
+from ..errors import Conflict, JupyterLoopError
 from ..execution.run import RunOutcome
 from ..execution.service import ExecutionService
 from ..payloads import RunRequest
@@ -45,10 +45,12 @@ RESULT_CHARS = 12_000
 
 @dataclass(frozen=True)
 class Caller:
-    """Who calls: the Jupyter user and the client program (MCP ``clientInfo`` name)."""
+    """Who calls: the Jupyter user, the client program (MCP ``clientInfo`` name) and its
+    connection (the MCP session id): an "allow for the turn" answer lasts as long as it."""
 
     user: str
     client: str
+    connection: str = ""
 
     @property
     def label(self) -> str:
@@ -222,7 +224,8 @@ class ExternalAgent:
         """The server's approval policy, as for a turn; a person answers in any tab."""
         if self.policy == "never":
             return False, "running cells is switched off (approval policy 'never')."
-        if self.policy == "always" or (session, room_id) in self._allowed:
+        allowance = (caller.connection or session, room_id)
+        if self.policy == "always" or allowance in self._allowed:
             return True, ""
         notebook = await self._docs.notebook(room_id)
         if current_approval(notebook) is not None:
@@ -258,7 +261,7 @@ class ExternalAgent:
         if decision == "deny":
             return False, f"{by} denied running {', '.join(cell_ids)}."
         if decision == "turn" or self.policy == "turn":
-            self._allowed.add((session, room_id))
+            self._allowed.add(allowance)
         return True, ""
 
     # -- kernels -----------------------------------------------------------------------
@@ -269,6 +272,16 @@ class ExternalAgent:
         room_id = await self._docs.room_id(path)
         self._record(room_id, caller, "interrupt", ok=True, receipt=f"interrupted {kernel_id}")
         return kernel_id
+
+    async def refused(self, path: Any, tool: str, reason: str, caller: Caller) -> None:
+        """Journal a call the caller had no right to make (when it names a notebook)."""
+        if not isinstance(path, str) or not path:
+            return
+        try:
+            room_id = await self._docs.room_id(path)
+        except JupyterLoopError:
+            return
+        self._record(room_id, caller, tool, ok=False, receipt=reason)
 
     # -- records -----------------------------------------------------------------------
 

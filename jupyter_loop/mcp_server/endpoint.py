@@ -27,6 +27,7 @@ from .bridge import TornadoExchange
 from .tools import READ, TOOLS, TOOLS_BY_NAME, Rights, ToolFailed
 
 RIGHTS_KEY = "jupyter_loop.rights"
+SESSION_HEADER = "mcp-session-id"
 UNKNOWN_CLIENT = "an MCP client"
 
 
@@ -81,10 +82,13 @@ class McpEndpoint:
         if tool is None:
             return _error(f"There is no tool named '{params.name}'.")
         rights: Rights = ctx.request.scope[RIGHTS_KEY]
+        caller = Caller(rights.user, _client_name(ctx), ctx.request.headers.get(SESSION_HEADER, ""))
+        arguments = dict(params.arguments or {})
         missing = rights.missing(tool.rights)
         if missing:
-            return _error(f"Forbidden: {params.name} needs the permission {' and '.join(missing)}.")
-        caller = Caller(rights.user, _client_name(ctx))
+            reason = f"Forbidden: {params.name} needs the permission {' and '.join(missing)}."
+            await self._agent.refused(arguments.get("path"), params.name, reason, caller)
+            return _error(reason)
         try:
             content = await tool.call(
                 self._agent, caller, dict(params.arguments or {}), self._contents
