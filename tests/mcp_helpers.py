@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import mcp_types as types
+from jupyter_server.auth.identity import IdentityProvider, User
 from mcp.client.session import ClientSession
 
 
@@ -14,3 +15,10 @@ def text_of(result: types.CallToolResult) -> str:
 
 async def call(session: ClientSession, name: str, **arguments: Any) -> types.CallToolResult:
     return await session.call_tool(name, arguments)
+
+
+class NamedUserIdentity(IdentityProvider):
+    """Token requests are user 'ada' (Jupyter names each new cookie jar 'Anonymous …')."""
+
+    def generate_anonymous_user(self, handler: Any) -> User:
+        return User(username="ada", name="ada", display_name="ada")

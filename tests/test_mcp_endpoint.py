@@ -9,12 +9,19 @@ import httpx2
 import mcp_types as types
 import pytest
 from conftest import wait_for
-from mcp_helpers import call, text_of
+from mcp_helpers import NamedUserIdentity, call, text_of
 from pycrdt import Map
+from traitlets.config import Config
 
 pytest_plugins = ["mcp_fixtures"]
 
 CANARY = "canary-7f3c9e21d4b8a6f0"
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config: Config) -> Config:
+    jp_server_config.ServerApp.identity_provider_class = NamedUserIdentity
+    return jp_server_config
 
 
 @pytest.fixture
@@ -119,8 +126,8 @@ async def test_a_run_under_ask_waits_for_a_person_answering_over_rest(
     assert "line 0" in text_of(result) and "→ ok" in text_of(result)
     journal = await api("api", "jupyter-loop", "agent", "journal", params={"path": path})
     by = {(e["action"], e["by"]) for e in journal["entries"]}
-    assert any(a == "approval" and b.startswith("claude-code for ") for a, b in by)
-    assert any(a == "external_call" and b.startswith("claude-code for ") for a, b in by)
+    assert ("approval", "claude-code for ada") in by
+    assert ("external_call", "claude-code for ada") in by
 
 
 async def test_without_a_token_the_endpoint_answers_401(mcp_url: str) -> None:
