@@ -23,10 +23,16 @@ from .execution.queue import QueueSettings
 from .execution.service import ExecutionService
 from .handlers import route_table
 from .masking_config import MaskingConfig
+from .mcp_server.config import ExternalConfig
+from .mcp_server.endpoint import McpEndpoint
+from .mcp_server.endpoint import route_table as mcp_routes
 from .outputs_handlers import route_table as output_routes
+from .status_handlers import route_table as status_routes
 
 
-class JupyterLoopApp(ExtensionApp, AgentConfig, OutputsConfig, MaskingConfig, CompletionConfig):
+class JupyterLoopApp(
+    ExtensionApp, AgentConfig, OutputsConfig, MaskingConfig, CompletionConfig, ExternalConfig
+):
     """Runs notebook cells on the server and writes their outputs to the shared notebook."""
 
     name = "jupyter_loop"
@@ -122,6 +128,11 @@ class JupyterLoopApp(ExtensionApp, AgentConfig, OutputsConfig, MaskingConfig, Co
             self.documents, self.agent.settings, self.completion_model, self.log
         )
         self.settings.update({"jupyter_loop_completion": self.completion})
+        self.agent.external.approval_timeout = self.external_approval_timeout
+        self.mcp = McpEndpoint(
+            self.agent.external, server.contents_manager, self.log, self.mcp_session_idle_timeout
+        )
+        self.settings.update({"jupyter_loop_mcp": self.mcp})
 
     async def _recover(self) -> None:
         try:
@@ -137,9 +148,12 @@ class JupyterLoopApp(ExtensionApp, AgentConfig, OutputsConfig, MaskingConfig, Co
         self.handlers.extend(output_routes())
         self.handlers.extend(agent_routes())
         self.handlers.extend(completion_routes())
+        self.handlers.extend(mcp_routes())
+        self.handlers.extend(status_routes())
 
     async def stop_extension(self) -> None:
         await asyncio.wait_for(self.completion.stop(), timeout=10)
+        await asyncio.wait_for(self.mcp.stop(), timeout=10)
         await asyncio.wait_for(self.agent.stop(), timeout=10)
         await asyncio.wait_for(self.execution.stop(), timeout=10)
         await self.documents.stop()

@@ -222,6 +222,7 @@ class ApprovalRequest(Record):
     sources: dict[str, str]
     source_hashes: dict[str, str]
     requested_at: str | None = None
+    requested_by: str | None = None  # an external client (MCP, terminal), not a turn
 
 
 # -- proposals: the map ``jupyter_loop:proposals``, keyed by proposal id --------------------

@@ -145,6 +145,8 @@ export interface IApprovalRequest {
   /** A hash of each source as shown; the answer sends them back (only those run). */
   source_hashes: { [cellId: string]: string };
   requested_at?: string | number;
+  /** An external client (MCP, the terminal) asked, not a turn of the panel. */
+  requested_by?: string;
 }
 
 export type ProposalKind = 'insert' | 'modify' | 'delete';

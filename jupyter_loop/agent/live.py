@@ -35,6 +35,27 @@ def current_turn(notebook: YNotebook) -> dict[str, Any] | None:
     return TurnRecord.from_y(value).to_y() if isinstance(value, dict) else None
 
 
+def current_approval(notebook: YNotebook) -> dict[str, Any] | None:
+    value = agent_map(notebook).get("approval")
+    return dict(value) if isinstance(value, dict) else None
+
+
+def _place_approval(board: Map, approval: ApprovalRequest | None) -> None:
+    if approval is not None:
+        board["approval"] = approval.to_y()
+    elif "approval" in board:
+        del board["approval"]
+
+
+async def show_approval(
+    docs: LiveDocuments, room_id: str, approval: ApprovalRequest | None
+) -> None:
+    """Show (or clear) an approval asked for outside a turn (an external client's)."""
+    notebook = await docs.notebook(room_id)
+    with notebook.ydoc.transaction(origin=ORIGIN):
+        _place_approval(agent_map(notebook), approval)
+
+
 class LiveTurn:
     """Writes one turn's state and entries into the notebook's shared document."""
 
@@ -108,10 +129,7 @@ class LiveTurn:
         def change(board: Map) -> None:
             if state is not None:
                 board["turn"] = turn
-            if approval is not None:
-                board["approval"] = approval.to_y()
-            elif "approval" in board:
-                del board["approval"]
+            _place_approval(board, approval)
 
         await self._write(change)
 

@@ -25,6 +25,7 @@ from . import proposals
 from .approvals import ApprovalDesk
 from .claims import Claim, ClaimDesk
 from .context import ConversationTurn
+from .external import ExternalAgent
 from .journal import AgentJournal
 from .live import LiveTurn, current_turn
 from .payloads import ApprovalAnswer, TurnRequest, policy_or_default
@@ -63,6 +64,9 @@ class AgentService:
         self._providers: dict[str, ModelProvider] = {}
         self._claims = ClaimDesk()
         self._claim_watches: dict[tuple[str, str], tuple[Map, Subscription]] = {}
+        self.external = ExternalAgent(
+            docs, execution, self._desk, self.journal, self._masker, settings.approval_policy, log
+        )
 
     def start(self) -> None:
         kind = self.settings.provider_kind()
@@ -84,6 +88,7 @@ class AgentService:
     async def stop(self) -> None:
         for key in list(self._claim_watches):
             self._unwatch(key)
+        await self.external.stop()
         for room_id, task in list(self._tasks.items()):
             turn = self._turns.get(room_id)
             if turn is not None:
@@ -360,6 +365,14 @@ class AgentService:
             await live.set_approval(None)
             await live.update()
         return record
+
+    def in_flight(self) -> list[dict[str, Any]]:
+        """The turns running (or waiting for an approval) on this server."""
+        return [
+            {"path": self._docs.path_of(room_id) or "", **turn.live.turn}
+            for room_id, turn in self._turns.items()
+            if turn is not None
+        ]
 
     async def journal_entries(self, path: str) -> list[dict[str, Any]]:
         room_id = await self._docs.room_id(path)

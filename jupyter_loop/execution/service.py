@@ -138,6 +138,43 @@ class ExecutionService:
             if job.room_id == room_id
         ]
 
+    def in_flight(self) -> list[dict[str, str]]:
+        """Every running and queued cell on this server, each kernel's in run order."""
+        return [
+            {
+                "path": self._docs.path_of(job.room_id) or "",
+                "cell_id": job.cell_id,
+                "run_id": job.run_id,
+                "kernel_id": queue.kernel_id,
+                "state": board.RUNNING if index == 0 and queue.current else board.QUEUED,
+                "by": job.by,
+            }
+            for queue in self._queues.values()
+            for index, job in enumerate(queue.pending())
+        ]
+
+    async def ensure_kernel(self, path: str) -> str:
+        """The notebook's kernel; without one, a session is opened for it as a tab does.
+
+        For clients that have no tab to open the session (the MCP endpoint).
+        """
+        try:
+            return await self._kernel_for(RunRequest(path=path, cell_ids=()))
+        except Conflict:
+            pass
+        await self._docs.room_id(path)  # a missing notebook is a 404, not a kernel
+        session = await self._sessions.create_session(path=path, name=path, type="notebook")
+        return str(session["kernel"]["id"])
+
+    async def interrupt(self, path: str) -> str:
+        """Interrupt the notebook's kernel, as a tab's stop button does; returns its id.
+
+        The kernel-action event drops the queued cells (see :meth:`_on_kernel_action`).
+        """
+        kernel_id = await self._kernel_for(RunRequest(path=path, cell_ids=()))
+        await self._kernels.interrupt_kernel(kernel_id)
+        return kernel_id
+
     async def _kernel_for(self, request: RunRequest) -> str:
         if request.kernel_id is not None:
             if request.kernel_id not in self._kernels:

@@ -44,6 +44,8 @@ class ServerProcess:
         self.options = options
         self.root = home / "root"
         self.port = free_port()
+        prefix = "--ServerApp.base_url="
+        self.base_url = next((o[len(prefix) :] for o in options if o.startswith(prefix)), "/")
         self.process: subprocess.Popen[bytes] | None = None
         self._connection: http.client.HTTPConnection | None = None
 
@@ -101,7 +103,7 @@ class ServerProcess:
             self.process = None
 
     def url(self, *parts: str) -> str:
-        return f"http://127.0.0.1:{self.port}/" + "/".join(parts)
+        return f"http://127.0.0.1:{self.port}{self.base_url}" + "/".join(parts)
 
     async def api(self, *parts: str, method: str = "GET", body: Any = None) -> Any:
         request = HTTPRequest(

@@ -1,0 +1,1 @@
+"""``jupyter loop``: the terminal client of a running server (see :mod:`.main`)."""

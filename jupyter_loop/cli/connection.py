@@ -1,0 +1,155 @@
+"""The running Jupyter server the terminal client talks to: found, called, and its rooms joined.
+
+The server is the one named by ``--url``/``--token`` (or ``JUPYTER_TOKEN``), else the one
+Jupyter's runtime files list (as ``jupyter server list`` does) whose root holds the
+notebook, else the first listed. Every request carries ``Authorization: token …``, so
+JupyterHub tokens through its proxy work the same.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from jupyter_ydoc import YNotebook
+from pycrdt import Map, Provider
+from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
+from tornado.websocket import websocket_connect
+
+from ..testing.ychannel import TornadoChannel
+
+
+class CliError(Exception):
+    """A failure to report to the user in one line (exit status 2)."""
+
+
+@dataclass(frozen=True)
+class Server:
+    """Where the server is: its URL (ending in its base URL and ``/``), token and root."""
+
+    url: str
+    token: str
+    root_dir: str | None = None
+
+    def api_url(self, *parts: str) -> str:
+        return self.url + "/".join(quote(part, safe="/:") for part in parts)
+
+    def notebook_path(self, notebook: str) -> str:
+        """The server-relative path of ``notebook`` (a local path under the root works too).
+
+        Example:
+            >>> Server("http://h/", "t", "/srv/root").notebook_path("/srv/root/a/b.ipynb")
+            'a/b.ipynb'
+            >>> Server("http://h/", "t", None).notebook_path("a/b.ipynb")
+            'a/b.ipynb'
+        """
+        if self.root_dir and os.path.isabs(notebook):
+            relative = os.path.relpath(notebook, self.root_dir)
+            if not relative.startswith(".."):
+                return relative.replace(os.sep, "/")
+        if self.root_dir and os.path.exists(notebook) and not os.path.isabs(notebook):
+            relative = os.path.relpath(os.path.abspath(notebook), self.root_dir)
+            if not relative.startswith(".."):
+                return relative.replace(os.sep, "/")
+        return notebook.lstrip("/")
+
+
+def find_server(url: str | None, token: str | None, notebook: str | None = None) -> Server:
+    """The server to talk to (see the module docstring)."""
+    token = token if token is not None else os.environ.get("JUPYTER_TOKEN", "")
+    if url:
+        return Server(url if url.endswith("/") else url + "/", token)
+    from jupyter_server.serverapp import list_running_servers
+
+    servers = list(list_running_servers())
+    if not servers:
+        raise CliError("No running Jupyter server found; start one, or give --url and --token.")
+    chosen = servers[0]
+    if notebook:
+        target = Path(notebook).resolve()
+        for info in servers:
+            root = Path(info.get("root_dir") or "/").resolve()
+            if target == root or root in target.parents:
+                chosen = info
+                break
+    return Server(str(chosen["url"]), token or str(chosen.get("token", "")), chosen.get("root_dir"))
+
+
+class Api:
+    """JSON requests to the server; HTTP errors become one-line :class:`CliError`."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self._client = AsyncHTTPClient()
+
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"token {self.server.token}"} if self.server.token else {}
+
+    async def call(
+        self, *parts: str, method: str = "GET", body: Any = None, query: str = ""
+    ) -> Any:
+        url = self.server.api_url(*parts) + (f"?{query}" if query else "")
+        request = HTTPRequest(
+            url,
+            method=method,
+            body=None if body is None and method == "GET" else json.dumps(body or {}),
+            headers={**self.headers(), "Content-Type": "application/json"},
+            request_timeout=120,
+        )
+        try:
+            response = await self._client.fetch(request)
+        except HTTPClientError as e:
+            raise CliError(_http_message(e, url)) from None
+        except OSError as e:
+            raise CliError(f"Cannot reach the server at {self.server.url}: {e}") from None
+        return json.loads(response.body or b"null")
+
+    @asynccontextmanager
+    async def room(self, path: str) -> AsyncIterator[YNotebook]:
+        """The notebook's shared document, synced with the server while inside."""
+        session = await self.call(
+            "api", "collaboration", "session", path, method="PUT",
+            body={"format": "json", "type": "notebook"},
+        )  # fmt: skip
+        room = f"json:notebook:{session['fileId']}"
+        parts = urlsplit(self.server.url)
+        scheme = "wss" if parts.scheme == "https" else "ws"
+        url = f"{scheme}://{parts.netloc}{parts.path}api/collaboration/room/{room}"
+        request = HTTPRequest(f"{url}?sessionId={session['sessionId']}", headers=self.headers())
+        connection = await websocket_connect(request)
+        notebook = YNotebook()
+        try:
+            async with Provider(notebook.ydoc, TornadoChannel(connection, room)):
+                await synced(notebook)
+                yield notebook
+        finally:
+            connection.close()
+
+
+async def synced(notebook: YNotebook, timeout: float = 30.0) -> None:
+    """Wait until the room has sent the document (it always holds the notebook metadata)."""
+    import asyncio
+
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not len(notebook.ydoc.get("meta", type=Map)):
+        if asyncio.get_running_loop().time() > deadline:
+            raise CliError("The server never sent the notebook's shared document.")
+        await asyncio.sleep(0.02)
+
+
+def _http_message(error: HTTPClientError, url: str) -> str:
+    message = ""
+    if error.response is not None and error.response.body:
+        try:
+            message = str(json.loads(error.response.body).get("message") or "")
+        except ValueError:
+            message = ""
+    if error.code == 403 and not message:
+        message = "forbidden (is the token right?)"
+    return f"{error.code} {message or error.message} ({url})"

@@ -1,0 +1,114 @@
+"""``jupyter loop``: run cells, ask the agent and answer it from a terminal.
+
+Commands (a running Jupyter server with jupyter-loop; see ``--help``)::
+
+    jupyter loop run NOTEBOOK [CELL…]      run cells (ids or numbers from 1; none: all)
+    jupyter loop ask NOTEBOOK "question"   ask the notebook's agent, in its conversation
+    jupyter loop approve NOTEBOOK ID [--turn|--deny]
+    jupyter loop accept NOTEBOOK ID / jupyter loop reject NOTEBOOK ID
+    jupyter loop status                    runs and agent turns in flight
+
+Exit status: 0 when everything ended well, 1 when a cell or the turn failed, 2 for a usage
+or connection error, 130 when detached with Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from .ask import ask_command
+from .connection import Api, CliError, find_server
+from .render import BOLD, DIM, Style
+from .run import run_command
+
+USAGE_ERROR = 2
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(
+        prog="jupyter loop",
+        description="Run notebook cells and talk to the notebook's agent on a running "
+        "Jupyter server with jupyter-loop.",
+    )
+    top.add_argument("--url", help="The server's URL (with its base URL), e.g. "
+                     "http://127.0.0.1:8888/user/ada/. Default: a running server found "
+                     "in Jupyter's runtime files.")  # fmt: skip
+    top.add_argument("--token", help="The server's token (default: $JUPYTER_TOKEN, or the "
+                     "running server's).")  # fmt: skip
+    commands = top.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="Run cells and stream their outputs.")
+    run.add_argument("notebook")
+    run.add_argument("cells", nargs="*", metavar="CELL", help="Cell id or number (from 1).")
+    ask = commands.add_parser("ask", help="Ask the notebook's agent.")
+    ask.add_argument("notebook")
+    ask.add_argument("question")
+    ask.add_argument("--model", help="The model to use (default: the server's).")
+    ask.add_argument("--approval", choices=["ask", "turn", "always", "never"])
+    approve = commands.add_parser("approve", help="Answer a pending approval.")
+    approve.add_argument("notebook")
+    approve.add_argument("id")
+    answer = approve.add_mutually_exclusive_group()
+    answer.add_argument("--turn", action="store_true", help="Allow for the rest of the turn.")
+    answer.add_argument("--deny", action="store_true", help="Refuse.")
+    for name, helptext in (("accept", "Accept a proposal."), ("reject", "Reject a proposal.")):
+        command = commands.add_parser(name, help=helptext)
+        command.add_argument("notebook")
+        command.add_argument("id")
+    commands.add_parser("status", help="Runs and agent turns in flight.")
+    return top
+
+
+async def dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    notebook = getattr(args, "notebook", None)
+    server = find_server(args.url, args.token, notebook)
+    api = Api(server)
+    path = server.notebook_path(notebook) if notebook else ""
+    agent = ("api", "jupyter-loop", "agent")
+    if args.command == "run":
+        return await run_command(api, path, tuple(args.cells), out, err)
+    if args.command == "ask":
+        return await ask_command(api, path, args.question, args.model, args.approval, out, err)
+    if args.command == "approve":
+        decision = "deny" if args.deny else "turn" if args.turn else "once"
+        body = {"path": path, "decision": decision}
+        await api.call(*agent, "approvals", args.id, method="POST", body=body)
+        out.write(f"{decision}: {args.id}\n")
+        return 0
+    if args.command in ("accept", "reject"):
+        parts = (*agent, "proposals", args.id, args.command)
+        reply = await api.call(*parts, method="POST", body={"path": path})
+        out.write(f"{reply['status']}: {args.id}\n")
+        return 0
+    return await status_command(api, out)
+
+
+async def status_command(api: Api, out: TextIO) -> int:
+    style = Style(tty=out.isatty())
+    status = await api.call("api", "jupyter-loop", "status")
+    out.write(style.paint(f"Server {api.server.url}", BOLD) + "\n")
+    runs, turns = status["runs"], status["turns"]
+    if not runs and not turns:
+        out.write("Nothing running.\n")
+    for run in runs:
+        out.write(f"run   {run['path']}  cell {run['cell_id']}  {run['state']}  by {run['by']}\n")
+    for turn in turns:
+        line = f"turn  {turn['path']}  {turn['id']}  {turn['state']}  by {turn['started_by']}"
+        out.write(line + style.paint(f"  ({turn.get('model')})", DIM) + "\n")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return asyncio.run(dispatch(args, sys.stdout, sys.stderr))
+    except CliError as e:
+        sys.stderr.write(f"jupyter loop: {e}\n")
+        return USAGE_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

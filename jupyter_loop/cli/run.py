@@ -1,0 +1,196 @@
+"""``jupyter loop run NOTEBOOK [CELL…]``: run cells on the server and stream their outputs.
+
+The cells run in the server's queue, exactly as from a tab: the client only asks for the
+run (``POST /api/jupyter-loop/runs``) and follows the shared document, where the server
+writes outputs and run markers for every tab. The cells' outputs go to stdout; which cell
+is running and how it ended go to stderr. Ctrl-C interrupts the kernel; a second Ctrl-C
+detaches and leaves the run going on the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any, TextIO, TypeVar
+
+from jupyter_ydoc import YNotebook
+from pycrdt import Map
+
+from ..execution.board import BOARD, DONE
+from .connection import Api, CliError
+from .render import BOLD, GREEN, RED, OutputFollower, Style
+
+DETACHED = 130
+T = TypeVar("T")
+
+
+def pick_cells(notebook: YNotebook, cells: tuple[str, ...]) -> list[str]:
+    """Cell ids from ids or 1-based numbers; none given: every code cell (Run All).
+
+    Example:
+        >>> nb = YNotebook()
+        >>> for i, kind in enumerate(["markdown", "code", "code"]):
+        ...     nb.append_cell({"id": f"c{i}", "cell_type": kind, "source": "", "metadata": {}})
+        >>> pick_cells(nb, ()), pick_cells(nb, ("3", "c1"))
+        (['c1', 'c2'], ['c2', 'c1'])
+    """
+    ids = [str(cell["id"]) for cell in notebook.ycells]
+    if not cells:
+        return [str(c["id"]) for c in notebook.ycells if c.get("cell_type") == "code"]
+    chosen: list[str] = []
+    for cell in cells:
+        if cell.isdigit():
+            number = int(cell)
+            if not 1 <= number <= len(ids):
+                raise CliError(f"The notebook has {len(ids)} cells; there is no cell {number}.")
+            chosen.append(ids[number - 1])
+        elif cell in ids:
+            chosen.append(cell)
+        else:
+            raise CliError(f"No cell with id '{cell}' (give a cell id or its number, from 1).")
+    return list(dict.fromkeys(chosen))
+
+
+async def notebook_kernel(api: Api, path: str, notebook: YNotebook) -> str:
+    """The kernel of the notebook's session; one is started (as a tab would) if none runs."""
+    for session in await api.call("api", "sessions"):
+        if session.get("path") == path and session.get("kernel"):
+            return str(session["kernel"]["id"])
+    metadata = notebook.ydoc.get("meta", type=Map).get("metadata")
+    spec = (metadata.to_py() if isinstance(metadata, Map) else {}) or {}
+    name = (spec.get("kernelspec") or {}).get("name") or "python3"
+    body = {"path": path, "type": "notebook", "name": "", "kernel": {"name": name}}
+    session = await api.call("api", "sessions", method="POST", body=body)
+    return str(session["kernel"]["id"])
+
+
+class RunFollower:
+    """Prints the outputs of the ticket's cells, one cell after the other, as they come."""
+
+    def __init__(self, notebook: YNotebook, out: TextIO, err: TextIO) -> None:
+        self._notebook = notebook
+        self._out = out
+        self._err = err
+        self._style = Style(tty=out.isatty())
+        self._err_style = Style(tty=err.isatty())
+        self._changed = asyncio.Event()
+        self._subscription = notebook.ydoc.observe(lambda _: self._changed.set())
+
+    def close(self) -> None:
+        self._notebook.ydoc.unobserve(self._subscription)
+
+    def _cell(self, cell_id: str) -> tuple[int, Any] | None:
+        for index, ycell in enumerate(self._notebook.ycells):
+            if ycell.get("id") == cell_id:
+                return index, ycell
+        return None
+
+    def _marker(self, cell_id: str) -> dict[str, Any]:
+        value = self._notebook.ydoc.get(BOARD, type=Map).get(cell_id)
+        return dict(value) if isinstance(value, dict) else {}
+
+    async def follow(self, cells: list[dict[str, Any]]) -> list[str]:
+        """Follow every cell to its end; returns how each ended (``ok``, ``error``, ...)."""
+        total = len(cells)
+        return [
+            await self._follow_cell(cell["cell_id"], cell["run_id"], f"[{done}/{total}]")
+            for done, cell in enumerate(cells, start=1)
+        ]
+
+    async def _follow_cell(self, cell_id: str, run_id: str, progress: str) -> str:
+        style = self._err_style
+        follower = OutputFollower(self._style)
+        found = self._cell(cell_id)
+        number = found[0] + 1 if found else "?"
+        self._say(style.paint(f"▶ cell {number} ({cell_id})", BOLD) + f" {progress}")
+        while True:
+            self._changed.clear()
+            found = self._cell(cell_id)
+            if found is None:
+                self._say(style.paint("  deleted while it ran", RED))
+                return "deleted"
+            marker = self._marker(cell_id)
+            if marker.get("run_id") != run_id:
+                # The run's request was answered before its document update arrived: until
+                # the marker is ours, the outputs shown are those of the run before.
+                await self._next_change()
+                continue
+            outputs = found[1].get("outputs")
+            self._write(follower.update(outputs.to_py() if outputs is not None else []))
+            if marker.get("state") == DONE:
+                self._write(follower.finish())
+                status = str(marker.get("status") or "ok")
+                note = f": {marker['note']}" if marker.get("note") else ""
+                self._say(style.paint(f"  {status}{note}", GREEN if status == "ok" else RED))
+                return status
+            await self._next_change()
+
+    async def _next_change(self) -> None:
+        try:
+            await asyncio.wait_for(self._changed.wait(), 1.0)
+        except TimeoutError:
+            pass
+
+    def _write(self, text: str) -> None:
+        if text:
+            self._out.write(text)
+            self._out.flush()
+
+    def _say(self, line: str) -> None:
+        self._err.write(line + "\n")
+        self._err.flush()
+
+
+async def run_command(
+    api: Api, path: str, cells: tuple[str, ...], out: TextIO = sys.stdout, err: TextIO = sys.stderr
+) -> int:
+    """Run the cells; 0 if every one ended ``ok``, 1 if one did not, 130 when detached."""
+    async with api.room(path) as notebook:
+        cell_ids = pick_cells(notebook, cells)
+        if not cell_ids:
+            raise CliError("The notebook has no code cells.")
+        kernel_id = await notebook_kernel(api, path, notebook)
+        body = {"path": path, "cell_ids": cell_ids, "kernel_id": kernel_id}
+        ticket = await api.call("api", "jupyter-loop", "runs", method="POST", body=body)
+        queued = [c for c in ticket["cells"] if c["state"] != DONE]
+        follower = RunFollower(notebook, out, err)
+        interrupt = lambda: api.call("api", "kernels", kernel_id, "interrupt", method="POST")  # noqa: E731
+        try:
+            ended = await until_detached(follower.follow(queued), interrupt, err)
+        finally:
+            follower.close()
+    if ended is None:
+        return DETACHED
+    return 0 if all(status == "ok" for status in ended) else 1
+
+
+async def until_detached(
+    following: Awaitable[T],
+    interrupt: Callable[[], Awaitable[Any]],
+    err: TextIO,
+    doing: str = "Interrupting the kernel",
+) -> T | None:
+    """Ctrl-C once: ``interrupt`` (saying ``doing``). Twice: stop following; it goes on."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.ensure_future(following)
+    presses: list[asyncio.Task[Any]] = []
+
+    def pressed() -> None:
+        if presses:
+            err.write("\nDetached; the run goes on on the server.\n")
+            task.cancel()
+            return
+        err.write(f"\n{doing} (Ctrl-C again to detach)…\n")
+        presses.append(asyncio.ensure_future(interrupt()))
+
+    loop.add_signal_handler(signal.SIGINT, pressed)
+    try:
+        return await task
+    except asyncio.CancelledError:
+        return None
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        if presses:
+            await asyncio.gather(*presses, return_exceptions=True)

@@ -1,0 +1,1 @@
+"""MCP endpoint of jupyter-loop (see :mod:`.endpoint`)."""

@@ -1,0 +1,172 @@
+"""``{base_url}api/jupyter-loop/mcp``: MCP over Streamable HTTP, inside the Jupyter server.
+
+The protocol is the official SDK's: a low-level :class:`mcp.server.lowlevel.Server` with two
+handlers (list and call tools), and its :class:`StreamableHTTPSessionManager` for sessions
+and SSE. Tornado authenticates the request like every Jupyter API request (token header,
+JupyterHub token through the proxy), then hands it to the SDK through :mod:`.bridge`; the
+scope carries the caller's :class:`~.tools.Rights`, so each tool call is authorized with the
+server's authorizer against the request that carries it. The session manager's task group
+lives in one task owned by :class:`McpEndpoint`, stopped with the extension.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from tornado import web
+
+from ..agent.external import Caller, ExternalAgent
+from ..errors import JupyterLoopError
+from ..handlers import NAMESPACE, LoopHandler
+from .bridge import TornadoExchange
+from .tools import READ, TOOLS, TOOLS_BY_NAME, Rights, ToolFailed
+
+RIGHTS_KEY = "jupyter_loop.rights"
+SESSION_HEADER = "mcp-session-id"
+UNKNOWN_CLIENT = "an MCP client"
+
+
+class McpEndpoint:
+    """The MCP server and its session manager, running while the extension runs."""
+
+    def __init__(
+        self, agent: ExternalAgent, contents: Any, log: logging.Logger, idle_timeout: float
+    ) -> None:
+        self._agent = agent
+        self._contents = contents
+        self._log = log
+        self.server: Server[Any] = Server(
+            "jupyter-loop",
+            instructions=(
+                "Notebooks on a Jupyter server with jupyter-loop. Edits are proposals the user "
+                "accepts or rejects; runs happen on the server and may need the user's approval."
+            ),
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+        )
+        self.manager = StreamableHTTPSessionManager(self.server, session_idle_timeout=idle_timeout)
+        self._ready = asyncio.Event()
+        self._stopping = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def _run(self) -> None:
+        async with self.manager.run():
+            self._ready.set()
+            await self._stopping.wait()
+
+    async def stop(self) -> None:
+        self._stopping.set()
+        if self._task is not None:
+            await asyncio.wait([self._task], timeout=5)
+
+    async def serve(self, exchange: TornadoExchange, rights: Rights) -> None:
+        if self._task is None:  # started by the first request, on the server's event loop
+            self._task = asyncio.ensure_future(self._run())
+        await self._ready.wait()
+        await exchange.serve(self.manager.handle_request, {RIGHTS_KEY: rights})
+
+    # -- MCP handlers ----------------------------------------------------------------
+
+    async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[tool.spec for tool in TOOLS])
+
+    async def _call_tool(
+        self, ctx: Any, params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        tool = TOOLS_BY_NAME.get(params.name)
+        if tool is None:
+            return _error(f"There is no tool named '{params.name}'.")
+        rights: Rights = ctx.request.scope[RIGHTS_KEY]
+        caller = Caller(rights.user, _client_name(ctx), ctx.request.headers.get(SESSION_HEADER, ""))
+        arguments = dict(params.arguments or {})
+        missing = rights.missing(tool.rights)
+        if missing:
+            reason = f"Forbidden: {params.name} needs the permission {' and '.join(missing)}."
+            await self._agent.refused(arguments.get("path"), params.name, reason, caller)
+            return _error(reason)
+        try:
+            content = await tool.call(
+                self._agent, caller, dict(params.arguments or {}), self._contents
+            )
+        except ToolFailed as e:
+            return _error(str(e))
+        except JupyterLoopError as e:
+            return _error(e.message)
+        except web.HTTPError as e:  # the contents manager's own errors
+            return _error(e.log_message or f"HTTP {e.status_code}")
+        return types.CallToolResult(content=content)
+
+
+def _error(message: str) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=message)], is_error=True
+    )
+
+
+def _client_name(ctx: Any) -> str:
+    """The client program's name from MCP ``initialize`` (``clientInfo``)."""
+    params = getattr(ctx.session, "client_params", None)
+    info = getattr(params, "client_info", None)
+    name = getattr(info, "name", None)
+    return str(name) if name else UNKNOWN_CLIENT
+
+
+class McpHandler(LoopHandler):
+    """Authenticates like any Jupyter API request, then lets the SDK answer."""
+
+    _exchange: TornadoExchange | None = None
+
+    async def prepare(self) -> None:  # type: ignore[override]
+        try:
+            await super().prepare()
+        except web.HTTPError as e:
+            if e.status_code == 403 and not self.current_user:
+                # Jupyter answers 403; an MCP client needs 401 to know it lacks credentials.
+                raise web.HTTPError(
+                    401, "A Jupyter token is required: 'Authorization: token <token>'."
+                ) from None
+            raise
+
+    @property
+    def endpoint(self) -> McpEndpoint:
+        return self.settings["jupyter_loop_mcp"]
+
+    def rights(self) -> Rights:
+        user = self.current_user
+        authorizer = self.authorizer
+        return Rights(
+            self.user_name(),
+            lambda action, resource: bool(authorizer.is_authorized(self, user, action, resource)),
+        )
+
+    async def _serve(self) -> None:
+        rights = self.rights()
+        if rights.missing(READ):
+            raise web.HTTPError(403, "Using the MCP endpoint needs permission to read contents.")
+        self._exchange = TornadoExchange(self)
+        await self.endpoint.serve(self._exchange, rights)
+
+    @web.authenticated
+    async def post(self) -> None:
+        await self._serve()
+
+    @web.authenticated
+    async def get(self) -> None:
+        await self._serve()
+
+    @web.authenticated
+    async def delete(self) -> None:
+        await self._serve()
+
+    def on_connection_close(self) -> None:
+        if self._exchange is not None:
+            self._exchange.closed.set()
+
+
+def route_table() -> list[tuple[str, type[LoopHandler]]]:
+    return [(rf"/api/{NAMESPACE}/mcp", McpHandler)]

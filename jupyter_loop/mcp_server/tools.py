@@ -1,0 +1,250 @@
+"""The MCP tools: the agent's tools and a few more, each checked against the caller's rights.
+
+Every tool takes the notebook's ``path``. The agent's own tools (``read_cell``,
+``notebook_map``, ``propose_*``, ``run_cells``) keep their schemas from
+:mod:`jupyter_loop.agent.tool_specs` and run through the same toolbox as the server's agent
+(:class:`~jupyter_loop.agent.external.ExternalAgent`). Rights are those of the REST API:
+reading needs ``read`` on ``contents``; proposing needs ``write`` on ``contents``; running
+needs ``execute`` on ``kernels`` and ``write`` on ``contents``; interrupting needs
+``execute`` on ``kernels``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types as types
+
+from ..agent.external import Caller, ExternalAgent
+from ..agent.tool_specs import TOOL_SPECS
+from ..errors import BadRequest
+
+Right = tuple[str, str]
+READ: tuple[Right, ...] = (("read", "contents"),)
+PROPOSE: tuple[Right, ...] = (("write", "contents"),)
+RUN: tuple[Right, ...] = (("execute", "kernels"), ("write", "contents"))
+INTERRUPT: tuple[Right, ...] = (("execute", "kernels"),)
+MAX_WAIT = 600.0
+DEFAULT_WAIT = 120.0
+MAX_NOTEBOOKS = 500
+
+_PATH = {"type": "string", "description": "The notebook's path, relative to the server root."}
+
+
+@dataclass(frozen=True)
+class Rights:
+    """What the HTTP request that carries a tool call may do (the server's authorizer)."""
+
+    user: str
+    allowed: Callable[[str, str], bool]
+
+    def missing(self, needed: tuple[Right, ...]) -> list[str]:
+        return [
+            f"{resource}:{action}"
+            for action, resource in needed
+            if not self.allowed(action, resource)
+        ]
+
+
+@dataclass(frozen=True)
+class McpTool:
+    """One tool: its schema, the rights it needs and what it does."""
+
+    spec: types.Tool
+    rights: tuple[Right, ...]
+    call: Callable[[ExternalAgent, Caller, dict[str, Any], Any], Awaitable[list[Any]]]
+
+
+def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {"path": _PATH, **properties},
+        "required": ["path", *required],
+    }
+
+
+def _text(text: str) -> list[Any]:
+    return [types.TextContent(type="text", text=text)]
+
+
+def _path(args: dict[str, Any]) -> str:
+    value = args.get("path")
+    if not isinstance(value, str) or not value.strip():
+        raise BadRequest("'path' must be the notebook's path (a non-empty string).")
+    return value
+
+
+def _wait(args: dict[str, Any]) -> float:
+    value = args.get("wait_seconds", DEFAULT_WAIT)
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise BadRequest("'wait_seconds' must be a number of seconds, 0 or more.")
+    return min(float(value), MAX_WAIT)
+
+
+async def _list_notebooks(
+    agent: ExternalAgent, caller: Caller, args: dict[str, Any], contents: Any
+) -> list[Any]:
+    found: list[str] = []
+    folders = [""]
+    while folders and len(found) < MAX_NOTEBOOKS:
+        listing = await _maybe_await(contents.get(folders.pop(0), content=True, type="directory"))
+        for item in listing.get("content") or []:
+            if item["type"] == "directory":
+                folders.append(item["path"])
+            elif item["type"] == "notebook":
+                found.append(item["path"])
+    more = "\n(more not listed)" if len(found) >= MAX_NOTEBOOKS else ""
+    return _text("\n".join(sorted(found)) + more if found else "No notebooks.")
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if hasattr(value, "__await__") else value
+
+
+async def _read_notebook(
+    agent: ExternalAgent, caller: Caller, args: dict[str, Any], _: Any
+) -> list[Any]:
+    focus = args.get("focus_cell_ids") or []
+    if not isinstance(focus, list) or not all(isinstance(i, str) and i for i in focus):
+        raise BadRequest("'focus_cell_ids' must be a list of cell ids.")
+    images = args.get("images", True) is not False
+    view = await agent.read_notebook(_path(args), caller, tuple(focus), images)
+    content = _text(view.text)
+    content += [
+        types.ImageContent(type="image", data=i.base64, mime_type=i.mime) for i in view.images
+    ]
+    return content
+
+
+async def _get_outputs(
+    agent: ExternalAgent, caller: Caller, args: dict[str, Any], _: Any
+) -> list[Any]:
+    cell_id = args.get("cell_id")
+    if not isinstance(cell_id, str) or not cell_id:
+        raise BadRequest("'cell_id' must be a cell id.")
+    return _text(await agent.outputs(_path(args), cell_id, caller))
+
+
+async def _proposal_status(
+    agent: ExternalAgent, caller: Caller, args: dict[str, Any], _: Any
+) -> list[Any]:
+    proposal_id = args.get("proposal_id")
+    if not isinstance(proposal_id, str) or not proposal_id:
+        raise BadRequest("'proposal_id' must be a proposal id.")
+    found = await agent.proposal(_path(args), proposal_id, caller)
+    return _text("\n".join(f"{key}: {value}" for key, value in found.items()))
+
+
+async def _interrupt(
+    agent: ExternalAgent, caller: Caller, args: dict[str, Any], _: Any
+) -> list[Any]:
+    kernel_id = await agent.interrupt(_path(args), caller)
+    return _text(f"Interrupted kernel {kernel_id}; its queued cells were dropped.")
+
+
+def _agent_tool(
+    name: str,
+) -> Callable[[ExternalAgent, Caller, dict[str, Any], Any], Awaitable[list[Any]]]:
+    async def call(agent: ExternalAgent, caller: Caller, args: dict[str, Any], _: Any) -> list[Any]:
+        path = _path(args)
+        wait = _wait(args) if name == "run_cells" else 0.0
+        arguments = {k: v for k, v in args.items() if k not in ("path", "wait_seconds")}
+        outcome = await agent.call(path, name, arguments, caller, wait)
+        if not outcome.ok:
+            raise ToolFailed(outcome.content)
+        return _text(f"{outcome.summary}\n\n{outcome.content}")
+
+    return call
+
+
+class ToolFailed(Exception):
+    """A tool call that failed in a way the calling agent should read (``isError``)."""
+
+
+def _from_agent_spec(
+    name: str, rights: tuple[Right, ...], extra: dict[str, Any] | None = None
+) -> McpTool:
+    spec = next(s for s in TOOL_SPECS if s.name == name)
+    schema = copy.deepcopy(spec.parameters)
+    schema["properties"] = {"path": _PATH, **schema.get("properties", {}), **(extra or {})}
+    schema["required"] = ["path", *schema.get("required", [])]
+    description = spec.description
+    if name.startswith("propose_"):
+        description += " Returns the proposal's id; proposal_status tells its outcome later."
+    tool = types.Tool(name=name, description=description, input_schema=schema)
+    return McpTool(tool, rights, _agent_tool(name))
+
+
+def _tool(
+    name: str, description: str, schema: dict[str, Any], rights: tuple[Right, ...], call: Any
+) -> McpTool:
+    return McpTool(
+        types.Tool(name=name, description=description, input_schema=schema), rights, call
+    )
+
+
+_WAIT = {
+    "wait_seconds": {
+        "type": "number",
+        "description": f"Seconds to wait for the run (default {DEFAULT_WAIT:g}, "
+        f"at most {MAX_WAIT:g}); "
+        "cells still running then run on: see get_outputs.",
+    }
+}
+
+TOOLS: tuple[McpTool, ...] = (
+    _tool(
+        "list_notebooks",
+        "The notebooks on this Jupyter server (paths to pass to the other tools).",
+        {"type": "object", "properties": {}, "required": []},
+        READ,
+        _list_notebooks,
+    ),
+    _tool(
+        "read_notebook",
+        "The notebook as jupyter-loop's assistant sees it: a map of every cell (id, type, "
+        "execution count, first line, output summary) and the cells in focus in full with "
+        "summarised outputs (default: the most recently run). Secrets are masked; notebook "
+        "content is wrapped as data.",
+        _schema(
+            {
+                "focus_cell_ids": {"type": "array", "items": {"type": "string"}},
+                "images": {"type": "boolean", "description": "Attach images (default true)."},
+            },
+            [],
+        ),
+        READ,
+        _read_notebook,
+    ),
+    _from_agent_spec("notebook_map", READ),
+    _from_agent_spec("read_cell", READ),
+    _from_agent_spec("propose_modify", PROPOSE),
+    _from_agent_spec("propose_insert", PROPOSE),
+    _from_agent_spec("propose_delete", PROPOSE),
+    _tool(
+        "proposal_status",
+        "The outcome of a proposal: pending, accepted or rejected (and by whom).",
+        _schema({"proposal_id": {"type": "string"}}, ["proposal_id"]),
+        READ,
+        _proposal_status,
+    ),
+    _from_agent_spec("run_cells", RUN, _WAIT),
+    _tool(
+        "get_outputs",
+        "A cell's run state and its outputs, summarised (read_cell pages the full output).",
+        _schema({"cell_id": {"type": "string"}}, ["cell_id"]),
+        READ,
+        _get_outputs,
+    ),
+    _tool(
+        "interrupt",
+        "Interrupt the notebook's kernel; cells queued behind the running one are dropped.",
+        _schema({}, []),
+        INTERRUPT,
+        _interrupt,
+    ),
+)
+TOOLS_BY_NAME = {tool.spec.name: tool for tool in TOOLS}

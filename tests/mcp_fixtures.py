@@ -1,0 +1,49 @@
+"""MCP test fixtures: the endpoint's URL and an SDK client session on it.
+
+Register with ``pytest_plugins = ["mcp_fixtures"]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx2
+import mcp_types as types
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+
+@pytest.fixture
+def jp_base_url() -> str:
+    """A JupyterHub-style base URL: every request goes under /user/NAME/."""
+    return "/user/ada/"
+
+
+@pytest.fixture
+def mcp_url(http_server_client: Any, jp_http_port: int, jp_base_url: str) -> str:
+    return f"http://127.0.0.1:{jp_http_port}{jp_base_url}api/jupyter-loop/mcp"
+
+
+@pytest.fixture
+def mcp_session(mcp_url: str, jp_auth_header: Any) -> Callable[..., Any]:
+    """``async with mcp_session() as session``: an initialized SDK client session."""
+
+    @asynccontextmanager
+    async def connect(
+        headers: dict[str, str] | None = None, name: str = "test-agent"
+    ) -> AsyncIterator[ClientSession]:
+        chosen = dict(jp_auth_header) if headers is None else headers
+        async with (
+            httpx2.AsyncClient(headers=chosen, timeout=120) as http,
+            streamable_http_client(mcp_url, http_client=http) as (read, write),
+            ClientSession(
+                read, write, client_info=types.Implementation(name=name, version="1")
+            ) as session,
+        ):
+            await session.initialize()
+            yield session
+
+    return connect

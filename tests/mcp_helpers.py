@@ -1,0 +1,24 @@
+"""Helpers for MCP tests: call a tool, read the text it gave back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mcp_types as types
+from jupyter_server.auth.identity import IdentityProvider, User
+from mcp.client.session import ClientSession
+
+
+def text_of(result: types.CallToolResult) -> str:
+    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
+async def call(session: ClientSession, name: str, **arguments: Any) -> types.CallToolResult:
+    return await session.call_tool(name, arguments)
+
+
+class NamedUserIdentity(IdentityProvider):
+    """Token requests are user 'ada' (Jupyter names each new cookie jar 'Anonymous …')."""
+
+    def generate_anonymous_user(self, handler: Any) -> User:
+        return User(username="ada", name="ada", display_name="ada")

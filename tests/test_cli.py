@@ -1,0 +1,185 @@
+"""``jupyter loop`` against a real server process behind a JupyterHub-style base URL."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import notebook_json
+from pycrdt import Map
+
+from jupyter_loop.cli.connection import Api, Server
+from jupyter_loop.testing import ScriptedModelServer, call_tools, say
+from jupyter_loop.testing.server_process import TOKEN, ServerProcess
+
+CHATTY = "for i in range(300):\n    print('line', i, flush=True)"
+FAILING = "print('before')\n1 / 0"
+
+
+@pytest.fixture
+def model() -> Iterator[ScriptedModelServer]:
+    with ScriptedModelServer() as server:
+        yield server
+
+
+@pytest.fixture
+def server(tmp_path: Path, model: ScriptedModelServer) -> Iterator[ServerProcess]:
+    process = ServerProcess(
+        tmp_path,
+        "--ServerApp.base_url=/user/ada/",
+        "--JupyterLoopApp.agent_provider=openai",
+        f"--JupyterLoopApp.openai_base_url={model.openai_base_url}",
+        "--JupyterLoopApp.openai_api_key=sk-test-cli",
+        "--JupyterLoopApp.agent_model=scripted-tools",
+        "--JupyterLoopApp.approval_policy=always",
+    )
+    process.start()
+    try:
+        yield process
+    finally:
+        process.kill()
+
+
+async def loop(server: ServerProcess, *args: str, env: dict[str, str] | None = None) -> Any:
+    """``jupyter loop ARGS`` as a user runs it (here: ``python -m jupyter_loop.cli``)."""
+    await server.ready()
+    environment = {
+        **os.environ,
+        "JUPYTER_RUNTIME_DIR": str(server.home / "runtime"),
+        "PYTHONPATH": os.pathsep.join(sys.path),
+        **(env or {}),
+    }
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "jupyter_loop.cli", *args,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    return process.returncode, out.decode(), err.decode()
+
+
+@pytest.mark.timeout(240)
+async def test_run_prints_every_line_and_exits_1_on_an_error(server: ServerProcess) -> None:
+    (server.root / "chatty.ipynb").write_text(notebook_json(CHATTY, FAILING), encoding="utf-8")
+    code, out, err = await loop(server, "run", "chatty.ipynb", "1")
+    assert code == 0, err
+    assert out.splitlines() == [f"line {i}" for i in range(300)]
+    assert "cell 1 (c0)" in err
+    code, out, err = await loop(server, "run", "chatty.ipynb")  # Run All
+    assert code == 1
+    assert out.splitlines()[:300] == [f"line {i}" for i in range(300)]
+    assert out.count("line 0\n") == 1  # the outputs of the run before are not shown
+    assert "before" in out and "ZeroDivisionError" in out
+    assert "\x1b[" not in out  # piped: no colours
+    assert "error" in err
+
+
+@pytest.mark.timeout(240)
+async def test_run_with_url_and_token_and_status(server: ServerProcess) -> None:
+    (server.root / "one.ipynb").write_text(notebook_json("print(6 * 7)"), encoding="utf-8")
+    url = f"http://127.0.0.1:{server.port}/user/ada/"
+    code, out, err = await loop(
+        server, "--url", url, "--token", TOKEN, "run", "one.ipynb", "c0",
+        env={"JUPYTER_RUNTIME_DIR": str(server.home / "elsewhere")},
+    )  # fmt: skip
+    assert (code, out) == (0, "42\n"), err
+    code, out, _ = await loop(server, "status")
+    assert code == 0 and "Nothing running." in out
+    code, _, err = await loop(server, "--url", url, "--token", "wrong", "status")
+    assert code == 2 and "403" in err
+
+
+@pytest.mark.timeout(240)
+async def test_ask_streams_the_answer_and_lists_proposals(
+    server: ServerProcess, model: ScriptedModelServer
+) -> None:
+    (server.root / "ask.ipynb").write_text(notebook_json("1/0"), encoding="utf-8")
+    model.script(
+        call_tools(("propose_modify", {"cell_id": "c0", "source": "1/1", "summary": "no zero"})),
+        say("Dividing by zero fails; I proposed 1/1 instead."),
+    )
+    code, out, err = await loop(server, "ask", "ask.ipynb", "why does it fail?")
+    assert code == 0, err
+    assert "Dividing by zero fails; I proposed 1/1 instead." in out
+    assert "proposed an edit to cell 1" in out
+    proposal = next(line for line in out.splitlines() if line.startswith("proposal "))
+    proposal_id = proposal.split()[1].rstrip(":")
+    assert "modify c0 (pending)" in proposal
+    code, out, err = await loop(server, "accept", "ask.ipynb", proposal_id)
+    assert (code, out) == (0, f"accepted: {proposal_id}\n"), err
+
+
+SLOW = "import time\nfor i in range(60):\n    print('tick', i, flush=True)\n    time.sleep(0.05)"
+
+
+async def started(server: ServerProcess, *args: str) -> Any:
+    """``jupyter loop ARGS`` left running, once it has printed ``tick 3``."""
+    await server.ready()
+    environment = {
+        **os.environ,
+        "JUPYTER_RUNTIME_DIR": str(server.home / "runtime"),
+        "PYTHONPATH": os.pathsep.join(sys.path),
+    }
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "jupyter_loop.cli", *args,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment,
+    )  # fmt: skip
+    assert process.stdout is not None
+    seen = b""
+    while b"tick 3\n" not in seen:
+        line = await asyncio.wait_for(process.stdout.readline(), 120)
+        assert line, "the client ended before the cell printed"
+        seen += line
+    return process, seen
+
+
+@pytest.mark.timeout(240)
+async def test_ctrl_c_interrupts_the_kernel_and_a_killed_client_leaves_the_run_going(
+    server: ServerProcess,
+) -> None:
+    slow = SLOW.replace("range(60)", "range(100000)")
+    (server.root / "slow.ipynb").write_text(notebook_json(slow, SLOW), encoding="utf-8")
+    process, _ = await started(server, "run", "slow.ipynb", "1")
+    process.send_signal(signal.SIGINT)
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 1
+    assert b"KeyboardInterrupt" in out and b"Interrupting the kernel" in err
+
+    process, _ = await started(server, "run", "slow.ipynb", "c1")
+    process.kill()  # the terminal goes away mid-run
+    await process.wait()
+    deadline = asyncio.get_running_loop().time() + 60
+    while "tick 59" not in (server.root / "slow.ipynb").read_text(encoding="utf-8"):
+        assert asyncio.get_running_loop().time() < deadline, "the run did not go on"
+        await asyncio.sleep(0.2)
+
+
+@pytest.mark.timeout(240)
+async def test_ask_waits_for_an_approval_given_with_jupyter_loop_approve(
+    server: ServerProcess, model: ScriptedModelServer
+) -> None:
+    (server.root / "ok.ipynb").write_text(notebook_json("print('ran it')"), encoding="utf-8")
+    model.script(call_tools(("run_cells", {"cell_ids": ["c0"]})), say("It printed: ran it."))
+    await server.ready()
+    asking = asyncio.ensure_future(loop(server, "ask", "ok.ipynb", "run it", "--approval", "ask"))
+    while True:  # the piped client prints the approval's id and the command that answers it
+        status = await server.api("api", "jupyter-loop", "status")
+        if status["turns"] and status["turns"][0]["state"] == "waiting_approval":
+            break
+        await asyncio.sleep(0.1)
+    code, out, err = await loop(server, "status")
+    assert "waiting_approval" in out
+    async with Api(Server(server.url(), TOKEN)).room("ok.ipynb") as notebook:
+        approval_id = notebook.ydoc.get("jupyter_loop:agent", type=Map).get("approval")["id"]
+    code, out, err = await loop(server, "approve", "ok.ipynb", approval_id)
+    assert (code, out) == (0, f"once: {approval_id}\n"), err
+    code, out, err = await asking
+    assert code == 0, err
+    assert f"jupyter loop approve ok.ipynb {approval_id}" in out
+    assert "It printed: ran it." in out
