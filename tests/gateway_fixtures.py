@@ -73,4 +73,3 @@ def jp_server_config(jp_server_config: Config, kernel_gateway: str) -> Iterator[
 def gateway_kernels(url: str) -> list[dict[str, Any]]:
     with urllib.request.urlopen(f"{url}/api/kernels", timeout=10) as response:
         return list(json.load(response))
-

@@ -17,7 +17,7 @@ from conftest import wait_for
 from gateway_fixtures import jp_server_config, kernel_gateway  # noqa: F401 (fixtures)
 from test_execution_service import counted, counting, finished
 from test_execution_stdin import answer
-from tornado.httpclient import HTTPRequest
+from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 from tornado.websocket import WebSocketClientConnection, websocket_connect
 
 
@@ -191,3 +191,22 @@ async def test_kernel_death_is_reported_and_the_restarted_kernel_runs(
         await wait_for(lambda: (tab.marker("c1") or {}).get("status") == "aborted")
         await run_cells(path, "c1")
         await wait_for(lambda: tab.cell("c1").get("execution_count") == 1, timeout=60)
+
+
+async def test_a_kernel_the_gateway_drops_mid_run_is_reported(
+    write_notebook,
+    start_kernel,
+    run_cells,
+    open_tab,
+    kernel_gateway,  # noqa: F811
+):
+    path = write_notebook("dropped.ipynb", "import time\nprint('go', flush=True)\ntime.sleep(60)")
+    kernel_id = await start_kernel(path)
+    async with open_tab(path) as tab:
+        await run_cells(path, "c0")
+        await wait_for(lambda: tab.text("c0") == "go\n", timeout=60)
+        request = HTTPRequest(f"{kernel_gateway}/api/kernels/{kernel_id}", method="DELETE")
+        await AsyncHTTPClient().fetch(request)
+        await wait_for(lambda: "kernel died" in tab.text("c0"), timeout=60)
+        assert tab.marker("c0")["status"] == "cut_off"
+        assert tab.cell("c0")["execution_state"] == "idle"

@@ -32,11 +32,13 @@ from ..errors import Unavailable
 class GatewayLink:
     """Shell, IOPub and stdin of a gateway kernel over one websocket."""
 
-    def __init__(self, kernel_id: str, log: logging.Logger) -> None:
-        self._kernel_id = kernel_id
+    def __init__(self, manager: Any, log: logging.Logger) -> None:
+        self._manager = manager  # a GatewayKernelManager
+        self._kernel_id = str(manager.kernel_id)
         self._log = log
         self.session = Session(username="jupyter-loop")  # a session id of our own
         self._socket: WebSocketClientConnection | None = None
+        self._closed = False  # by the gateway
 
     async def open(self, timeout: float) -> None:
         gateway = GatewayClient.instance()
@@ -62,17 +64,24 @@ class GatewayLink:
         while True:
             raw = await self._socket.read_message()
             if raw is None:
+                self._closed = True
                 self._log.info("jupyter-loop: the gateway closed kernel %s", self._kernel_id)
                 return
-            message = (
-                deserialize_binary_message(raw) if isinstance(raw, bytes) else json.loads(raw)
-            )
+            message = deserialize_binary_message(raw) if isinstance(raw, bytes) else json.loads(raw)
             deliver(str(message.pop("channel", "")), message)
 
     async def alive(self) -> bool:
-        # The gateway restarts a kernel that died and says so on IOPub (see KernelChannel);
-        # it closes the websocket when the kernel is gone for good.
-        return self._socket is not None and self._socket.protocol is not None
+        # A kernel that died is restarted by the gateway, which says so on IOPub (see
+        # KernelChannel). One shut down or culled there keeps our websocket open: ask.
+        if self._socket is None or self._closed:
+            return False
+        try:
+            return bool(await self._manager.is_alive())
+        except Exception as e:
+            self._log.warning(
+                "jupyter-loop: the gateway did not answer for kernel %s: %s", self._kernel_id, e
+            )
+            return False
 
     async def close(self) -> None:
         if self._socket is not None:

@@ -66,7 +66,7 @@ class KernelLink(Protocol):
 def link_to(manager: Any, log: logging.Logger) -> KernelLink:
     """How to reach the kernel ``manager`` manages (the one place that decides)."""
     if isinstance(manager, GatewayKernelManager):
-        return GatewayLink(str(manager.kernel_id), log)
+        return GatewayLink(manager, log)
     return ZmqLink(manager, log)
 
 
