@@ -21,6 +21,7 @@ from .execution.service import ExecutionService
 from .handlers import route_table
 from .masking_config import MaskingConfig
 from .outputs_handlers import route_table as output_routes
+from .stopping import stop_on_sigint
 
 
 class JupyterLoopApp(ExtensionApp, AgentConfig, OutputsConfig, MaskingConfig):
@@ -110,6 +111,7 @@ class JupyterLoopApp(ExtensionApp, AgentConfig, OutputsConfig, MaskingConfig):
         )
         self.agent.start()
         self.settings.update({"jupyter_loop_agent": self.agent})
+        stop_on_sigint(server, self.log)
 
     async def _recover(self) -> None:
         try:
