@@ -45,7 +45,8 @@ class GatewayLink:
         url = url_path_join(
             gateway.ws_url or "", gateway.kernels_endpoint, url_escape(self._kernel_id), "channels"
         )
-        request = HTTPRequest(url, **gateway.load_connection_args(connect_timeout=timeout))
+        request = HTTPRequest(url, **gateway.load_connection_args())
+        self._closed = False
         try:
             self._socket = await asyncio.wait_for(websocket_connect(request), timeout)
         except Exception as e:

@@ -173,6 +173,13 @@ class KernelChannel:
     async def _connect(self, timeout: float) -> None:
         await self._link.open(timeout)
         self._reader = asyncio.ensure_future(self._link.receive(self._deliver))
+        self._reader.add_done_callback(self._disconnected)
+
+    def _disconnected(self, reader: asyncio.Task[None]) -> None:
+        # The connection closed under us (a gateway restarted, the network): the next
+        # run connects again; a running cell learns it from the liveness check.
+        if reader is self._reader and not reader.cancelled():
+            self._ready = None
 
     def _deliver(self, channel: str, message: dict[str, Any]) -> None:
         if channel == "iopub" and message["header"]["msg_type"] == "status":
