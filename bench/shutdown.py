@@ -5,6 +5,10 @@ For each signal, twice: a server with jupyter-loop running a printing cell throu
 jupyter-loop, its kernel kept busy by a raw ``jupyter_client`` (the baseline). The timer
 starts when the signal is sent and stops when the server process has exited.
 
+With configurable-http-proxy on ``PATH`` it also times a JupyterHub stopping a
+single-user server (jupyter-loop running the same cell): from the hub API's DELETE until
+the hub lists no server (its spawner sends SIGINT, then SIGTERM after 10 s, then SIGKILL).
+
 Usage: ``python bench/shutdown.py [rounds]`` (default 1).
 """
 
@@ -12,13 +16,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import signal
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import nbformat
 
+from jupyter_loop.testing.hub_process import HubProcess
 from jupyter_loop.testing.server_process import ServerProcess
 
 PATH = "busy.ipynb"
@@ -58,6 +65,26 @@ async def seconds_to_stop(sig: signal.Signals, with_loop: bool) -> float:
         server.kill()
 
 
+async def seconds_for_hub_to_stop() -> float:
+    hub = HubProcess(Path(tempfile.mkdtemp(prefix="loop-shutdown-hub-")), [])
+    hub.start()
+    try:
+        await hub.ready()
+        base = await hub.spawn("bench")
+        model = {"type": "notebook", "format": "json", "content": json.loads(notebook())}
+        await hub.call(f"{base}api/contents/{PATH}", method="PUT", body=model)
+        session = {"path": PATH, "type": "notebook", "name": "", "kernel": {"name": "python3"}}
+        await hub.call(f"{base}api/sessions", method="POST", body=session)
+        body = {"path": PATH, "cell_ids": ["c0"]}
+        await hub.call(f"{base}api/jupyter-loop/runs", method="POST", body=body)
+        await asyncio.sleep(3)
+        start = time.monotonic()
+        await hub.stop_server("bench")
+        return time.monotonic() - start
+    finally:
+        hub.stop()
+
+
 async def main(rounds: int) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         for with_loop in (True, False):
@@ -65,6 +92,10 @@ async def main(rounds: int) -> None:
             label = "with jupyter-loop" if with_loop else "without jupyter-loop"
             figures = " ".join(f"{t:.2f}" for t in times)
             print(f"{sig.name:7} {label:21} seconds to exit: {figures}", flush=True)
+    if shutil.which("configurable-http-proxy"):
+        times = [await seconds_for_hub_to_stop() for _ in range(rounds)]
+        figures = " ".join(f"{t:.2f}" for t in times)
+        print(f"hub stopping a single-user server with jupyter-loop: {figures}", flush=True)
 
 
 if __name__ == "__main__":
