@@ -168,6 +168,8 @@ class ExecutionService:
         def died() -> None:
             self._end_runs(kernel_id, KERNEL_DIED)
 
+        # A gateway kernel has no restarter here (these never fire): its connection
+        # reports a death instead (see ``kernel.KernelChannel``).
         manager.add_restart_callback(restarted, "restart")
         manager.add_restart_callback(died, "dead")
 
