@@ -28,6 +28,7 @@ from .mcp_server.endpoint import McpEndpoint
 from .mcp_server.endpoint import route_table as mcp_routes
 from .outputs_handlers import route_table as output_routes
 from .status_handlers import route_table as status_routes
+from .stopping import stop_on_sigint
 
 
 class JupyterLoopApp(
@@ -133,6 +134,7 @@ class JupyterLoopApp(
             self.agent.external, server.contents_manager, self.log, self.mcp_session_idle_timeout
         )
         self.settings.update({"jupyter_loop_mcp": self.mcp})
+        stop_on_sigint(server, self.log)
 
     async def _recover(self) -> None:
         try:

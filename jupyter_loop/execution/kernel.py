@@ -1,19 +1,33 @@
 """A kernel connection of our own, routing replies to the run that asked for them.
 
-``KernelManager.client()`` copies the manager's session, so its requests share a ZMQ
-identity with other clients of that session and replies go to whichever client reads
-first: runs hang. We build the client from the connection info alone, which gives it
-a fresh session.
+How the kernel is reached depends on where it runs, and :func:`link_to` alone decides:
+
+- a local kernel (:class:`ZmqLink`): ``KernelManager.client()`` copies the manager's
+  session, so its requests would share a ZMQ identity with other clients of that session
+  and replies would go to whichever client reads first: runs hang. We build the client
+  from the connection info alone, which gives it a fresh session.
+- a kernel on a kernel gateway (:class:`~.gateway_link.GatewayLink`): no connection info,
+  one websocket of our own to the gateway.
+
+Either way :class:`KernelChannel` sends the same messages and routes what comes back by
+parent message id.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
+
+from jupyter_client.session import Session
+from jupyter_server.gateway.managers import GatewayKernelManager
+from jupyter_server.utils import ensure_async
 
 from ..errors import Unavailable
 from ..tasks import succeeded
+from .gateway_link import GatewayLink
+from .run import KERNEL_DIED, KERNEL_RESTARTED
 
 
 class RunListener(Protocol):
@@ -26,15 +40,122 @@ class RunListener(Protocol):
     def on_input_request(self, message: dict[str, Any]) -> None: ...
 
 
+Deliver = Callable[[str, dict[str, Any]], None]
+"""Called with (channel name, message) for each message the kernel sends us."""
+
+
+class KernelLink(Protocol):
+    """One client connection to one kernel: shell, IOPub and stdin."""
+
+    @property
+    def session(self) -> Session: ...
+
+    async def open(self, timeout: float) -> None:
+        """Connect; raise :class:`Unavailable` saying why if the kernel cannot be reached."""
+
+    def send(self, channel: str, message: dict[str, Any]) -> None: ...
+
+    async def receive(self, deliver: Deliver) -> None:
+        """Deliver every message until the connection closes."""
+
+    async def alive(self) -> bool: ...
+
+    async def close(self) -> None: ...
+
+
+def link_to(manager: Any, log: logging.Logger) -> KernelLink:
+    """How to reach the kernel ``manager`` manages (the one place that decides)."""
+    if isinstance(manager, GatewayKernelManager):
+        return GatewayLink(manager, log)
+    return ZmqLink(manager, log)
+
+
+class ZmqLink:
+    """A local kernel, over ZeroMQ from its connection info."""
+
+    def __init__(self, manager: Any, log: logging.Logger) -> None:
+        self._manager = manager
+        self._log = log
+        self._client: Any = None
+
+    @property
+    def session(self) -> Session:
+        session: Session = self._client.session
+        return session
+
+    async def open(self, timeout: float) -> None:
+        manager = self._manager
+        await _started(manager, timeout)
+        client = manager.client_factory(connection_file=manager.connection_file, parent=manager)
+        client.load_connection_info(manager.get_connection_info(session=False))
+        client.start_channels(shell=True, iopub=True, stdin=True, hb=False, control=False)
+        try:
+            await client.wait_for_ready(timeout=timeout)
+        except (RuntimeError, TimeoutError) as e:
+            client.stop_channels()
+            raise Unavailable(f"The kernel did not answer within {timeout:g} s: {e}") from e
+        self._client = client
+
+    def send(self, channel: str, message: dict[str, Any]) -> None:
+        getattr(self._client, f"{channel}_channel").send(message)
+
+    async def receive(self, deliver: Deliver) -> None:
+        client = self._client
+        await asyncio.gather(
+            self._pump("iopub", client.get_iopub_msg, deliver),
+            self._pump("shell", client.get_shell_msg, deliver),
+            self._pump("stdin", client.get_stdin_msg, deliver),
+        )
+
+    async def _pump(
+        self, channel: str, get: Callable[[], Awaitable[dict[str, Any]]], deliver: Deliver
+    ) -> None:
+        while True:
+            try:
+                message = await get()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                self._log.debug("jupyter-loop kernel channel closed", exc_info=True)
+                return
+            deliver(channel, message)
+
+    async def alive(self) -> bool:
+        return bool(await ensure_async(self._manager.is_alive()))
+
+    async def close(self) -> None:
+        if self._client is not None:
+            self._client.stop_channels()
+            self._client = None
+
+
+async def _started(manager: Any, timeout: float) -> None:
+    """Wait for a local kernel still starting (a pending kernel is listed before it runs)."""
+    starting = getattr(manager, "ready", None)
+    if isinstance(starting, asyncio.Future) and not succeeded(starting):
+        try:
+            await asyncio.wait_for(asyncio.shield(starting), timeout)
+        except TimeoutError as e:
+            raise Unavailable(f"The kernel did not start within {timeout:g} s.") from e
+        except Exception as e:
+            raise Unavailable(f"The kernel failed to start: {str(e) or type(e).__name__}") from e
+
+
+_LOST = {"restarting": KERNEL_RESTARTED, "dead": KERNEL_DIED}
+"""Kernel states a gateway announces on IOPub when its kernel died (restarted, or not)."""
+
+
 class KernelChannel:
     """Shell, IOPub and stdin of one kernel, multiplexed by parent message id."""
 
-    def __init__(self, kernel_manager: Any, log: logging.Logger) -> None:
-        self._manager = kernel_manager
+    def __init__(
+        self, kernel_manager: Any, log: logging.Logger, on_lost: Callable[[str], None]
+    ) -> None:
+        self._link = link_to(kernel_manager, log)
         self._log = log
-        self._client: Any = None
+        self._on_lost = on_lost
         self._listeners: dict[str, RunListener] = {}
-        self._tasks: list[asyncio.Task[None]] = []
+        self._reader: asyncio.Task[None] | None = None
         self._ready: asyncio.Future[None] | None = None
 
     async def ready(self, timeout: float) -> None:
@@ -50,64 +171,66 @@ class KernelChannel:
             raise
 
     async def _connect(self, timeout: float) -> None:
-        manager = self._manager
-        client = manager.client_factory(connection_file=manager.connection_file, parent=manager)
-        client.load_connection_info(manager.get_connection_info(session=False))
-        client.start_channels(shell=True, iopub=True, stdin=True, hb=False, control=False)
-        try:
-            await client.wait_for_ready(timeout=timeout)
-        except (RuntimeError, TimeoutError) as e:
-            client.stop_channels()
-            raise Unavailable(f"The kernel did not answer within {timeout:g} s: {e}") from e
-        self._client = client
-        self._tasks = [
-            asyncio.ensure_future(self._route(client.get_iopub_msg, "on_iopub")),
-            asyncio.ensure_future(self._route(client.get_shell_msg, "on_reply")),
-            asyncio.ensure_future(self._route(client.get_stdin_msg, "on_input_request")),
-        ]
+        await self._link.open(timeout)
+        self._reader = asyncio.ensure_future(self._link.receive(self._deliver))
+        self._reader.add_done_callback(self._disconnected)
 
-    async def _route(self, receive: Any, method: str) -> None:
-        while True:
-            try:
-                message = await receive()
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                self._log.debug("jupyter-loop kernel channel closed", exc_info=True)
-                return
-            parent = (message.get("parent_header") or {}).get("msg_id")
-            listener = self._listeners.get(parent) if parent else None
-            if listener is None:
-                continue
-            try:
-                getattr(listener, method)(message)
-            except Exception:
-                self._log.exception("jupyter-loop failed to handle a %s message", method)
+    def _disconnected(self, reader: asyncio.Task[None]) -> None:
+        # The connection closed under us (a gateway restarted, the network): the next
+        # run connects again; a running cell learns it from the liveness check.
+        if reader is self._reader and not reader.cancelled():
+            self._ready = None
+
+    def _deliver(self, channel: str, message: dict[str, Any]) -> None:
+        if channel == "iopub" and message["header"]["msg_type"] == "status":
+            lost = _LOST.get(message["content"].get("execution_state"))
+            if lost is not None:
+                self._on_lost(lost)
+        parent = (message.get("parent_header") or {}).get("msg_id")
+        listener = self._listeners.get(parent) if parent else None
+        if listener is None:
+            return
+        try:
+            if channel == "iopub":
+                listener.on_iopub(message)
+            elif channel == "shell":
+                listener.on_reply(message)
+            elif channel == "stdin":
+                listener.on_input_request(message)
+        except Exception:
+            self._log.exception("jupyter-loop failed to handle a %s message", channel)
 
     def execute(self, code: str, listener: RunListener) -> str:
         """Send an execute request; ``listener`` receives everything that answers it."""
-        msg_id: str = self._client.execute(
-            code, silent=False, store_history=True, allow_stdin=True, stop_on_error=True
-        )
+        content = {
+            "code": code,
+            "silent": False,
+            "store_history": True,
+            "user_expressions": {},
+            "allow_stdin": True,
+            "stop_on_error": True,
+        }
+        message = self._link.session.msg("execute_request", content)
+        msg_id = str(message["header"]["msg_id"])
         self._listeners[msg_id] = listener
+        self._link.send("shell", message)
         return msg_id
 
     def send_input(self, value: str, parent: dict[str, Any]) -> None:
-        content = {"value": value}
-        message = self._client.session.msg("input_reply", content, parent=parent)
-        self._client.stdin_channel.send(message)
+        message = self._link.session.msg("input_reply", {"value": value}, parent=parent)
+        self._link.send("stdin", message)
+
+    async def alive(self) -> bool:
+        return await self._link.alive()
 
     def release(self, msg_id: str) -> None:
         self._listeners.pop(msg_id, None)
 
     async def close(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        if self._tasks:
-            await asyncio.wait(self._tasks, timeout=2)
-        self._tasks = []
-        if self._client is not None:
-            self._client.stop_channels()
-            self._client = None
+        if self._reader is not None:
+            self._reader.cancel()
+            await asyncio.wait({self._reader}, timeout=2)
+            self._reader = None
+        await self._link.close()
         self._listeners.clear()
         self._ready = None

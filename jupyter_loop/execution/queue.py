@@ -12,14 +12,13 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from jupyter_server.utils import ensure_async
 from jupyter_ydoc import YNotebook
 from pycrdt import Map
 
 from ..document import ORIGIN, CellNotFound, LiveDocuments, find_cell
 from ..errors import Conflict, JupyterLoopError
 from ..records import InputRequest
-from ..tasks import spawn_logged, succeeded
+from ..tasks import spawn_logged
 from . import board
 from .kernel import KernelChannel
 from .ledger import LedgerEntry, NullLedger, RunLedger
@@ -57,7 +56,7 @@ class KernelQueue:
         self._docs = docs
         self._settings = settings
         self._log = log
-        self._channel = KernelChannel(kernel_manager, log)
+        self._channel = KernelChannel(kernel_manager, log, on_lost=self._kernel_lost)
         self._jobs: deque[CellJob] = deque()
         self._wakeup = asyncio.Event()
         self._current: CellRun | None = None
@@ -158,14 +157,7 @@ class KernelQueue:
         return outcome
 
     async def _ready(self) -> None:
-        timeout = self._settings.kernel_ready_timeout
-        starting = getattr(self._manager, "ready", None)
-        if isinstance(starting, asyncio.Future) and not succeeded(starting):
-            try:
-                await asyncio.wait_for(asyncio.shield(starting), timeout)
-            except Exception as e:
-                raise JupyterLoopError(f"The kernel failed to start: {e}") from e
-        await self._channel.ready(timeout)
+        await self._channel.ready(self._settings.kernel_ready_timeout)
 
     async def _execute(self, run: CellRun) -> RunOutcome:
         self._current = run
@@ -175,7 +167,7 @@ class KernelQueue:
                 done, _ = await asyncio.wait({run.done}, timeout=self._settings.liveness_interval)
                 if done:
                     return run.done.result()
-                if not await ensure_async(self._manager.is_alive()):
+                if not await self._channel.alive():
                     await self._reconnect()
                     run.end(RunOutcome("cut_off", note=KERNEL_DIED))
         finally:
@@ -276,10 +268,14 @@ class KernelQueue:
             self._current.end(RunOutcome("cut_off", note=note))
         await self._reconnect()
 
+    def _kernel_lost(self, note: str) -> None:
+        # Told by the connection itself (a gateway announces a kernel it restarted).
+        spawn_logged(self.end_all(note), self._log, "ending the runs of a dead kernel")
+
     async def _reconnect(self) -> None:
         # Display ids and the connection belong to the old kernel process.
         await self._channel.close()
-        self._channel = KernelChannel(self._manager, self._log)
+        self._channel = KernelChannel(self._manager, self._log, on_lost=self._kernel_lost)
 
     async def stop(self, note: str = "The server stopped during this run.") -> None:
         """End the running cell (its outputs and markers are written), then close."""

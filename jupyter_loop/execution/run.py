@@ -12,6 +12,7 @@ from .ops import UpdateDisplay, op_from_message
 from .writer import CellWriter
 
 KERNEL_DIED = "The kernel died while this cell was running."
+KERNEL_RESTARTED = "The kernel died and was restarted while this cell ran."
 
 IDLE_GRACE = 2.0
 """Seconds of IOPub silence after the reply before a run ends without its idle status:

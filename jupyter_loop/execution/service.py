@@ -15,7 +15,7 @@ from . import board
 from .ledger import NullLedger, RunLedger
 from .queue import KernelQueue, QueueSettings
 from .recovery import close_interrupted_runs
-from .run import KERNEL_DIED, CellJob, RunOutcome
+from .run import KERNEL_DIED, KERNEL_RESTARTED, CellJob, RunOutcome
 
 KERNEL_ACTIONS = "https://events.jupyter.org/jupyter_server/kernel_actions/v1"
 
@@ -205,11 +205,13 @@ class ExecutionService:
         self._watched.add(kernel_id)
 
         def restarted() -> None:
-            self._end_runs(kernel_id, "The kernel died and was restarted while this cell ran.")
+            self._end_runs(kernel_id, KERNEL_RESTARTED)
 
         def died() -> None:
             self._end_runs(kernel_id, KERNEL_DIED)
 
+        # A gateway kernel has no restarter here (these never fire): its connection
+        # reports a death instead (see ``kernel.KernelChannel``).
         manager.add_restart_callback(restarted, "restart")
         manager.add_restart_callback(died, "dead")
 

@@ -98,9 +98,23 @@ class ServerProcess:
             self._connection.close()
             self._connection = None
         if self.process is not None:
-            os.killpg(self.process.pid, signal.SIGKILL)
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass  # the server and its kernels have all exited already
             self.process.wait(timeout=10)
             self.process = None
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 60) -> float:
+        """Send ``sig`` to the server alone, as a hub or a service manager does; return the
+        seconds until it exits (kernels it leaves behind are then killed)."""
+        assert self.process is not None, "stop before start"
+        start = time.monotonic()
+        self.process.send_signal(sig)
+        self.process.wait(timeout=timeout)
+        elapsed = time.monotonic() - start
+        self.kill()
+        return elapsed
 
     def url(self, *parts: str) -> str:
         return f"http://127.0.0.1:{self.port}{self.base_url}" + "/".join(parts)
