@@ -13,7 +13,8 @@ Then it reports the server's peak RSS while the loop ran, the bytes of the share
 document (as a Y update, and the cell's outputs as JSON), of the saved ``.ipynb``, and
 how much the YStore grew per run.
 
-Usage: ``python bench/print_loop.py [runs] [lines]`` (defaults 3 and 200000).
+Usage: ``python bench/print_loop.py [runs] [lines] [store_runs]`` (defaults 3, 200000
+and 200: the runs after which the YStore size is printed).
 """
 
 from __future__ import annotations
@@ -116,7 +117,7 @@ def kb(size: float) -> str:
     return f"{size / 1024:,.0f} KB"
 
 
-async def main(runs: int, lines: int) -> None:
+async def main(runs: int = 3, lines: int = 200_000, store_runs: int = 200) -> None:
     code = f"for i in range({lines}):\n    print(i)"
     home = Path(tempfile.mkdtemp(prefix="loop-bench-"))
     server = ServerProcess(home)
@@ -157,6 +158,11 @@ async def main(runs: int, lines: int) -> None:
                 growth.append(ystore_bytes(home) - before)
                 peaks.append(rss.peak - rss.baseline)
                 peak_total = rss.peak
+            # A long-lived notebook: many more runs, then what the YStore holds.
+            for _ in range(store_runs):
+                await server.timed_run(PATH, kernel_id, board, timeout=300)
+            await asyncio.sleep(1.5)
+            store_total = ystore_bytes(home)
         # What a tab opened now downloads: the server's document, tombstones collected.
         # (A replica that watched the runs keeps what it saw deleted: pycrdt does not
         # collect remotely deleted content as Yjs in a browser does.)
@@ -185,9 +191,10 @@ async def main(runs: int, lines: int) -> None:
     print(f"the cell's outputs:   {kb(len(outputs))} as JSON")
     print(f"saved .ipynb:         {kb(saved)}")
     print(f"YStore growth:        median {kb(statistics.median(growth))} per run")
+    print(f"YStore after {runs + store_runs + 1} runs: {kb(store_total)} (goal < 5 MB after 200)")
     print(f"full outputs on disk: {kb(store)} (jupyter-loop's data dir, last run of the cell)")
 
 
 if __name__ == "__main__":
-    args = [int(arg) for arg in sys.argv[1:3]]
+    args = [int(arg) for arg in sys.argv[1:4]]
     asyncio.run(main(*args))
