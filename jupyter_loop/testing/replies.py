@@ -62,6 +62,9 @@ class Reply:
         delay: Seconds to wait before each stream event.
         endpoint: Which requests take this reply: ``"chat"`` (chat completions and
             ``/api/chat``), ``"models"`` (``/v1/models``, ``/api/tags``) or ``"show"``.
+        answer_after_tool: Answer this text instead when the request's last message is a
+            ``tool`` message, as a model trained on the native tool protocol does once it
+            sees its call's result (None: always answer as scripted).
     """
 
     text: str = ""
@@ -75,12 +78,28 @@ class Reply:
     chunk_size: int = 4
     delay: float = 0.0
     endpoint: str = "chat"
+    answer_after_tool: str | None = None
 
     def __post_init__(self) -> None:
         if self.endpoint not in ENDPOINTS:
             raise ValueError(f"endpoint must be one of {ENDPOINTS}, not {self.endpoint!r}")
         if self.chunk_size < 1:
             raise ValueError("chunk_size must be at least 1")
+
+    def for_messages(self, messages: Any) -> Reply:
+        """This reply, or its :attr:`answer_after_tool` text after a tool message.
+
+        Example:
+            >>> reply = Reply(tool_calls=(ScriptedCall("f"),), answer_after_tool="Done.")
+            >>> reply.for_messages([{"role": "tool", "content": "ok"}]).text
+            'Done.'
+            >>> len(reply.for_messages([{"role": "user", "content": "go"}]).tool_calls)
+            1
+        """
+        last = messages[-1] if isinstance(messages, list) and messages else None
+        if self.answer_after_tool is None or not isinstance(last, Mapping):
+            return self
+        return Reply(text=self.answer_after_tool) if last.get("role") == "tool" else self
 
     @property
     def failed(self) -> bool:
