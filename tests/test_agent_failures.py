@@ -117,7 +117,7 @@ async def test_a_model_that_never_stops_calling_tools_is_capped(
         (ScriptedCall("frobnicate", {"x": 1}), "no tool named 'frobnicate'"),
         (ScriptedCall("read_cell", {"cell_id": "nope"}), "No cell with id 'nope'"),
         (ScriptedCall("run_cells", {"cell_ids": ["c0", "ghost"]}), "No cell with id 'ghost'"),
-        (ScriptedCall("propose_modify", {"cell_id": "c1"}), "'source' must be a string"),
+        (ScriptedCall("propose_modify", {"cell_id": "c1"}), "'source' is required"),
     ],
     ids=["bad-json", "unknown-tool", "unknown-cell", "run-unknown-cell", "missing-argument"],
 )

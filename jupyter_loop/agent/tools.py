@@ -1,7 +1,8 @@
 """The agent's tools: read the notebook, propose edits, run cells (with approval).
 
 Few and sharp, cells addressed by id. A tool never raises into the turn: a bad call (unknown
-tool, arguments that are not a JSON object, an unknown cell, a wrong type) comes back as a
+tool, arguments that are not a JSON object or break the tool's schema (:mod:`.tool_args`), an
+unknown cell) comes back as a
 failed :class:`ToolOutcome` whose text tells the model what went wrong, so it can correct
 itself, and the turn shows it as a notice.
 """
@@ -22,9 +23,10 @@ from ._map import cell_line
 from .providers import BadToolArguments, ToolCall, ToolSpec
 from .snapshot import read_cell
 from .summary import clean_text, head_tail, headline, summarize_output, summarize_outputs
+from .tool_args import schema_violation
 from .tool_specs import TOOL_NAMES, TOOL_SPECS
 
-__all__ = ["TOOL_SPECS", "ToolError", "ToolOutcome", "Toolbox"]
+__all__ = ["TOOL_SPECS", "ToolError", "ToolOutcome", "Toolbox", "short_arguments"]
 
 MAX_RUN_CELLS = 10
 MAX_MAP_LINES = 200
@@ -35,6 +37,7 @@ Approve = Callable[[list[str], dict[str, str]], Awaitable[tuple[bool, str]]]
 """Asks for permission to run cells (ids, sources); returns (allowed, why not)."""
 Run = Callable[[list[str]], Awaitable[dict[str, RunOutcome]]]
 Record = Callable[..., None]
+SCHEMAS = {spec.name: spec.parameters for spec in TOOL_SPECS}
 
 
 class ToolError(JupyterLoopError):
@@ -91,7 +94,7 @@ class Toolbox:
 
     async def call(self, call: ToolCall) -> ToolOutcome:
         """Run one call; failures come back as ``ok=False`` outcomes."""
-        shown = _short(call.arguments_json)
+        shown = short_arguments(call.arguments_json)
         try:
             if call.name not in TOOL_NAMES:
                 raise ToolError(
@@ -104,6 +107,9 @@ class Toolbox:
                     f"The arguments of '{call.name}' are not a JSON object ({e.message}). "
                     "Call it again with a JSON object."
                 ) from None
+            problem = schema_violation(arguments, SCHEMAS[call.name])
+            if problem is not None:
+                raise ToolError(f"{problem} Call {call.name} again with arguments as its schema says.")
             outcome = await getattr(self, f"_{call.name}")(arguments)
         except ToolError as e:
             return _failed(call.name, e.message, shown)
@@ -171,13 +177,14 @@ class Toolbox:
             kind=proposal["kind"],
             cell_id=proposal["cell_id"],
             summary=proposal["summary"],
+            replaced=proposal.get("replaced", []),
         )
         return proposal, index
 
     async def _propose_modify(self, args: dict[str, Any]) -> ToolOutcome:
         cell_id = _str(args, "cell_id")
         source = _text(args, "source")
-        summary = _text(args, "summary", "")
+        summary = _text(args, "summary")
         proposal, index = await self._propose(
             kind="modify", cell_id=cell_id, new_source=source, summary=summary
         )
@@ -194,7 +201,7 @@ class Toolbox:
         if cell_type not in ("code", "markdown", "raw"):
             raise ToolError("'cell_type' must be 'code', 'markdown' or 'raw'.")
         source = _text(args, "source")
-        summary = _text(args, "summary", "")
+        summary = _text(args, "summary")
         proposal, index = await self._propose(
             kind="insert", cell_id=after, new_source=source, cell_type=cell_type, summary=summary
         )
@@ -206,7 +213,7 @@ class Toolbox:
 
     async def _propose_delete(self, args: dict[str, Any]) -> ToolOutcome:
         cell_id = _str(args, "cell_id")
-        summary = _text(args, "summary", "")
+        summary = _text(args, "summary")
         proposal, index = await self._propose(kind="delete", cell_id=cell_id, summary=summary)
         where = f"cell {(index or 0) + 1}"
         return ToolOutcome(
@@ -309,7 +316,8 @@ def _one_line(text: str, limit: int = 80) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def _short(arguments_json: str, limit: int = 200) -> str:
+def short_arguments(arguments_json: str, limit: int = 200) -> str:
+    """The arguments on one line, cut to ``limit`` (for receipts and the journal)."""
     text = " ".join(arguments_json.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 

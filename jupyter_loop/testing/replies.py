@@ -62,9 +62,9 @@ class Reply:
         delay: Seconds to wait before each stream event.
         endpoint: Which requests take this reply: ``"chat"`` (chat completions and
             ``/api/chat``), ``"models"`` (``/v1/models``, ``/api/tags``) or ``"show"``.
-        answer_after_tool: Answer this text instead when the request's last message is a
-            ``tool`` message, as a model trained on the native tool protocol does once it
-            sees its call's result (None: always answer as scripted).
+        answer_after_tool: Answer this text instead when the request holds a ``tool``
+            message (its call was answered), as a model trained on the native tool protocol
+            does once it sees its call's result (None: always answer as scripted).
     """
 
     text: str = ""
@@ -87,19 +87,19 @@ class Reply:
             raise ValueError("chunk_size must be at least 1")
 
     def for_messages(self, messages: Any) -> Reply:
-        """This reply, or its :attr:`answer_after_tool` text after a tool message.
+        """This reply, or its :attr:`answer_after_tool` text once a tool message is sent.
 
         Example:
             >>> reply = Reply(tool_calls=(ScriptedCall("f"),), answer_after_tool="Done.")
-            >>> reply.for_messages([{"role": "tool", "content": "ok"}]).text
+            >>> reply.for_messages([{"role": "tool", "content": "ok"}, {"role": "user"}]).text
             'Done.'
             >>> len(reply.for_messages([{"role": "user", "content": "go"}]).tool_calls)
             1
         """
-        last = messages[-1] if isinstance(messages, list) and messages else None
-        if self.answer_after_tool is None or not isinstance(last, Mapping):
+        if self.answer_after_tool is None or not isinstance(messages, list):
             return self
-        return Reply(text=self.answer_after_tool) if last.get("role") == "tool" else self
+        answered = any(isinstance(m, Mapping) and m.get("role") == "tool" for m in messages)
+        return Reply(text=self.answer_after_tool) if answered else self
 
     @property
     def failed(self) -> bool:
