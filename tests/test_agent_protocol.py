@@ -6,7 +6,15 @@ End to end against the strict scripted model server (it answers 400 to a protoco
 from __future__ import annotations
 
 import pytest
-from agent_helpers import OLLAMA_CHAT, OPENAI_CHAT, Agent, notices, openai_config, prompt_text
+from agent_helpers import (
+    OLLAMA_CHAT,
+    OPENAI_CHAT,
+    Agent,
+    notices,
+    openai_config,
+    prompt_text,
+    tab_proposals,
+)
 from test_agent_prompts import write_with_outputs, zero_division
 
 from jupyter_loop.testing import ScriptedCall, call_tools, say
@@ -40,7 +48,10 @@ async def test_a_model_following_the_openai_protocol_ends_the_turn(agent, notebo
     model_server.set_default_reply(call_tools(("propose_modify", FIX), answer_after_tool="Done."))
     await agent.start(notebook, "Fix the second cell.")
     conversation = await agent.ended(notebook)
-    assert (conversation["turn"]["state"], conversation["messages"][-1]["text"]) == ("done", "Done.")
+    assert (conversation["turn"]["state"], conversation["messages"][-1]["text"]) == (
+        "done",
+        "Done.",
+    )
     bodies = model_server.bodies(OPENAI_CHAT)
     assert len(bodies) == 2
     messages = bodies[1]["messages"]
@@ -64,7 +75,14 @@ async def test_requests_within_a_turn_extend_each_other(agent, notebook, model_s
     # Everything but the live view (the last message) is sent again, unchanged, first.
     assert second[: len(first) - 1] == first[:-1]
     assert third[: len(second) - 1] == second[:-1]
-    assert [m["role"] for m in third[-6:]] == ["user", "assistant", "tool", "assistant", "tool", "user"]
+    assert [m["role"] for m in third[-6:]] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "user",
+    ]
 
 
 async def test_a_repeated_call_is_refused_then_ends_the_turn(agent, notebook, model_server):
@@ -88,8 +106,6 @@ async def test_a_new_proposal_for_a_cell_replaces_the_pending_one(
     await agent.start(notebook, "Fix it.")
     assert (await agent.ended(notebook))["turn"]["state"] == "done"
     async with open_tab(notebook) as tab:
-        from agent_helpers import tab_proposals
-
         left = list(tab_proposals(tab).values())
     assert [(p["new_source"], p["status"]) for p in left] == [("print(2)", "pending")]
 
@@ -97,8 +113,11 @@ async def test_a_new_proposal_for_a_cell_replaces_the_pending_one(
 @pytest.mark.parametrize(
     ("call", "words"),
     [
-        (ScriptedCall("propose_modify", {"cell_id": "c1", "source": "1"}), "'summary' is required"),
-        (ScriptedCall("read_cell", '{"cell_id": "c1", "offset": 1e400}'), "'offset' must be a finite"),
+        (ScriptedCall("propose_modify", {"cell_id": "c1", "source": "1"}), "'summary' is requir"),
+        (
+            ScriptedCall("read_cell", '{"cell_id": "c1", "offset": 1e400}'),
+            "'offset' must be a finite",
+        ),
         (ScriptedCall("notebook_map", {"start": "two"}), "'start' must be an integer"),
         (ScriptedCall("run_cells", {"cell_ids": [1]}), "'cell_ids[0]' must be a string"),
     ],
@@ -149,5 +168,7 @@ class TestOllama:
         second = model_server.bodies(OLLAMA_CHAT)[1]["messages"]
         asked = next(m for m in second if m.get("tool_calls"))
         tool = next(m for m in second if m["role"] == "tool")
-        assert asked["tool_calls"] == [{"function": {"name": "read_cell", "arguments": {"cell_id": "c0"}}}]
+        assert asked["tool_calls"] == [
+            {"function": {"name": "read_cell", "arguments": {"cell_id": "c0"}}}
+        ]
         assert (tool["tool_name"], "ZeroDivisionError" in tool["content"]) == ("read_cell", True)

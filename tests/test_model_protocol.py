@@ -6,8 +6,7 @@ from typing import Any
 
 import httpx
 
-from jupyter_loop.testing import ScriptedModelServer, say
-from jupyter_loop.testing import protocol
+from jupyter_loop.testing import ScriptedModelServer, protocol, say
 
 pytest_plugins = ["model_fixtures"]
 

@@ -311,7 +311,9 @@ def _assemble(
     if overview is None:
         others = STEPS_SHARE + RECEIPTS_SHARE + FOCUS_SHARE + CHANGES_SHARE + MEMORY_SHARE
         room = int(budget_tokens * (FILLED_SHARE - others)) - _tokens(system, head)
-        overview = _overview(cells, detail_ids, max(room, 0), budget_tokens, wrap, model_takes_images)
+        overview = _overview(
+            cells, detail_ids, max(room, 0), budget_tokens, wrap, model_takes_images
+        )
     cut.extend(overview.cut)
     plan = plan_steps(
         steps,
@@ -427,9 +429,7 @@ def _live_view(
     return "Notebook now (rebuilt at every step)\n\n" + "\n\n".join(sections), attached
 
 
-def _changes(
-    before: Sequence[CellSnapshot], now: Sequence[CellSnapshot], budget_chars: int
-) -> str:
+def _changes(before: Sequence[CellSnapshot], now: Sequence[CellSnapshot], budget_chars: int) -> str:
     """One map line per cell that is new or changed since ``before``, and what is gone."""
     old = {cell.id: cell for cell in before}
     lines: list[str] = []

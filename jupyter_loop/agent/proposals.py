@@ -107,7 +107,9 @@ def _replace_pending(notebook: YNotebook, turn_id: str, cell_id: str | None) -> 
     gone = [
         p["id"]
         for p in of_turn(notebook, turn_id)
-        if p.get("status") == "pending" and p.get("kind") != "insert" and p.get("cell_id") == cell_id
+        if p.get("status") == "pending"
+        and p.get("kind") != "insert"
+        and p.get("cell_id") == cell_id
     ]
     for proposal_id in gone:
         del board[proposal_id]

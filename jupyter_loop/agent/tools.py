@@ -109,7 +109,9 @@ class Toolbox:
                 ) from None
             problem = schema_violation(arguments, SCHEMAS[call.name])
             if problem is not None:
-                raise ToolError(f"{problem} Call {call.name} again with arguments as its schema says.")
+                raise ToolError(
+                    f"{problem} Call {call.name} again with arguments as its schema says."
+                )
             outcome = await getattr(self, f"_{call.name}")(arguments)
         except ToolError as e:
             return _failed(call.name, e.message, shown)

@@ -3,10 +3,11 @@
 The task belongs to :class:`~.service.AgentService`, not to a connection: it goes on when
 every tab closes, with the room pinned. At every step the prompt is assembled again
 (:mod:`.context`): the same stable beginning, the turn's tool calls and results as native
-messages, and a live view of the notebook last, within a fixed budget; the model's text is streamed into
-the shared document in batches; tool calls run one after the other. A provider error ends
-the turn with a notice and state ``error``; a stop (from any tab) cancels the task, which
-then writes what it had and ends ``stopped``. The notebook is never left half-edited: the
+messages, and a live view of the notebook last, within a fixed budget. The model's text is
+streamed into the shared document in batches; tool calls run one after the other (a call
+repeated with the same arguments is refused, then ends the turn). A provider error ends the
+turn with a notice and state ``error``; a stop (from any tab) cancels the task, which then
+writes what it had and ends ``stopped``. The notebook is never left half-edited: the
 only edits are proposals, which the user applies.
 """
 
@@ -50,7 +51,7 @@ from .providers import (
 )
 from .snapshot import NotebookSnapshots
 from .store import ConversationStore, new_id, now_iso
-from .tools import ToolOutcome, Toolbox, short_arguments
+from .tools import Toolbox, ToolOutcome, short_arguments
 
 MAX_FOCUS = 4
 REPEATS_REFUSED = 2
@@ -59,9 +60,10 @@ REPEATS_ENDING = 3
 """... and this many times ends the turn."""
 INSTRUCTIONS = """\
 Answer the user's question about this notebook, using the tools when you need more than the
-notebook shown below. Tools address cells by id; in your answer, name cells by their number. To change the notebook, propose edits
-(propose_modify / propose_insert / propose_delete): the user accepts or rejects them, and your
-working memory says which. Run cells with run_cells to see their real outputs. {policy}
+notebook shown below. Tools address cells by id; in your answer, name cells by their number.
+To change the notebook, propose edits (propose_modify / propose_insert / propose_delete):
+the user accepts or rejects them, and your working memory says which. Run cells with
+run_cells to see their real outputs. {policy}
 When you have what you need, answer in plain words, quoting the real error or output."""
 POLICIES = {
     "ask": "Each run_cells call asks the user for permission first.",
