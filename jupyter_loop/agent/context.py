@@ -91,11 +91,11 @@ MAP_SHARE = 0.15
 :data:`FILLED_SHARE` when they are as big as they may get."""
 DETAIL_SHARE = 0.15
 """Cells shown in full in the overview (active, in focus, run last, with errors)."""
-STEPS_SHARE = 0.25
+STEPS_SHARE = 0.30
 """The turn's steps shown in full; past it, the oldest are compacted into receipts."""
-RESULT_SHARE = 0.10
+RESULT_SHARE = 0.08
 """One step's tool results, at most (a tool's own result is cut to this too)."""
-RECEIPTS_SHARE = 0.06
+RECEIPTS_SHARE = 0.08
 """Steps compacted into receipts; past it, the oldest are dropped."""
 FOCUS_SHARE = 0.10
 """Live view: the cells the tools touched, as they are now."""
@@ -113,7 +113,7 @@ MAX_DETAIL_CELLS = 6
 RECENT_RUNS = 2
 """Cells run most recently (highest execution counts) shown in full in the overview."""
 ERROR_CELLS = 2
-STEP_RECEIPT_CHARS = 3 * RECEIPT_CHARS + 100
+STEP_RECEIPT_CHARS = 2 * RECEIPT_CHARS + 120
 """What one compacted step costs at most (said line, receipt, the call's arguments)."""
 
 SYSTEM_PROMPT = """\

@@ -125,17 +125,17 @@ class Toolbox:
     # -- reading ---------------------------------------------------------------------
 
     async def _notebook_map(self, args: dict[str, Any]) -> ToolOutcome:
-        start = _int(args, "start", 0)
+        start = max(1, _int(args, "start", 1)) - 1  # the model counts cells from 1
         count = min(_int(args, "count", 100), MAX_MAP_LINES)
         notebook = await self._notebook()
         total = len(notebook.ycells)
         end = min(total, start + count)
-        lines = [f"{total} cells; cells {start}-{end - 1} (index id type [count] first line)"]
+        lines = [f"{total} cells; cells {start + 1}-{end} (number id type [count] first line)"]
         with notebook.ydoc.transaction():
             for index in range(start, end):
                 lines.append(cell_line(read_cell(notebook.ycells[index]), index))
         if end < total:
-            lines.append(f"(more: call notebook_map with start={end})")
+            lines.append(f"(more: call notebook_map with start={end + 1})")
         text = head_tail("\n".join(lines), self._chars).text
         return ToolOutcome(text, f"read the notebook map (cells {start + 1}-{end})")
 
@@ -290,11 +290,13 @@ def _failed(name: str, message: str, arguments: str) -> ToolOutcome:
 
 
 def _proposed(proposal: dict[str, Any]) -> str:
+    replaced = proposal.get("replaced") or []
     return (
         f"Proposal {proposal['id']} ({proposal['kind']}"
         f"{' cell ' + str(proposal['cell_id']) if proposal['cell_id'] else ' at the top'}) "
         "is shown to the user, who will accept or reject it; until then the notebook is "
         "unchanged. Its status appears in your working memory."
+        + (f" It replaces your pending proposal {', '.join(replaced)}." if replaced else "")
     )
 
 
