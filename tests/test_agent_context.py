@@ -8,7 +8,7 @@ import json
 import re
 from typing import Any
 
-from jupyter_loop.agent import _map, _steps, context
+from jupyter_loop.agent import _map, _steps, _views, context
 from jupyter_loop.agent.context import (
     CHARS_PER_TOKEN,
     RESULT_SHARE,
@@ -442,5 +442,5 @@ def test_prompt_is_bounded_and_does_not_grow_over_thirty_steps_on_a_big_notebook
 
 
 def test_docstring_examples_run() -> None:
-    modules = (_map, _steps, context)
-    assert [doctest.testmod(module).failed for module in modules] == [0, 0, 0]
+    modules = (_map, _steps, _views, context)
+    assert [doctest.testmod(module).failed for module in modules] == [0, 0, 0, 0]

@@ -43,13 +43,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
-from jupyter_loop.agent._map import (
-    CellSnapshot,
-    cell_line,
-    estimate_tokens,
-    notebook_map,
-    omitted_cells,
-)
+from jupyter_loop.agent._map import CellSnapshot, estimate_tokens, notebook_map
 from jupyter_loop.agent._steps import (
     RECEIPT_CHARS,
     StepMessage,
@@ -58,13 +52,17 @@ from jupyter_loop.agent._steps import (
     plan_steps,
     step_messages,
 )
-from jupyter_loop.agent.providers import ToolCall
-from jupyter_loop.agent.summary import (
-    ImageAttachment,
-    head_tail,
-    share_budget,
-    summarize_outputs,
+from jupyter_loop.agent._views import (
+    LiveShares,
+    TurnOverview,
+    cells_in_full,
+    live_view,
+    make_overview,
+    newest_within,
+    one_line,
 )
+from jupyter_loop.agent.providers import ToolCall
+from jupyter_loop.agent.summary import ImageAttachment, head_tail
 from jupyter_loop.secrets import SecretMasker
 
 __all__ = [
@@ -108,11 +106,6 @@ OLDER_TURNS_SHARE = 0.03
 FILLED_SHARE = 0.90
 """The prompt at its largest; the rest covers estimate error."""
 OLDER_TURN_CHARS = 120
-MIN_FOCUS_CHARS = 600
-MAX_DETAIL_CELLS = 6
-RECENT_RUNS = 2
-"""Cells run most recently (highest execution counts) shown in full in the overview."""
-ERROR_CELLS = 2
 STEP_RECEIPT_CHARS = 2 * RECEIPT_CHARS + 120
 """What one compacted step costs at most (said line, receipt, the call's arguments)."""
 
@@ -157,23 +150,6 @@ class ContextMessage:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     tool_name: str | None = None
-
-
-@dataclass(frozen=True)
-class TurnOverview:
-    """The notebook as the turn began, sent unchanged at every step of the turn.
-
-    Attributes:
-        text: The message (unmasked; masking is applied to every message sent).
-        cells: The cells it was made from (the live view lists what changed since).
-        images: Images of its cells shown in full (only when the model takes images).
-        cut: What it left out.
-    """
-
-    text: str
-    cells: tuple[CellSnapshot, ...]
-    images: tuple[ImageAttachment, ...] = ()
-    cut: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -227,7 +203,7 @@ def focus_cells(cells: Sequence[CellSnapshot], ids: Sequence[str], budget_tokens
         x = 1
         outputs: none
     """
-    text, _, _ = _focus(cells, ids, budget_tokens * CHARS_PER_TOKEN, False)
+    text, _, _ = cells_in_full(cells, ids, budget_tokens * CHARS_PER_TOKEN, False)
     return text
 
 
@@ -309,11 +285,8 @@ def _assemble(
     system = SYSTEM_PROMPT.format(nonce=nonce) + (f"\n\n{instructions}" if instructions else "")
     head = _conversation_messages(conversation, chars, cut)
     if overview is None:
-        others = STEPS_SHARE + RECEIPTS_SHARE + FOCUS_SHARE + CHANGES_SHARE + MEMORY_SHARE
-        room = int(budget_tokens * (FILLED_SHARE - others)) - _tokens(system, head)
-        overview = _overview(
-            cells, detail_ids, max(room, 0), budget_tokens, wrap, model_takes_images
-        )
+        overview = _new_overview(cells, detail_ids, budget_tokens, system, head, wrap,
+                                 model_takes_images)  # fmt: skip
     cut.extend(overview.cut)
     plan = plan_steps(
         steps,
@@ -323,8 +296,20 @@ def _assemble(
     )
     if plan.full_from > plan.dropped:
         cut.append(f"tool steps: {plan.full_from - plan.dropped} older steps as receipts")
-    live, images = _live_view(cells, overview, focus_ids, memory, plan.dropped, chars, wrap, cut,
-                              model_takes_images)  # fmt: skip
+    shares = LiveShares(
+        int(chars * CHANGES_SHARE), int(chars * FOCUS_SHARE), int(chars * MEMORY_SHARE)
+    )
+    live, images = live_view(
+        cells,
+        overview,
+        focus_ids,
+        memory,
+        dropped_steps=plan.dropped,
+        shares=shares,
+        wrap=wrap,
+        cut=cut,
+        images=model_takes_images,
+    )
     messages = [
         *head,
         ContextMessage("user", overview.text),
@@ -337,6 +322,26 @@ def _assemble(
     tokens = _tokens(system, messages)
     attached = (*overview.images, *images)
     return ContextWindow(system, tuple(messages), tokens, tuple(cut), attached, nonce, overview)
+
+
+def _new_overview(
+    cells: Sequence[CellSnapshot],
+    detail_ids: Sequence[str],
+    budget_tokens: int,
+    system: str,
+    head: Sequence[ContextMessage],
+    wrap: Callable[[str], str],
+    images: bool,
+) -> TurnOverview:
+    """The overview fills what the other parts leave when they are as big as they may get."""
+    others = STEPS_SHARE + RECEIPTS_SHARE + FOCUS_SHARE + CHANGES_SHARE + MEMORY_SHARE
+    room = int(budget_tokens * (FILLED_SHARE - others)) - _tokens(system, head)
+    detail_chars = int(budget_tokens * CHARS_PER_TOKEN * DETAIL_SHARE)
+    map_tokens = max(int(budget_tokens * MAP_SHARE), room - detail_chars // CHARS_PER_TOKEN)
+    return make_overview(
+        cells, detail_ids, map_tokens=map_tokens, detail_chars=detail_chars, wrap=wrap,
+        images=images,
+    )  # fmt: skip
 
 
 def _from_step(message: StepMessage) -> ContextMessage:
@@ -359,95 +364,6 @@ def _conversation_messages(
     return [ContextMessage("user", summary), *recent]
 
 
-def _overview(
-    cells: Sequence[CellSnapshot],
-    detail_ids: Sequence[str],
-    room_tokens: int,
-    budget_tokens: int,
-    wrap: Callable[[str], str],
-    images: bool,
-) -> TurnOverview:
-    cut: list[str] = []
-    wanted = _detail_ids(cells, detail_ids)
-    detail_chars = int(budget_tokens * CHARS_PER_TOKEN * DETAIL_SHARE)
-    detail, attached, detail_cut = _focus(cells, wanted, detail_chars, images)
-    cut.extend(detail_cut)
-    map_tokens = max(int(budget_tokens * MAP_SHARE), room_tokens - estimate_tokens(detail) - 60)
-    map_text = notebook_map(cells, map_tokens, focus_ids=wanted, excerpts=True)
-    omitted = omitted_cells(map_text)
-    if omitted:
-        cut.append(f"map: {omitted} of {len(cells)} cells omitted")
-    sections = ["Notebook when the user asked", f"## Notebook map\n{wrap(map_text)}"]
-    if detail:
-        title = "## Cells in full (active, in focus, run most recently, with errors)"
-        sections.append(f"{title}\n{wrap(detail)}")
-    return TurnOverview("\n\n".join(sections), tuple(cells), tuple(attached), tuple(cut))
-
-
-def _detail_ids(cells: Sequence[CellSnapshot], pointed: Sequence[str]) -> list[str]:
-    """The cells the overview shows in full: pointed at, run most recently, with errors."""
-    ran = sorted(
-        (cell for cell in cells if cell.execution_count is not None),
-        key=lambda cell: cell.execution_count or 0,
-    )
-    failed = [cell for cell in cells if _has_error(cell)]
-    recent = [cell.id for cell in ran[-RECENT_RUNS:][::-1]]
-    errors = [cell.id for cell in failed[-ERROR_CELLS:]]
-    return list(dict.fromkeys([*pointed, *errors, *recent]))[:MAX_DETAIL_CELLS]
-
-
-def _has_error(cell: CellSnapshot) -> bool:
-    return any(output.get("output_type") == "error" for output in cell.outputs)
-
-
-def _live_view(
-    cells: Sequence[CellSnapshot],
-    overview: TurnOverview,
-    focus_ids: Sequence[str],
-    memory: Sequence[str],
-    dropped_steps: int,
-    chars: int,
-    wrap: Callable[[str], str],
-    cut: list[str],
-    images: bool,
-) -> tuple[str, list[ImageAttachment]]:
-    sections: list[str] = []
-    changes = _changes(overview.cells, cells, int(chars * CHANGES_SHARE))
-    if changes:
-        sections.append(f"## Changed since the user asked\n{wrap(changes)}")
-    focus_text, attached, focus_cut = _focus(cells, focus_ids, int(chars * FOCUS_SHARE), images)
-    cut.extend(focus_cut)
-    if focus_text:
-        sections.append(f"## Cells you used, as they are now\n{wrap(focus_text)}")
-    if memory:
-        notes = _memory(memory, int(chars * MEMORY_SHARE), cut)
-        sections.append(f"## Working memory\n{wrap(notes)}")
-    if dropped_steps:
-        sections.append(f"[{dropped_steps} earlier tool steps of this turn omitted]")
-    if not sections:
-        return "Notebook now: unchanged since the user asked.", attached
-    return "Notebook now (rebuilt at every step)\n\n" + "\n\n".join(sections), attached
-
-
-def _changes(before: Sequence[CellSnapshot], now: Sequence[CellSnapshot], budget_chars: int) -> str:
-    """One map line per cell that is new or changed since ``before``, and what is gone."""
-    old = {cell.id: cell for cell in before}
-    lines: list[str] = []
-    for index, cell in enumerate(now):
-        previous = old.pop(cell.id, None)
-        if previous is None or previous is cell or previous == cell:
-            if previous is None:
-                lines.append("new: " + cell_line(cell, index))
-            continue
-        lines.append(cell_line(cell, index))
-    if old:
-        lines.append(f"deleted: {', '.join(old)}")
-    kept = _newest_within(lines[::-1], budget_chars)[::-1]
-    if len(kept) < len(lines):
-        kept.append(f"[{len(lines) - len(kept)} more changed cells: see the map tool]")
-    return "\n".join(kept)
-
-
 def _tokens(system: str, messages: Sequence[ContextMessage]) -> int:
     calls = sum(
         estimate_tokens(call.name + call.arguments_json) + 10
@@ -455,52 +371,6 @@ def _tokens(system: str, messages: Sequence[ContextMessage]) -> int:
         for call in message.tool_calls
     )
     return estimate_tokens(system) + sum(estimate_tokens(m.content) + 4 for m in messages) + calls
-
-
-def _focus(
-    cells: Sequence[CellSnapshot], ids: Sequence[str], budget_chars: int, images: bool
-) -> tuple[str, list[ImageAttachment], list[str]]:
-    index = {cell.id: position for position, cell in enumerate(cells)}
-    cut: list[str] = []
-    wanted = list(dict.fromkeys(ids))
-    missing = [cell_id for cell_id in wanted if cell_id not in index]
-    found = [cell_id for cell_id in wanted if cell_id in index]
-    fits = max(1, budget_chars // MIN_FOCUS_CHARS)
-    if len(found) > fits:
-        cut.append(f"focus: {len(found) - fits} of {len(found)} cells not shown in full")
-        found = found[:fits]
-    room = budget_chars - 2 * len(found)
-    # Each cell is first summarised with the whole budget (cheap: bounded by it), then the
-    # cells that do not fit their share are summarised again within it.
-    full = [_one_focus_cell(cells[index[i]], index[i], room, images) for i in found]
-    shares = share_budget([len(text) for text, _, _ in full], room)
-    parts: list[str] = []
-    attached: list[ImageAttachment] = []
-    for cell_id, first, share in zip(found, full, shares, strict=True):
-        position = index[cell_id]
-        text, cell_images, truncated = first
-        if len(text) > share:
-            text, cell_images, truncated = _one_focus_cell(cells[position], position, share, images)
-        parts.append(text)
-        attached.extend(cell_images)
-        if truncated:
-            cut.append(f"focus: cell {cell_id} shortened")
-    parts.extend(f"cell {cell_id}: no such cell" for cell_id in missing)
-    return "\n\n".join(parts), attached, cut
-
-
-def _one_focus_cell(
-    cell: CellSnapshot, position: int, share: int, images: bool
-) -> tuple[str, tuple[ImageAttachment, ...], bool]:
-    header = "cell " + cell_line(cell, position, with_source=False, with_outputs=False)
-    source_share = share // 2 if cell.outputs else share - len(header) - 20
-    source = head_tail(cell.source, max(0, source_share))
-    if not cell.outputs:
-        return f"{header}\nsource:\n{source.text}\noutputs: none", (), source.truncated
-    rest = share - len(header) - len(source.text) - 20
-    summary = summarize_outputs(cell.outputs, max(0, rest), model_takes_images=images)
-    text = f"{header}\nsource:\n{source.text}\noutputs:\n{summary.text}"
-    return text, summary.images, source.truncated or summary.truncated
 
 
 def _split_conversation(
@@ -525,39 +395,9 @@ def _split_conversation(
 
 
 def _older_turns(turns: Sequence[ConversationTurn], chars: int, cut: list[str]) -> str:
-    lines = (f"{turn.role}: {_one_line(turn.content, OLDER_TURN_CHARS)}" for turn in turns)
-    kept = _newest_within(list(lines), int(chars * OLDER_TURNS_SHARE))
+    lines = (f"{turn.role}: {one_line(turn.content, OLDER_TURN_CHARS)}" for turn in turns)
+    kept = newest_within(list(lines), int(chars * OLDER_TURNS_SHARE))
     omitted = len(turns) - len(kept)
     cut.append(f"conversation: {len(kept)} older turns summarised, {omitted} omitted")
     note = [f"[{omitted} earlier turns omitted]"] if omitted else []
     return "\n".join(note + kept)
-
-
-def _newest_within(lines: list[str], budget_chars: int) -> list[str]:
-    """The last lines that fit in ``budget_chars`` (newlines counted), in order."""
-    kept: list[str] = []
-    for line in reversed(lines):
-        budget_chars -= len(line) + 1
-        if budget_chars < 0:
-            break
-        kept.append(line)
-    return kept[::-1]
-
-
-def _memory(notes: Sequence[str], budget_chars: int, cut: list[str]) -> str:
-    kept: list[str] = []
-    budget = budget_chars
-    for note in reversed(notes):
-        line = "- " + _one_line(note, max(40, budget_chars // 4))
-        if budget - len(line) - 1 < 0:
-            break
-        kept.append(line)
-        budget -= len(line) + 1
-    if len(kept) < len(notes):
-        cut.append(f"memory: {len(notes) - len(kept)} older notes omitted")
-    return "\n".join(kept[::-1])
-
-
-def _one_line(text: str, limit: int) -> str:
-    line = " ".join(text[: limit * 2].split())
-    return line if len(line) <= limit and len(text) <= limit * 2 else line[: limit - 1] + "…"
