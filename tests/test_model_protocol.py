@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import doctest
 from typing import Any
 
 import httpx
 
-from jupyter_loop.testing import ScriptedModelServer, protocol, say
+from jupyter_loop.testing import ScriptedModelServer, call_tools, protocol, replies, say
 
 pytest_plugins = ["model_fixtures"]
 
@@ -146,3 +147,20 @@ def test_server_answers_400_in_the_ollama_shape(model_server: ScriptedModelServe
         400,
         True,
     )
+
+
+def test_docstring_examples_run() -> None:
+    assert [doctest.testmod(module).failed for module in (protocol, replies)] == [0, 0]
+
+
+def test_a_reply_can_answer_once_its_tool_call_was_answered(
+    model_server: ScriptedModelServer,
+) -> None:
+    model_server.set_default_reply(call_tools(("read_cell", {}), answer_after_tool="Seen."))
+    asked = _post_openai(model_server, [{"role": "user", "content": "go"}]).json()
+    call = asked["choices"][0]["message"]["tool_calls"][0]
+    messages = [{"role": "user", "content": "go"},
+                {"role": "assistant", "content": None, "tool_calls": [call]},
+                _tool(call["id"]), {"role": "user", "content": "now?"}]  # fmt: skip
+    answered = _post_openai(model_server, messages).json()
+    assert answered["choices"][0]["message"]["content"] == "Seen."
