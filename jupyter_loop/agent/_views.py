@@ -9,8 +9,8 @@ working memory.
 Example:
     >>> cells = [CellSnapshot("c1", "code", "print(2)", 1, outputs=(
     ...     {"output_type": "stream", "name": "stdout", "text": "2\\n"},))]
-    >>> overview = make_overview(cells, [], map_tokens=200, detail_chars=400,
-    ...                          wrap=lambda text: text, images=False)
+    >>> overview = make_overview(cells, [], room_tokens=300, min_map_tokens=100,
+    ...                          detail_chars=400, wrap=lambda text: text, images=False)
     >>> print(overview.text)
     Notebook when the user asked
     <BLANKLINE>
@@ -33,7 +33,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from jupyter_loop.agent._map import CellSnapshot, cell_line, notebook_map, omitted_cells
+from jupyter_loop.agent._map import (
+    CellSnapshot,
+    cell_line,
+    estimate_tokens,
+    notebook_map,
+    omitted_cells,
+)
 from jupyter_loop.agent.summary import (
     ImageAttachment,
     head_tail,
@@ -69,18 +75,20 @@ def make_overview(
     cells: Sequence[CellSnapshot],
     detail_ids: Sequence[str],
     *,
-    map_tokens: int,
+    room_tokens: int,
+    min_map_tokens: int,
     detail_chars: int,
     wrap: Callable[[str], str],
     images: bool,
 ) -> TurnOverview:
-    """The notebook as the turn began: the map with printed-output excerpts (within
-    ``map_tokens``), then in full (within ``detail_chars``) the cells pointed at, those with
-    errors and those run most recently."""
+    """The notebook as the turn began: in full (within ``detail_chars``) the cells pointed
+    at, those with errors and those run most recently; and the map with printed-output
+    excerpts, in what they leave of ``room_tokens`` (at least ``min_map_tokens``)."""
     cut: list[str] = []
     wanted = _detail_ids(cells, detail_ids)
     detail, attached, detail_cut = cells_in_full(cells, wanted, detail_chars, images)
     cut.extend(detail_cut)
+    map_tokens = max(min_map_tokens, room_tokens - estimate_tokens(detail) - 60)
     map_text = notebook_map(cells, map_tokens, focus_ids=wanted, excerpts=True)
     omitted = omitted_cells(map_text)
     if omitted:

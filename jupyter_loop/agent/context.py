@@ -336,12 +336,15 @@ def _new_overview(
     """The overview fills what the other parts leave when they are as big as they may get."""
     others = STEPS_SHARE + RECEIPTS_SHARE + FOCUS_SHARE + CHANGES_SHARE + MEMORY_SHARE
     room = int(budget_tokens * (FILLED_SHARE - others)) - _tokens(system, head)
-    detail_chars = int(budget_tokens * CHARS_PER_TOKEN * DETAIL_SHARE)
-    map_tokens = max(int(budget_tokens * MAP_SHARE), room - detail_chars // CHARS_PER_TOKEN)
     return make_overview(
-        cells, detail_ids, map_tokens=map_tokens, detail_chars=detail_chars, wrap=wrap,
+        cells,
+        detail_ids,
+        room_tokens=room,
+        min_map_tokens=int(budget_tokens * MAP_SHARE),
+        detail_chars=int(budget_tokens * CHARS_PER_TOKEN * DETAIL_SHARE),
+        wrap=wrap,
         images=images,
-    )  # fmt: skip
+    )
 
 
 def _from_step(message: StepMessage) -> ContextMessage:
