@@ -184,6 +184,7 @@ class AgentService:
             max_steps=min(settings.max_steps, request.max_steps or settings.max_steps),
             budget_tokens=settings.context_tokens,
             stream_interval=settings.stream_interval,
+            active_cell_id=request.active_cell_id,
         )
         history = [
             ConversationTurn(m["role"], str(m.get("text", "")), earlier=True)
