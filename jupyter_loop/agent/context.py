@@ -72,6 +72,8 @@ MEMORY_SHARE = 0.05
 CONVERSATION_SHARE = 0.15
 """Recent turns in full; older turns one line each (:data:`OLDER_TURNS_SHARE` of the budget)."""
 OLDER_TURNS_SHARE = 0.03
+VARIABLES_SHARE = 0.04
+"""The kernel's variables (names, types, shapes, columns), when the turn could read them."""
 FILLED_SHARE = 0.90
 """The map is given at least :data:`MAP_SHARE`, and whatever else the other parts leave of
 this share of the budget: a notebook with more cells than fit shows more of its map while
@@ -190,6 +192,7 @@ def build_context(
     instructions: str = "",
     masker: SecretMasker | None = None,
     model_takes_images: bool = False,
+    variables: str = "",
 ) -> ContextWindow:
     """The system prompt and messages for one step, within ``budget_tokens``.
 
@@ -205,6 +208,7 @@ def build_context(
         instructions: Extra system text (tool rules, approval policy).
         masker: Applied to everything that is sent.
         model_takes_images: Attach images of cells in focus.
+        variables: The kernel's user variables, described (``""``: no section).
 
     Shares are cut in characters (:data:`CHARS_PER_TOKEN` a token); if the estimate still
     exceeds the budget (text that is mostly non-ASCII), the parts are rebuilt smaller.
@@ -221,6 +225,7 @@ def build_context(
         instructions=instructions,
         masker=masker,
         model_takes_images=model_takes_images,
+        variables=variables,
     )
     window = assemble(budget_tokens=budget_tokens)
     for _ in range(3):
@@ -244,6 +249,7 @@ def _assemble(
     instructions: str,
     masker: SecretMasker | None,
     model_takes_images: bool,
+    variables: str,
 ) -> ContextWindow:
     chars = budget_tokens * CHARS_PER_TOKEN
     cut: list[str] = []
@@ -256,6 +262,11 @@ def _assemble(
     sections: list[tuple[str, str]] = []
     if focus_text:
         sections.append(("Cells in focus", wrap(focus_text)))
+    if variables:
+        shown = head_tail(variables, int(chars * VARIABLES_SHARE))
+        if shown.truncated:
+            cut.append("kernel variables: shortened (list_variables shows them all)")
+        sections.append(("Kernel variables", wrap(shown.text)))
     if memory:
         sections.append(("Working memory", wrap(_memory(memory, int(chars * MEMORY_SHARE), cut))))
     if older:

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..document import ORIGIN, LiveDocuments
 from ..errors import BadRequest, Conflict, NotFound, Unavailable
+from ..execution.introspect import VariablesReport
 from ..execution.run import RunOutcome
 from ..execution.service import ExecutionService
 from ..payloads import RunRequest
@@ -204,6 +205,7 @@ class AgentService:
             live=live,
             provider=provider,
             run_cells=self._runner(room_id, user),
+            read_variables=self._variables_reader(room_id),
             desk=self._desk,
             store=self.store,
             journal=self.journal,
@@ -225,6 +227,15 @@ class AgentService:
             return await asyncio.shield(task)
 
         return run
+
+    def _variables_reader(self, room_id: str) -> Any:
+        async def read() -> VariablesReport:
+            path = self._docs.path_of(room_id)
+            if path is None:
+                raise NotFound("The notebook is gone.")
+            return await self._execution.variables(path)
+
+        return read
 
     def _ended(self, room_id: str, turn_id: str) -> None:
         self._tasks.pop(room_id, None)

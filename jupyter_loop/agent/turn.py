@@ -20,6 +20,7 @@ from typing import Any
 
 from ..document import LiveDocuments
 from ..errors import JupyterLoopError
+from ..execution.introspect import describe as describe_variables
 from ..execution.run import RunOutcome
 from ..secrets import SecretMasker
 from . import proposals
@@ -40,9 +41,11 @@ from .providers import (
 )
 from .snapshot import NotebookSnapshots
 from .store import ConversationStore, new_id, now_iso
-from .tools import Toolbox
+from .tools import ReadVariables, Toolbox
 
 MAX_FOCUS = 4
+VARIABLES_CHARS = 4_000
+"""At most this much of the variables description is read for the context (which cuts it)."""
 INSTRUCTIONS = """\
 Answer the user's question about this notebook, using the tools when you need more than the
 state below shows. Cells are addressed by id. To change the notebook, propose edits
@@ -87,6 +90,7 @@ class Turn:
         live: LiveTurn,
         provider: ModelProvider,
         run_cells: RunCells,
+        read_variables: ReadVariables,
         desk: ApprovalDesk,
         store: ConversationStore,
         journal: AgentJournal,
@@ -100,6 +104,8 @@ class Turn:
         self._docs = docs
         self._provider = provider
         self._run_cells = run_cells
+        self._read_variables = read_variables
+        self._variables = ""  # described for the context; read at the start and after runs
         self._desk = desk
         self._store = store
         self._journal = journal
@@ -155,9 +161,11 @@ class Turn:
             plan.turn_id,
             approve=self._approve,
             run=self._run_cells,
+            read_variables=self._read_variables,
             record=self._record,
             result_chars=int(budget * 4 * LATEST_TOOL_SHARE) - 300,
         )
+        await self._refresh_variables()
         for step in range(1, plan.max_steps + 1):
             messages = await self._prompt(budget, caps.images)
             calls, finish = await self._call_model(messages, toolbox, step)
@@ -211,6 +219,7 @@ class Turn:
             instructions=INSTRUCTIONS.format(policy=POLICIES[self.plan.policy]),
             masker=self._masker,
             model_takes_images=images,
+            variables=self._variables,
         )
         messages = [ChatMessage("system", window.system)]
         messages.extend(ChatMessage(m.role, m.content) for m in window.messages)
@@ -281,6 +290,8 @@ class Turn:
     async def _tool(self, toolbox: Toolbox, call: ToolCall) -> None:
         plan = self.plan
         outcome = await toolbox.call(call)
+        if call.name == "run_cells" and outcome.ok:
+            await self._refresh_variables()
         self._results.append(ToolResult(call.name, outcome.arguments, outcome.content, outcome.ok))
         for cell_id in reversed(outcome.cell_ids):
             if cell_id in self._focus:
@@ -308,6 +319,17 @@ class Turn:
         )
         if outcome.notice:
             await self._notice(outcome.notice, "error")
+
+    async def _refresh_variables(self) -> None:
+        """Read the kernel's variables for the context; none when it has no kernel or is busy."""
+        try:
+            report = await self._read_variables()
+        except JupyterLoopError as e:
+            self._variables = ""
+            self._record("variables_read", ok=False, message=e.message)
+            return
+        self._variables = describe_variables(report, VARIABLES_CHARS)
+        self._record("variables_read", ok=True, count=report.total)
 
     async def _approve(self, cell_ids: list[str], sources: dict[str, str]) -> tuple[bool, str]:
         plan = self.plan

@@ -92,6 +92,19 @@ class KernelChannel:
         self._listeners[msg_id] = listener
         return msg_id
 
+    def evaluate(self, expressions: dict[str, str], listener: RunListener) -> str:
+        """Evaluate ``user_expressions`` silently: no history, no execution count, no output."""
+        msg_id: str = self._client.execute(
+            "",
+            silent=True,
+            store_history=False,
+            user_expressions=expressions,
+            allow_stdin=False,
+            stop_on_error=False,
+        )
+        self._listeners[msg_id] = listener
+        return msg_id
+
     def send_input(self, value: str, parent: dict[str, Any]) -> None:
         content = {"value": value}
         message = self._client.session.msg("input_reply", content, parent=parent)

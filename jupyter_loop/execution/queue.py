@@ -17,9 +17,10 @@ from jupyter_ydoc import YNotebook
 from pycrdt import Map
 
 from ..document import ORIGIN, CellNotFound, LiveDocuments, find_cell
-from ..errors import Conflict, JupyterLoopError
+from ..errors import Conflict, JupyterLoopError, Unavailable
 from ..tasks import spawn_logged, succeeded
 from . import board
+from .introspect import ReplyWaiter
 from .kernel import KernelChannel
 from .ledger import LedgerEntry, NullLedger, RunLedger
 from .ops import AppendStream, UpdateDisplay
@@ -163,6 +164,18 @@ class KernelQueue:
             except Exception as e:
                 raise JupyterLoopError(f"The kernel failed to start: {e}") from e
         await self._channel.ready(timeout)
+
+    async def evaluate(self, expressions: dict[str, str], timeout: float) -> dict[str, Any]:
+        """The ``user_expressions`` of a silent execute request (see ``introspect``)."""
+        await self._ready()
+        waiter = ReplyWaiter()
+        msg_id = self._channel.evaluate(expressions, waiter)
+        try:
+            return await asyncio.wait_for(asyncio.shield(waiter.reply), timeout)
+        except TimeoutError:
+            raise Unavailable(f"The kernel did not answer within {timeout:g} s.") from None
+        finally:
+            self._channel.release(msg_id)
 
     async def _execute(self, run: CellRun) -> RunOutcome:
         self._current = run

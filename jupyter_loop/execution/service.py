@@ -12,11 +12,15 @@ from ..errors import BadRequest, Conflict, NotFound
 from ..payloads import InputReply, QueuedCell, RunRequest, RunTicket
 from ..tasks import spawn_logged
 from . import board
+from .introspect import EXPRESSION, EXPRESSION_KEY, VariablesReport, report_from_reply
 from .ledger import NullLedger, RunLedger
 from .queue import KernelQueue, QueueSettings
 from .recovery import close_interrupted_runs
 from .run import KERNEL_DIED, CellJob, RunOutcome
 
+VARIABLES_TIMEOUT = 5.0
+"""Seconds the variables snippet may take before the kernel counts as not answering."""
+KERNEL_BUSY = "The kernel is busy running a cell; its variables can be read once it is idle."
 KERNEL_ACTIONS = "https://events.jupyter.org/jupyter_server/kernel_actions/v1"
 
 
@@ -132,6 +136,19 @@ class ExecutionService:
             for job in queue.pending()
             if job.room_id == room_id
         ]
+
+    async def variables(self, path: str, timeout: float = VARIABLES_TIMEOUT) -> VariablesReport:
+        """The user variables of the notebook's kernel, read silently (see ``introspect``).
+
+        Raises ``Conflict`` while the kernel runs something: the snippet would wait behind it.
+        """
+        kernel_id = await self._kernel_for(RunRequest(path=path, cell_ids=()))
+        queue = self._queue(kernel_id)
+        manager = self._kernels.get_kernel(kernel_id)
+        if not queue.idle or getattr(manager, "execution_state", "idle") == "busy":
+            raise Conflict(KERNEL_BUSY)
+        reply = await queue.evaluate({EXPRESSION_KEY: EXPRESSION}, timeout)
+        return report_from_reply(reply)
 
     async def _kernel_for(self, request: RunRequest) -> str:
         if request.kernel_id is not None:
