@@ -173,7 +173,10 @@ class KernelQueue:
         try:
             return await asyncio.wait_for(asyncio.shield(waiter.reply), timeout)
         except TimeoutError:
-            raise Unavailable(f"The kernel did not answer within {timeout:g} s.") from None
+            raise Unavailable(
+                f"The kernel did not answer within {timeout:g} s (busy with code from "
+                "another client?)."
+            ) from None
         finally:
             self._channel.release(msg_id)
 

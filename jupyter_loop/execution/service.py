@@ -140,12 +140,13 @@ class ExecutionService:
     async def variables(self, path: str, timeout: float = VARIABLES_TIMEOUT) -> VariablesReport:
         """The user variables of the notebook's kernel, read silently (see ``introspect``).
 
-        Raises ``Conflict`` while the kernel runs something: the snippet would wait behind it.
+        Raises ``Conflict`` while a cell runs or waits (the snippet would wait behind them).
+        The queue, not the kernel's last status, tells: the status of the previous read may
+        still say busy. Code run by another client (a console) shows as a timeout.
         """
         kernel_id = await self._kernel_for(RunRequest(path=path, cell_ids=()))
         queue = self._queue(kernel_id)
-        manager = self._kernels.get_kernel(kernel_id)
-        if not queue.idle or getattr(manager, "execution_state", "idle") == "busy":
+        if not queue.idle:
             raise Conflict(KERNEL_BUSY)
         reply = await queue.evaluate({EXPRESSION_KEY: EXPRESSION}, timeout)
         return report_from_reply(reply)
