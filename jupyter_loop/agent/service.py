@@ -174,6 +174,7 @@ class AgentService:
             max_steps=min(settings.max_steps, request.max_steps or settings.max_steps),
             budget_tokens=settings.context_tokens,
             stream_interval=settings.stream_interval,
+            images=settings.image_budget if settings.images != "off" else None,
         )
         history = [
             ConversationTurn(m["role"], str(m.get("text", "")))

@@ -30,7 +30,7 @@ from .journal import AgentJournal
 from .live import LiveTurn, StreamedText
 from .providers import (
     ChatMessage,
-    ImagePart,
+    ImagesRefused,
     ModelProvider,
     ProviderError,
     StreamEnd,
@@ -42,6 +42,8 @@ from .providers import (
 from .snapshot import NotebookSnapshots
 from .store import ConversationStore, new_id, now_iso
 from .tools import ReadVariables, Toolbox
+from .vision import ImageBudget, ImageShrinker
+from .vision import attach as attach_images
 
 MAX_FOCUS = 4
 VARIABLES_CHARS = 4_000
@@ -77,6 +79,8 @@ class TurnPlan:
     max_steps: int
     budget_tokens: int
     stream_interval: float
+    images: ImageBudget | None = None
+    """Images per step for models that take them; None: images are off."""
 
 
 class Turn:
@@ -120,6 +124,8 @@ class Turn:
         self._snapshots = NotebookSnapshots()
         self._nonce = new_nonce()
         self._usage = {"input_tokens": 0, "output_tokens": 0}
+        self._images = False  # the model takes images (until it refuses them)
+        self._shrinker = ImageShrinker()
 
     # -- the turn --------------------------------------------------------------------
 
@@ -152,6 +158,7 @@ class Turn:
                 "Choose a model that supports tool calling.",
                 kind="no_tools",
             )
+        self._images = caps.images and plan.images is not None
         budget = plan.budget_tokens
         if caps.context_window:
             budget = min(budget, int(caps.context_window * 0.75))
@@ -167,7 +174,7 @@ class Turn:
         )
         await self._refresh_variables()
         for step in range(1, plan.max_steps + 1):
-            messages = await self._prompt(budget, caps.images)
+            messages = await self._prompt(budget, self._images)
             calls, finish = await self._call_model(messages, toolbox, step)
             if not calls:
                 if finish == "length":
@@ -223,10 +230,10 @@ class Turn:
         )
         messages = [ChatMessage("system", window.system)]
         messages.extend(ChatMessage(m.role, m.content) for m in window.messages)
-        if window.images:
-            last = messages[-1]
-            attached = tuple(ImagePart(image.mime, image.base64) for image in window.images)
-            messages[-1] = ChatMessage(last.role, last.content, images=attached)
+        if window.images and self.plan.images is not None:
+            shrink = self._shrinker.prepare  # decodes and resizes: off the event loop
+            prepared = await asyncio.to_thread(shrink, window.images, self.plan.images)
+            messages[-1] = attach_images(messages[-1], prepared)
         return messages
 
     def _memory(self, notebook: Any) -> list[str]:
@@ -248,6 +255,7 @@ class Turn:
         calls: tuple[ToolCall, ...] = ()
         usage: Usage | None = None
         finish = ""
+        images = sum(len(message.images) for message in messages)
         events = self._provider.stream(model=plan.model, messages=messages, tools=toolbox.specs)
         try:
             async for event in events:
@@ -259,6 +267,9 @@ class Turn:
                     usage = event
                 elif isinstance(event, StreamEnd):
                     finish = event.finish_reason
+                elif isinstance(event, ImagesRefused):
+                    self._images, images = False, 0
+                    self._record("images_refused", model=plan.model, message=event.message)
         finally:
             aclose = getattr(events, "aclose", None)
             if aclose is not None:
@@ -281,6 +292,7 @@ class Turn:
                 duration_ms=round((time.monotonic() - began) * 1000),
                 finish_reason=finish or None,
                 tool_calls=[call.name for call in calls],
+                images=images,
             )
             await self.live.update(steps=step, usage=dict(self._usage))
         return calls, finish

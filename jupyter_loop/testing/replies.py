@@ -156,7 +156,8 @@ class ScriptedModel:
         name: The model's name (``/api/tags``, ``/v1/models``).
         capabilities: Ollama's capability list; None: omit it (older Ollama). A chat
             request with tools to a model whose list lacks ``"tools"`` is refused (400),
-            as Ollama does.
+            as Ollama does; so is one with images to a model whose list lacks
+            ``"vision"``, as text-only OpenAI-compatible servers do.
         context_length: The trained context length in ``model_info``.
         template: The prompt template (older Ollama's only hint of tool support).
         family: The architecture name.
@@ -171,6 +172,10 @@ class ScriptedModel:
     def refuses_tools(self) -> bool:
         """Whether a request with tools gets "does not support tools"."""
         return self.capabilities is not None and "tools" not in self.capabilities
+
+    def refuses_images(self) -> bool:
+        """Whether a request with images gets a 400 (a model without ``"vision"``)."""
+        return self.capabilities is not None and "vision" not in self.capabilities
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ScriptedModel:

@@ -253,6 +253,8 @@ class _Handler(BaseHTTPRequestHandler):
         model = self.server.state.model(str(body.get("model", "")))
         if body.get("tools") and model is not None and model.refuses_tools():
             return fail(400, f"registry.ollama.ai/library/{model.name} does not support tools")
+        if model is not None and model.refuses_images() and wire.has_images(body):
+            return fail(400, f"{model.name} is not a multimodal model: images are not supported")
         return self.server.state.take("chat") or self.server.state.default_reply
 
     # -- control -------------------------------------------------------------------------
