@@ -166,19 +166,28 @@ class KernelQueue:
         await self._channel.ready(timeout)
 
     async def evaluate(self, expressions: dict[str, str], timeout: float) -> dict[str, Any]:
-        """The ``user_expressions`` of a silent execute request (see ``introspect``)."""
-        await self._ready()
-        waiter = ReplyWaiter()
-        msg_id = self._channel.evaluate(expressions, waiter)
+        """The ``user_expressions`` of a silent execute request (see ``introspect``).
+
+        ``timeout`` covers connecting too: a kernel that is still starting, or dead, makes
+        the caller wait no longer than one that is busy.
+        """
+
+        async def ask() -> dict[str, Any]:
+            await self._ready()
+            waiter = ReplyWaiter()
+            msg_id = self._channel.evaluate(expressions, waiter)
+            try:
+                return await waiter.reply
+            finally:
+                self._channel.release(msg_id)
+
         try:
-            return await asyncio.wait_for(asyncio.shield(waiter.reply), timeout)
+            return await asyncio.wait_for(ask(), timeout)
         except TimeoutError:
             raise Unavailable(
-                f"The kernel did not answer within {timeout:g} s (busy with code from "
-                "another client?)."
+                f"The kernel did not answer within {timeout:g} s (still starting, or busy "
+                "with code run from elsewhere)."
             ) from None
-        finally:
-            self._channel.release(msg_id)
 
     async def _execute(self, run: CellRun) -> RunOutcome:
         self._current = run
