@@ -109,7 +109,7 @@ class AgentConfig(Configurable):
             "on its longest side; the rest are described in text."
         ),
     )
-    agent_image_bytes_per_step = Int(
+    agent_image_bytes = Int(
         3 * 1024 * 1024,
         config=True,
         help="Bytes of images (after shrinking) sent with one model call at most (default 3 MiB).",
@@ -139,7 +139,7 @@ class AgentConfig(Configurable):
             approval_policy=self.approval_policy,
             images=self.agent_images,
             image_budget=ImageBudget(
-                max(0, self.agent_images_per_step), max(0, self.agent_image_bytes_per_step)
+                max(0, self.agent_images_per_step), max(0, self.agent_image_bytes)
             ),
             masker=masker,
             request_timeout=self.agent_request_timeout,
