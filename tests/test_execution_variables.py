@@ -111,3 +111,24 @@ async def test_a_notebook_without_a_kernel_says_so(write_notebook, jp_serverapp)
 
 def test_doctests() -> None:
     assert doctest.testmod(introspect).failed == 0
+
+
+class TestSecrets:
+    CANARY = "canary-" + "7f3a9c" * 14  # longer than the shown start of a string
+
+    @pytest.fixture
+    def loop_config(self):
+        return {"secrets": [self.CANARY]}
+
+    async def test_a_secret_in_a_string_is_masked_before_it_is_cut(
+        self, write_notebook, start_kernel, run_cells, open_tab, jp_serverapp
+    ):
+        source = f"token = 'Bearer {self.CANARY} and more'"
+        path = write_notebook("secret.ipynb", source)
+        await start_kernel(path)
+        async with open_tab(path) as tab:
+            await run_cells(path, "c0")
+            await wait_for(lambda: tab.cell("c0").get("execution_count") == 1)
+        text = introspect.describe(await service_of(jp_serverapp).variables(path))
+        assert "token: str len" in text and "'Bearer •••••• and more'" in text
+        assert self.CANARY[:20] not in text

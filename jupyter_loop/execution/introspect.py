@@ -26,15 +26,28 @@ from __future__ import annotations
 import ast
 import asyncio
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import Unavailable
 
+Mask = Callable[[str], str]
+"""Masks secrets in a text (the server's masker); the identity when masking is off."""
+
+
+def _unmasked(text: str) -> str:
+    return text
+
+
 MAX_VARIABLES = 200
 """Variables the snippet describes at most (the rest are only counted)."""
 MAX_COLUMNS = 50
 REPR_CHARS = 80
+"""Characters of a string's or bytes' repr shown."""
+TEXT_CHARS = 1000
+"""Characters of a string the kernel sends: masked here as a whole, then cut to
+:data:`REPR_CHARS`, so that a secret is not cut into a piece the masker cannot recognise."""
 
 SNIPPET = r"""
 import sys
@@ -83,7 +96,9 @@ def describe(name, value):
             entry["repr"] = repr(value)
     elif t in (str, bytes):
         entry["length"] = len(value)
-        entry["repr"] = repr(value[:REPR_CHARS]) + ("…" if len(value) > REPR_CHARS else "")
+        entry["text" if t is str else "repr"] = value[:TEXT_CHARS] if t is str else repr(
+            value[:TEXT_CHARS]
+        )
     if pd is not None and pd.DataFrame in mro:
         rows, cols = pd.DataFrame.shape.__get__(value, pd.DataFrame)
         entry["shape"] = [rows, cols]
@@ -120,7 +135,7 @@ out = json.dumps(result, ensure_ascii=False)
 EXPRESSION = (
     "(lambda d: (exec(d.pop('code'), d), d['out'])[1])"
     f"({{'code': {SNIPPET!r}, 'user_ns': globals(), 'MAX_VARIABLES': {MAX_VARIABLES}, "
-    f"'MAX_COLUMNS': {MAX_COLUMNS}, 'REPR_CHARS': {REPR_CHARS}}})"
+    f"'MAX_COLUMNS': {MAX_COLUMNS}, 'TEXT_CHARS': {TEXT_CHARS}}})"
 )
 """The ``user_expressions`` entry: runs :data:`SNIPPET` and evaluates to its JSON text."""
 
@@ -149,7 +164,7 @@ class ReplyWaiter:
         pass  # sent with allow_stdin=False: never asked
 
 
-def report_from_reply(content: dict[str, Any]) -> VariablesReport:
+def report_from_reply(content: dict[str, Any], mask: Mask = _unmasked) -> VariablesReport:
     """The report inside an ``execute_reply``'s content, or :class:`IntrospectionFailed`.
 
     Example:
@@ -168,7 +183,7 @@ read: NameError: x
     if entry.get("status") != "ok":
         problem = f"{entry.get('ename', 'error')}: {entry.get('evalue', '')}"
         raise IntrospectionFailed(f"The variables could not be read: {problem}")
-    return parse_report(str((entry.get("data") or {}).get("text/plain", "")))
+    return parse_report(str((entry.get("data") or {}).get("text/plain", "")), mask)
 
 
 @dataclass(frozen=True)
@@ -204,8 +219,11 @@ class VariablesReport:
     total: int
 
 
-def parse_report(text_plain: str) -> VariablesReport:
+def parse_report(text_plain: str, mask: Mask = _unmasked) -> VariablesReport:
     """Read the ``text/plain`` of the expression (a Python ``str`` literal holding JSON).
+
+    ``mask`` is applied to every text that came from the user's objects (names, column
+    labels, string values) before string values are cut to :data:`REPR_CHARS`.
 
     Example:
         >>> parse_report(repr('{"total": 2, "variables": [{"name": "n", "type": "int", '
@@ -220,22 +238,24 @@ dtype=None, columns=(), repr='3', error=None),), total=2)
         raise IntrospectionFailed(f"The variables could not be read: {e}") from None
     if not isinstance(data, dict) or not isinstance(data.get("variables"), list):
         raise IntrospectionFailed("The variables could not be read: no report in the answer.")
-    variables = tuple(_variable(entry) for entry in data["variables"] if isinstance(entry, dict))
+    variables = tuple(
+        _variable(entry, mask) for entry in data["variables"] if isinstance(entry, dict)
+    )
     total = data.get("total")
     return VariablesReport(variables, total if isinstance(total, int) else len(variables))
 
 
-def _variable(entry: dict[str, Any]) -> Variable:
+def _variable(entry: dict[str, Any], mask: Mask) -> Variable:
     shape = entry.get("shape")
     columns = entry.get("columns") or []
     return Variable(
-        name=str(entry.get("name", "?")),
+        name=mask(str(entry.get("name", "?"))),
         type=str(entry.get("type", "?")),
         shape=tuple(int(n) for n in shape) if isinstance(shape, list) else None,
         length=_int_or_none(entry.get("length")),
         dtype=_str_or_none(entry.get("dtype")),
-        columns=tuple((str(c[0]), str(c[1])) for c in columns if isinstance(c, list | tuple)),
-        repr=_str_or_none(entry.get("repr")),
+        columns=tuple((mask(str(c[0])), str(c[1])) for c in columns if isinstance(c, list | tuple)),
+        repr=_shown_value(entry, mask),
         error=_str_or_none(entry.get("error")),
     )
 
@@ -297,6 +317,26 @@ def describe(report: VariablesReport, budget_chars: int = 4000) -> str:
     if hidden > 0:
         lines.append(f"({hidden} more variables)")
     return "\n".join(lines)
+
+
+def _shown_value(entry: dict[str, Any], mask: Mask) -> str | None:
+    """A scalar's repr, or a string's start (masked whole, then cut), quoted.
+
+    Example:
+        >>> _shown_value({"text": "key=hunter2 " + "x" * 100, "length": 112},
+        ...              lambda t: t.replace("hunter2", "••••••"))[:24]
+        "'key=•••••• xxxxxxxxxxxx"
+    """
+    text, length = entry.get("text"), _int_or_none(entry.get("length"))
+    if isinstance(text, str):
+        masked = mask(text)
+        more = len(masked) > REPR_CHARS or (length is not None and length > len(text))
+        return repr(masked[:REPR_CHARS]) + ("…" if more else "")
+    shown = _str_or_none(entry.get("repr"))
+    if shown is None:
+        return None
+    masked = mask(shown)
+    return masked if len(masked) <= REPR_CHARS else masked[:REPR_CHARS] + "…"
 
 
 def _int_or_none(value: Any) -> int | None:

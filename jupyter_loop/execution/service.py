@@ -149,7 +149,8 @@ class ExecutionService:
         if not queue.idle:
             raise Conflict(KERNEL_BUSY)
         reply = await queue.evaluate({EXPRESSION_KEY: EXPRESSION}, timeout)
-        return report_from_reply(reply)
+        masker = self._settings.outputs.masker
+        return report_from_reply(reply, masker.mask) if masker else report_from_reply(reply)
 
     async def _kernel_for(self, request: RunRequest) -> str:
         if request.kernel_id is not None:
