@@ -7,6 +7,11 @@ PNG, which every image-taking API accepts); then as many as the budget allows (a
 a number of bytes) become :class:`ImagePart`\\ s. SVG is not rasterised (that needs a native
 library); the context describes it instead, as it does for text-only models.
 
+Pillow is a dependency rather than optional: decoding PNG/JPEG/GIF/WebP and resampling
+them well is its job, it ships wheels for every platform JupyterLab runs on, and without it
+a 4000×3000 plot would go to the model at full size (the APIs shrink it anyway, after the
+upload) or not at all.
+
 A step's prompt is rebuilt at every step, so shrunk images are kept by their payload:
 each image is decoded once per turn.
 
