@@ -103,6 +103,8 @@ MEMORY_SHARE = 0.03
 CONVERSATION_SHARE = 0.15
 """Recent turns in full; older turns one line each (:data:`OLDER_TURNS_SHARE` of the budget)."""
 OLDER_TURNS_SHARE = 0.03
+VARIABLES_SHARE = 0.04
+"""The kernel's variables (names, types, shapes, columns), when the turn could read them."""
 FILLED_SHARE = 0.90
 """The prompt at its largest; the rest covers estimate error."""
 OLDER_TURN_CHARS = 120
@@ -226,6 +228,7 @@ def build_context(
     masker: SecretMasker | None = None,
     model_takes_images: bool = False,
     overview: TurnOverview | None = None,
+    variables: str = "",
 ) -> ContextWindow:
     """The system prompt and messages for one step, within ``budget_tokens``.
 
@@ -243,6 +246,8 @@ def build_context(
         masker: Applied to everything that is sent.
         model_takes_images: Attach images of cells shown in full.
         overview: The overview of the turn's first step (None at the first step: made now).
+        variables: The kernel's user variables, described (``""``: no section); they
+            change with every run, so they go with the live view.
 
     Shares are cut in characters (:data:`CHARS_PER_TOKEN` a token); if the estimate still
     exceeds the budget (text that is mostly non-ASCII), the parts are rebuilt smaller.
@@ -259,6 +264,7 @@ def build_context(
         instructions=instructions,
         masker=masker,
         model_takes_images=model_takes_images,
+        variables=variables,
     )
     window = assemble(budget_tokens=budget_tokens, overview=overview)
     for _ in range(3):
@@ -283,6 +289,7 @@ def _assemble(
     masker: SecretMasker | None,
     model_takes_images: bool,
     overview: TurnOverview | None,
+    variables: str,
 ) -> ContextWindow:
     chars = budget_tokens * CHARS_PER_TOKEN
     cut: list[str] = []
@@ -315,6 +322,8 @@ def _assemble(
         cut=cut,
         images=model_takes_images,
     )
+    if variables:
+        live += "\n\n" + _variables_section(variables, int(chars * VARIABLES_SHARE), cut, wrap)
     messages = [
         *head,
         ContextMessage("user", overview.text),
@@ -327,6 +336,15 @@ def _assemble(
     tokens = _tokens(system, messages)
     attached = (*overview.images, *images)
     return ContextWindow(system, tuple(messages), tokens, tuple(cut), attached, nonce, overview)
+
+
+def _variables_section(
+    variables: str, budget_chars: int, cut: list[str], wrap: Callable[[str], str]
+) -> str:
+    shown = head_tail(variables, budget_chars)
+    if shown.truncated:
+        cut.append("kernel variables: shortened (list_variables shows them all)")
+    return f"## Kernel variables\n{wrap(shown.text)}"
 
 
 def _new_overview(

@@ -53,6 +53,13 @@ TOOL_SPECS: tuple[ToolSpec, ...] = (
         ),
     ),
     ToolSpec(
+        "list_variables",
+        "List the kernel's user variables: name, type, shape or length, a dataframe's "
+        "columns with dtypes, the value of simple scalars. Read-only: it runs no code of "
+        "yours and nothing appears in the notebook. Fails while the kernel is busy.",
+        _object({}, []),
+    ),
+    ToolSpec(
         "propose_modify",
         "Propose new source for a cell. The user sees a diff and accepts or rejects it; the "
         "cell is unchanged until then.",

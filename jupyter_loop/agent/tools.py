@@ -17,6 +17,8 @@ from jupyter_ydoc import YNotebook
 
 from ..document import ORIGIN, CellNotFound, LiveDocuments, find_cell, source_hash
 from ..errors import JupyterLoopError, SourceChanged
+from ..execution.introspect import VariablesReport
+from ..execution.introspect import describe as describe_variables
 from ..execution.run import RunOutcome
 from . import proposals
 from ._map import cell_line
@@ -37,6 +39,8 @@ Approve = Callable[[list[str], dict[str, str]], Awaitable[tuple[bool, str]]]
 """Asks for permission to run cells (ids, sources); returns (allowed, why not)."""
 Run = Callable[[list[str], dict[str, str]], Awaitable[dict[str, RunOutcome]]]
 """Runs cells (ids, the hash of each source that may run); raises SourceChanged otherwise."""
+ReadVariables = Callable[[], Awaitable[VariablesReport]]
+"""Reads the kernel's user variables (raises a ``JupyterLoopError`` when it cannot)."""
 Record = Callable[..., None]
 SCHEMAS = {spec.name: spec.parameters for spec in TOOL_SPECS}
 
@@ -81,6 +85,7 @@ class Toolbox:
         *,
         approve: Approve,
         run: Run,
+        read_variables: ReadVariables,
         record: Record,
         result_chars: int,
     ) -> None:
@@ -89,6 +94,7 @@ class Toolbox:
         self._turn_id = turn_id
         self._approve = approve
         self._run = run
+        self._read_variables = read_variables
         self._record = record
         self._chars = max(1_000, result_chars)
         self.specs: tuple[ToolSpec, ...] = TOOL_SPECS
@@ -164,6 +170,15 @@ class Toolbox:
         elif not cell.outputs:
             text += "\noutputs: none"
         return ToolOutcome(text, f"read {where}", _one_line(cell.source), True, (cell_id,))
+
+    async def _list_variables(self, args: dict[str, Any]) -> ToolOutcome:
+        try:
+            report = await self._read_variables()
+        except JupyterLoopError as e:
+            text = f"Not available: {e.message}"
+            return ToolOutcome(text, "could not list the variables", e.message, False)
+        text = describe_variables(report, self._chars)
+        return ToolOutcome(text, f"listed the kernel's variables ({report.total})")
 
     # -- proposing -------------------------------------------------------------------
 

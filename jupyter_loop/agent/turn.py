@@ -23,6 +23,7 @@ from typing import Any
 
 from ..document import LiveDocuments, source_hash
 from ..errors import JupyterLoopError
+from ..execution.introspect import describe as describe_variables
 from ..execution.run import RunOutcome
 from ..records import ApprovalRequest
 from ..secrets import SecretMasker
@@ -41,7 +42,7 @@ from .journal import AgentJournal
 from .live import LiveTurn, StreamedText
 from .providers import (
     ChatMessage,
-    ImagePart,
+    ImagesRefused,
     ModelProvider,
     ProviderError,
     StreamEnd,
@@ -52,13 +53,17 @@ from .providers import (
 )
 from .snapshot import NotebookSnapshots
 from .store import ConversationStore, new_id, now_iso
-from .tools import Toolbox, ToolOutcome, short_arguments
+from .tools import ReadVariables, Toolbox, ToolOutcome, short_arguments
+from .vision import ImageBudget, ImageShrinker
+from .vision import attach as attach_images
 
 MAX_FOCUS = 4
 REPEATS_REFUSED = 2
 """The same call with the same arguments this many times in a row is not run again."""
 REPEATS_ENDING = 3
 """... and this many times ends the turn."""
+VARIABLES_CHARS = 4_000
+"""At most this much of the variables description is read for the context (which cuts it)."""
 INSTRUCTIONS = """\
 Answer the user's question about this notebook, using the tools when you need more than the
 notebook shown below. Tools address cells by id; in your answer, name cells by their number.
@@ -92,6 +97,8 @@ class TurnPlan:
     budget_tokens: int
     stream_interval: float
     active_cell_id: str | None = None
+    images: ImageBudget | None = None
+    """Images per step for models that take them; None: images are off."""
 
 
 class Turn:
@@ -105,6 +112,7 @@ class Turn:
         live: LiveTurn,
         provider: ModelProvider,
         run_cells: RunCells,
+        read_variables: ReadVariables,
         desk: ApprovalDesk,
         store: ConversationStore,
         journal: AgentJournal,
@@ -118,6 +126,8 @@ class Turn:
         self._docs = docs
         self._provider = provider
         self._run_cells = run_cells
+        self._read_variables = read_variables
+        self._variables = ""  # described for the context; read at the start and after runs
         self._desk = desk
         self._store = store
         self._journal = journal
@@ -134,6 +144,8 @@ class Turn:
         self._snapshots = NotebookSnapshots()
         self._nonce = new_nonce()
         self._usage = {"input_tokens": 0, "output_tokens": 0}
+        self._images = False  # the model takes images (until it refuses them)
+        self._shrinker = ImageShrinker()
 
     # -- the turn --------------------------------------------------------------------
 
@@ -166,6 +178,7 @@ class Turn:
                 "Choose a model that supports tool calling.",
                 kind="no_tools",
             )
+        self._images = caps.images and plan.images is not None
         budget = plan.budget_tokens
         if caps.context_window:
             budget = min(budget, int(caps.context_window * 0.75))
@@ -175,11 +188,13 @@ class Turn:
             plan.turn_id,
             approve=self._approve,
             run=self._run_cells,
+            read_variables=self._read_variables,
             record=self._record,
             result_chars=int(budget * 4 * RESULT_SHARE) - 300,
         )
+        await self._refresh_variables()
         for step in range(1, plan.max_steps + 1):
-            messages = await self._prompt(budget, caps.images)
+            messages = await self._prompt(budget, self._images)
             calls, finish, said = await self._call_model(messages, toolbox, step)
             if not calls:
                 if finish == "length":
@@ -235,6 +250,7 @@ class Turn:
             masker=self._masker,
             model_takes_images=images,
             overview=self._overview,
+            variables=self._variables,
         )
         self._overview = window.overview
         messages = [ChatMessage("system", window.system)]
@@ -248,10 +264,10 @@ class Turn:
             )
             for m in window.messages
         )
-        if window.images:
-            last = messages[-1]
-            attached = tuple(ImagePart(image.mime, image.base64) for image in window.images)
-            messages[-1] = ChatMessage(last.role, last.content, images=attached)
+        if window.images and self.plan.images is not None:
+            shrink = self._shrinker.prepare  # decodes and resizes: off the event loop
+            prepared = await asyncio.to_thread(shrink, window.images, self.plan.images)
+            messages[-1] = attach_images(messages[-1], prepared)
         return messages
 
     def _memory(self, notebook: Any) -> list[str]:
@@ -274,6 +290,7 @@ class Turn:
         calls: tuple[ToolCall, ...] = ()
         usage: Usage | None = None
         finish = ""
+        images = sum(len(message.images) for message in messages)
         events = self._provider.stream(model=plan.model, messages=messages, tools=toolbox.specs)
         try:
             async for event in events:
@@ -285,6 +302,9 @@ class Turn:
                     usage = event
                 elif isinstance(event, StreamEnd):
                     finish = event.finish_reason
+                elif isinstance(event, ImagesRefused):
+                    self._images, images = False, 0
+                    self._record("images_refused", model=plan.model, message=event.message)
         finally:
             aclose = getattr(events, "aclose", None)
             if aclose is not None:
@@ -306,6 +326,7 @@ class Turn:
                 duration_ms=round((time.monotonic() - began) * 1000),
                 finish_reason=finish or None,
                 tool_calls=[call.name for call in calls],
+                images=images,
             )
             await self.live.update(steps=step, usage=dict(self._usage))
         return calls, finish, text
@@ -346,6 +367,8 @@ class Turn:
 
     async def _tool(self, call: ToolCall, outcome: ToolOutcome) -> None:
         plan = self.plan
+        if call.name == "run_cells" and outcome.ok:
+            await self._refresh_variables()
         for cell_id in reversed(outcome.cell_ids):
             if cell_id in self._touched:
                 self._touched.remove(cell_id)
@@ -372,6 +395,17 @@ class Turn:
         )
         if outcome.notice:
             await self._notice(outcome.notice, "error")
+
+    async def _refresh_variables(self) -> None:
+        """Read the kernel's variables for the context; none when it has no kernel or is busy."""
+        try:
+            report = await self._read_variables()
+        except JupyterLoopError as e:
+            self._variables = ""
+            self._record("variables_read", ok=False, message=e.message)
+            return
+        self._variables = describe_variables(report, VARIABLES_CHARS)
+        self._record("variables_read", ok=True, count=report.total)
 
     async def _approve(self, cell_ids: list[str], sources: dict[str, str]) -> tuple[bool, str]:
         plan = self.plan

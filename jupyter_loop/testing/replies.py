@@ -179,7 +179,9 @@ class ScriptedModel:
         name: The model's name (``/api/tags``, ``/v1/models``).
         capabilities: Ollama's capability list; None: omit it (older Ollama). A chat
             request with tools to a model whose list lacks ``"tools"`` is refused (400),
-            as Ollama does; so is fill-in-the-middle (a ``suffix``) without ``"insert"``.
+            as Ollama does; so is fill-in-the-middle (a ``suffix``) without ``"insert"``, and
+            a request with images to a model whose list lacks ``"vision"``, as text-only
+            OpenAI-compatible servers do.
         context_length: The trained context length in ``model_info``.
         template: The prompt template (older Ollama's only hint of tool support).
         family: The architecture name.
@@ -198,6 +200,10 @@ class ScriptedModel:
     def refuses_insert(self) -> bool:
         """Whether ``/api/generate`` with a ``suffix`` gets "does not support insert"."""
         return self.capabilities is not None and "insert" not in self.capabilities
+
+    def refuses_images(self) -> bool:
+        """Whether a request with images gets a 400 (a model without ``"vision"``)."""
+        return self.capabilities is not None and "vision" not in self.capabilities
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ScriptedModel:

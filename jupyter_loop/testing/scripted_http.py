@@ -301,6 +301,8 @@ class _Handler(BaseHTTPRequestHandler):
         model = self.server.state.model(str(body.get("model", "")))
         if body.get("tools") and model is not None and model.refuses_tools():
             return fail(400, f"registry.ollama.ai/library/{model.name} does not support tools")
+        if model is not None and model.refuses_images() and wire.has_images(body):
+            return fail(400, f"{model.name} is not a multimodal model: images are not supported")
         reply = self.server.state.take("chat", self._body_text) or self.server.state.default_reply
         return reply.for_messages(body.get("messages"))
 
