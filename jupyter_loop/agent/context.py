@@ -334,7 +334,8 @@ def _assemble(
         system = masker.mask(system)
         messages = [replace(m, content=masker.mask(m.content)) for m in messages]
     tokens = _tokens(system, messages)
-    attached = (*overview.images, *images)
+    # A cell shown in full in the overview may be in the live view too: its images once.
+    attached = (*overview.images, *(image for image in images if image not in overview.images))
     return ContextWindow(system, tuple(messages), tokens, tuple(cut), attached, nonce, overview)
 
 
