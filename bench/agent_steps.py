@@ -5,8 +5,10 @@ live shared document (a ``YNotebook``, as the server holds it), then plays a 30-
 way :class:`jupyter_loop.agent.turn.Turn` does: at every step the cells are read from the
 live document (:class:`~jupyter_loop.agent.snapshot.NotebookSnapshots`, which re-reads only
 the cells that changed) and the context is built within the budget; between steps a cell is
-re-run (its outputs rewritten in the document) and a tool result is added. Prints the time
-per step (read + build) and the prompt's token estimate per step. Run by hand:
+re-run (its outputs rewritten in the document) and a tool step is added. Prints the time
+per step (read + build), the prompt's token estimate per step, and the prefix share: the
+fraction of each request's bytes that begins the next request of the turn (what a model
+server's prefix cache reuses). Run by hand:
 
     python bench/agent_steps.py
 """
@@ -24,12 +26,20 @@ from pycrdt import Map, Text
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from context_build import CELLS, make_notebook, output_megabytes  # noqa: E402
+from context_build import (  # noqa: E402
+    CELLS,
+    make_notebook,
+    output_megabytes,
+    prefix_shares,
+    request_bytes,
+    tool_step,
+)
 
 from jupyter_loop.agent.context import (  # noqa: E402
-    LATEST_TOOL_SHARE,
+    RESULT_SHARE,
     ConversationTurn,
-    ToolResult,
+    ToolStep,
+    TurnOverview,
     build_context,
 )
 from jupyter_loop.agent.snapshot import NotebookSnapshots  # noqa: E402
@@ -75,46 +85,53 @@ def main() -> None:
     masker = SecretMasker(["not-a-real-secret-123"], environ={})
     rng = random.Random(3)
     conversation = [ConversationTurn("user", "Why does the training loop fail? Fix it.")]
-    said: list[ConversationTurn] = []
-    results: list[ToolResult] = []
-    focus: list[str] = []
+    steps: list[ToolStep] = []
+    touched: list[str] = []
+    overview: TurnOverview | None = None
     times: list[float] = []
     tokens: list[int] = []
     reread: list[int] = []
-    result_chars = int(BUDGET_TOKENS * 4 * LATEST_TOOL_SHARE) - 300
+    requests: list[str] = []
+    result_chars = int(BUDGET_TOKENS * 4 * RESULT_SHARE) - 300
     for step in range(STEPS):
         started = time.perf_counter()
         snapshot = cells.cells(notebook)
         window = build_context(
             snapshot,
-            conversation=[*conversation, *said],
-            focus_ids=focus[:4],
-            latest_tool_result=results[-1] if results else None,
-            older_tool_results=results[:-1],
+            conversation=conversation,
+            steps=steps,
+            focus_ids=touched[:4],
             memory=[f"proposal p-{n} (modify c{n}): pending" for n in range(step // 5)],
             budget_tokens=BUDGET_TOKENS,
             nonce="bench",
             masker=masker,
+            overview=overview,
         )
         times.append((time.perf_counter() - started) * 1000)
+        overview = window.overview
         tokens.append(window.tokens)
         reread.append(cells.reread)
+        requests.append(request_bytes(window))
         # The step's tool call: read a big cell, or re-run one (a document change).
         target = rng.randrange(0, CELLS, 10)
         if step % 3 == 2:
             rerun(notebook, target + 1, step)
         content = summarize_outputs(snapshot[target].outputs, result_chars).text
-        results.append(ToolResult("read_cell", f'{{"cell_id": "{snapshot[target].id}"}}', content))
-        focus.insert(0, snapshot[target].id)
-        said.append(ConversationTurn("assistant", f"Step {step}: reading more. " * 10))
+        said = f"Step {step}: reading more. " * 10
+        steps.append(tool_step(step, snapshot[target].id, content, said))
+        touched.insert(0, snapshot[target].id)
     cells.close()
     warm = times[1:]
+    shares = prefix_shares(requests)
     print(f"first step (reads every cell): {times[0]:.0f} ms")
     print(f"later steps: median {statistics.median(warm):.1f} ms, max {max(warm):.1f} ms "
           f"(goal ≤ 50 ms; cells re-read per step: {reread[1:]})")  # fmt: skip
     print("prompt tokens per step:", " ".join(str(count) for count in tokens))
     print(f"tokens: min {min(tokens)}, max {max(tokens)}, last {tokens[-1]} "
           f"(budget {BUDGET_TOKENS})")  # fmt: skip
+    print("prefix share per step:", " ".join(f"{share:.0%}" for share in shares))
+    print(f"prefix share: mean {statistics.mean(shares):.0%}, min {min(shares):.0%} "
+          "(goal ≥ 70%)")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -2,8 +2,9 @@
 
 Builds a 1,000-cell notebook holding about 100 MB of outputs (long streams with ANSI colours and
 progress bars, tracebacks, pandas-style HTML tables, base64 PNGs), then simulates 30 agent steps
-(the conversation, tool results and working memory grow; the focus moves) and prints the build
-time and the prompt's token estimate per step. Run by hand:
+(tool steps and working memory grow; the cells touched move) and prints the build time, the
+prompt's token estimate per step and the prefix share: the fraction of each request's bytes
+(OpenAI wire format) that begins the next request too. Run by hand:
 
     python bench/context_build.py
 """
@@ -11,6 +12,8 @@ time and the prompt's token estimate per step. Run by hand:
 from __future__ import annotations
 
 import base64
+import json
+import os
 import random
 import statistics
 import struct
@@ -20,10 +23,15 @@ from typing import Any
 
 from jupyter_loop.agent.context import (
     CellSnapshot,
+    ContextWindow,
     ConversationTurn,
     ToolResult,
+    ToolStep,
+    TurnOverview,
     build_context,
 )
+from jupyter_loop.agent.providers import ChatMessage, ToolCall
+from jupyter_loop.agent.providers.openai_wire import to_openai_messages
 from jupyter_loop.agent.summary import summarize_outputs
 
 CELLS = 1_000
@@ -117,6 +125,31 @@ def output_megabytes(cells: list[CellSnapshot]) -> float:
     return total / 1e6
 
 
+def request_bytes(window: ContextWindow) -> str:
+    """The request's messages as the OpenAI wire carries them."""
+    messages = [ChatMessage("system", window.system)]
+    messages.extend(
+        ChatMessage(m.role, m.content, m.tool_calls, m.tool_call_id, m.tool_name)
+        for m in window.messages
+    )
+    return json.dumps(to_openai_messages(messages), ensure_ascii=False)
+
+
+def prefix_shares(requests: list[str]) -> list[float]:
+    """For each request but the last: the share of its bytes that begins the next one."""
+    return [
+        len(os.path.commonprefix([first, second])) / len(first)
+        for first, second in zip(requests, requests[1:], strict=False)
+    ]
+
+
+def tool_step(step: int, cell_id: str, content: str, said: str) -> ToolStep:
+    """A step that read one cell."""
+    call = ToolCall(f"call_{step}", "read_cell", json.dumps({"cell_id": cell_id}))
+    result = ToolResult("read_cell", call.arguments_json, content, True, call.id)
+    return ToolStep(said, (call,), (result,))
+
+
 def main() -> None:
     started = time.perf_counter()
     cells = make_notebook()
@@ -124,38 +157,42 @@ def main() -> None:
           f"(made in {time.perf_counter() - started:.1f} s)")  # fmt: skip
     rng = random.Random(2)
     conversation = [ConversationTurn("user", "Why does the training loop fail? Fix it.")]
-    older: list[ToolResult] = []
+    steps: list[ToolStep] = []
     memory: list[str] = []
-    latest: ToolResult | None = None
+    touched: list[str] = []
+    overview: TurnOverview | None = None
     times: list[float] = []
     tokens: list[int] = []
-    heavy = [cell.id for i, cell in enumerate(cells) if i % 10 in (0, 1, 2, 4, 5)]  # big outputs
+    requests: list[str] = []
     for step in range(STEPS):
-        focus = rng.sample(heavy, 2)
         began = time.perf_counter()
         window = build_context(
             cells,
             conversation=conversation,
-            focus_ids=focus,
-            latest_tool_result=latest,
-            older_tool_results=older,
+            steps=steps,
+            focus_ids=touched[:4],
             memory=memory,
             budget_tokens=BUDGET_TOKENS,
             nonce="bench",
+            overview=overview,
         )
         times.append((time.perf_counter() - began) * 1000)
+        overview = window.overview
         tokens.append(window.tokens)
+        requests.append(request_bytes(window))
         target = rng.randrange(0, CELLS, 10)  # a long stream
         content = summarize_outputs(cells[target].outputs, 200_000).text
-        if latest is not None:
-            older.append(latest)
-        latest = ToolResult("read_cell", f"id={cells[target].id!r}", content)
-        conversation.append(ConversationTurn("assistant", f"Step {step}: reading more. " * 20))
+        said = f"Step {step}: reading more. " * 20
+        steps.append(tool_step(step, cells[target].id, content, said))
+        touched.insert(0, cells[target].id)
         memory.append(f"step {step}: cell {cells[target].id} looked at; " + "detail " * 15)
+    shares = prefix_shares(requests)
     print(f"build time per step: median {statistics.median(times):.1f} ms, "
           f"max {max(times):.1f} ms (budget {BUDGET_TOKENS} tokens)")  # fmt: skip
     print("prompt tokens per step:", " ".join(str(count) for count in tokens))
     print(f"tokens: min {min(tokens)}, max {max(tokens)}, last {tokens[-1]}")
+    print("prefix share per step:", " ".join(f"{share:.0%}" for share in shares))
+    print(f"prefix share: mean {statistics.mean(shares):.0%}, min {min(shares):.0%} (goal ≥ 70%)")
 
 
 if __name__ == "__main__":

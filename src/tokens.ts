@@ -222,6 +222,8 @@ export interface ITurnRequest {
   provider?: string;
   /** A lower step budget for this turn (from the settings). */
   max_steps?: number;
+  /** The notebook's active cell: the model sees it in full. */
+  active_cell_id?: string;
 }
 
 export interface ITurnStarted {

@@ -101,7 +101,8 @@ async def test_rate_limits_give_up_after_a_bounded_number_of_retries(
 async def test_a_model_that_never_stops_calling_tools_is_capped(
     agent, notebook, model_server, open_tab
 ):
-    model_server.set_default_reply(call_tools(("notebook_map", {})))
+    # Different calls each step (the same call again would be refused as a repeat).
+    model_server.script(*(call_tools(("notebook_map", {"start": n})) for n in range(1, 5)))
     conversation = await failed_turn(agent, notebook)
     assert len(model_server.bodies(OPENAI_CHAT)) == 4
     assert "after 4 steps" in conversation["turn"]["error"]
@@ -117,7 +118,7 @@ async def test_a_model_that_never_stops_calling_tools_is_capped(
         (ScriptedCall("frobnicate", {"x": 1}), "no tool named 'frobnicate'"),
         (ScriptedCall("read_cell", {"cell_id": "nope"}), "No cell with id 'nope'"),
         (ScriptedCall("run_cells", {"cell_ids": ["c0", "ghost"]}), "No cell with id 'ghost'"),
-        (ScriptedCall("propose_modify", {"cell_id": "c1"}), "'source' must be a string"),
+        (ScriptedCall("propose_modify", {"cell_id": "c1"}), "'source' is required"),
     ],
     ids=["bad-json", "unknown-tool", "unknown-cell", "run-unknown-cell", "missing-argument"],
 )

@@ -117,12 +117,16 @@ class TestBudget:
         bodies = model_server.bodies(OPENAI_CHAT)
         assert len(bodies) == self.STEPS + 1
         sizes = [
-            sum(estimate_tokens(m["content"] or "") + 4 for m in body["messages"])
+            sum(
+                estimate_tokens((m["content"] or "") + json.dumps(m.get("tool_calls") or "")) + 4
+                for m in body["messages"]
+            )
             for body in bodies
         ]
         assert max(sizes) <= self.BUDGET, sizes
-        later = sizes[1:]
-        assert max(later) - min(later) < self.BUDGET * 0.05, sizes  # flat, not growing
+        # Bounded, not growing: older steps are compacted into receipts every few steps, so
+        # the prompt swings within the same bounds once receipts have filled their share.
+        assert max(sizes[-10:]) <= max(sizes[10:20]) * 1.05, sizes
         assert "ZeroDivisionError" in prompt_text(bodies[-1])
         assert "c999" in prompt_text(bodies[-1])  # the map keeps the ends
 
@@ -155,7 +159,8 @@ class TestOllama:
         assert bodies[0]["options"]["num_ctx"] == 8192
         assert bodies[0]["model"] == "scripted-tools" and bodies[0]["tools"]
         assert "ZeroDivisionError" in prompt_text(bodies[0])
-        assert "Latest tool result: read_cell" in prompt_text(bodies[1])
+        tool = next(m for m in bodies[1]["messages"] if m["role"] == "tool")
+        assert (tool["tool_name"], "ZeroDivisionError" in tool["content"]) == ("read_cell", True)
         assert conversation["messages"][-1]["text"] == "It divides by zero."
         models = await api("api", "jupyter-loop", "agent", "models")
         assert models["provider"] == "ollama" and "scripted-tools" in models["models"]

@@ -87,3 +87,13 @@ def test_set_source_replaces_only_what_changed(before, after):
     nb.append_cell({"id": "c", "cell_type": "code", "source": before, "metadata": {}})
     set_source(nb.ycells[0], after)
     assert str(nb.ycells[0]["source"]) == after
+
+
+def test_a_new_edit_of_a_cell_replaces_the_pending_one_of_the_same_turn(nb):
+    first = proposals.create(nb, turn_id="t", kind="modify", cell_id="c1", new_source="b = 1")
+    other = proposals.create(nb, turn_id="u", kind="modify", cell_id="c1", new_source="b = 9")
+    kept = proposals.create(nb, turn_id="t", kind="modify", cell_id="c0", new_source="a = 2")
+    second = proposals.create(nb, turn_id="t", kind="delete", cell_id="c1")
+    assert second["replaced"] == [first["id"]]
+    left = {p["id"] for p in proposals.proposals_map(nb).to_py().values()}
+    assert left == {other["id"], kept["id"], second["id"]}

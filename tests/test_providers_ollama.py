@@ -91,7 +91,7 @@ async def test_tool_results_go_back_by_tool_name(model_server, make_ollama_provi
         ),
         ChatMessage("tool", "[1]: 2", tool_call_id="call_0", tool_name="run_cells"),
     ]
-    await collect(step(provider, messages=history))
+    await collect(step(provider, "scripted-vision", messages=history))
     (body,) = model_server.bodies(CHAT)
     assert body["messages"] == [
         {"role": "user", "content": "Plot it", "images": ["iVBORw0KGgo="]},

@@ -14,6 +14,7 @@ from jupyter_loop.agent.providers import (
     Capabilities,
     ChatMessage,
     ImagePart,
+    ImagesRefused,
     OllamaProvider,
     OpenAIProvider,
     ProviderError,
@@ -111,7 +112,7 @@ async def test_the_request_carries_messages_tools_key_and_options(model_server, 
     ]
     await collect(
         openai_provider.stream(
-            model="scripted-tools",
+            model="scripted-vision",
             messages=history,
             tools=[READ_CELL],
             options={"temperature": 0.2},
@@ -120,7 +121,7 @@ async def test_the_request_carries_messages_tools_key_and_options(model_server, 
     (request,) = model_server.requests
     assert request.headers["authorization"] == f"Bearer {TEST_API_KEY}"
     body = request.body
-    assert body["model"] == "scripted-tools"
+    assert body["model"] == "scripted-vision"
     assert body["temperature"] == 0.2
     assert body["tools"][0]["function"]["name"] == "read_cell"
     assert body["messages"][1]["content"][1] == {
@@ -144,12 +145,43 @@ async def test_models_are_listed(openai_provider):
     ]
 
 
-async def test_capabilities_are_configured_or_guessed(make_openai_provider):
+PLOT = [ChatMessage("user", "What does it show?", images=(ImagePart("image/png", "iVBORw0KG"),))]
+
+
+async def test_refused_images_are_dropped_and_the_model_remembered(model_server, openai_provider):
+    model_server.script(say("A plot."), say("Still."))
+    events = await collect(
+        openai_provider.stream(model="scripted-tools", messages=PLOT, tools=[READ_CELL])
+    )
+    assert isinstance(events[0], ImagesRefused) and "multimodal" in events[0].message
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "A plot."
+    refused, sent = model_server.bodies(CHAT)
+    assert refused["messages"][0]["content"][1]["type"] == "image_url"
+    assert sent["messages"][0]["content"].endswith("the model does not take images.)")
+    assert (await openai_provider.capabilities("scripted-tools")).images is False
+    later = await collect(
+        openai_provider.stream(model="scripted-tools", messages=PLOT, tools=[READ_CELL])
+    )
+    assert not any(isinstance(e, ImagesRefused) for e in later)
+    assert isinstance(model_server.bodies(CHAT)[2]["messages"][0]["content"], str)
+    assert (await openai_provider.capabilities("scripted-vision")).images is True
+
+
+async def test_images_on_makes_a_refusal_an_error(model_server, make_openai_provider):
+    provider = make_openai_provider(images="on")
+    with pytest.raises(ProviderError, match="multimodal"):
+        await collect(provider.stream(model="scripted-tools", messages=PLOT, tools=[READ_CELL]))
+    assert len(model_server.bodies(CHAT)) == 1
+
+
+async def test_capabilities_are_configured_or_assumed(make_openai_provider):
     known = Capabilities(tools=False, images=False, context_window=8192)
     provider = make_openai_provider(model_capabilities={"local-model": known})
     assert await provider.capabilities("local-model") == known
-    assert await provider.capabilities("gpt-4o-mini") == Capabilities(True, True, None)
-    assert await provider.capabilities("gpt-3.5-turbo") == Capabilities(True, False, None)
+    # images: 'auto' assumes them until the server refuses; 'off' never sends them
+    assert await provider.capabilities("gpt-3.5-turbo") == Capabilities(True, True, None)
+    off = make_openai_provider(images="off")
+    assert await off.capabilities("gpt-4o-mini") == Capabilities(True, False, None)
 
 
 async def test_closing_the_stream_stops_the_answer_promptly(model_server, openai_provider):

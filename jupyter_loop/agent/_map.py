@@ -1,16 +1,19 @@
 """The notebook map: one line per cell, cut around the focus to fit a budget (pure).
 
+Cells are numbered as the user sees them: from 1, in document order (the panel's tool lines
+and proposal cards say "cell 3" for the same cell).
+
 Example:
     >>> cells = [CellSnapshot(f"c{i}", "code", f"x = {i}", i + 1) for i in range(50)]
     >>> print(notebook_map(cells, 80, focus_ids=["c25"]))
-    50 cells (index id type [count] first line → outputs)
-    0 c0 code [1] x = 0
-    ... cells 1-23 omitted (23) ...
-    24 c24 code [25] x = 24
-    25 c25 code [26] x = 25
-    26 c26 code [27] x = 26
-    ... cells 27-49 omitted (23) ...
-    (omitted cells: read them with the map tool, from their index)
+    50 cells (number id type [count] first line → outputs)
+    1 c0 code [1] x = 0
+    ... cells 2-24 omitted (23) ...
+    25 c24 code [25] x = 24
+    26 c25 code [26] x = 25
+    27 c26 code [27] x = 26
+    ... cells 28-50 omitted (23) ...
+    (omitted cells: read them with the map tool, from their number)
 """
 
 from __future__ import annotations
@@ -21,13 +24,17 @@ from dataclasses import dataclass
 from math import ceil
 from typing import Any
 
-from jupyter_loop.agent.summary import headline
+from jupyter_loop.agent.summary import clean_text, headline
 
 FIRST_LINE_CHARS = 80
 HEADLINE_CHARS = 100
 _GAP_TOKENS = 9  # what one "... cells 3-9 omitted (7) ..." line costs, roughly
 _GAP_COUNT = re.compile(r"^\.\.\. cells \d+-\d+ omitted \((\d+)\) \.\.\.$", re.MULTILINE)
-PAGING_NOTE = "(omitted cells: read them with the map tool, from their index)"
+PAGING_NOTE = "(omitted cells: read them with the map tool, from their number)"
+EXCERPT_LINES = 2
+"""Printed lines shown from the head and from the tail of a cell's output in the map."""
+EXCERPT_LINE_CHARS = 100
+_EXCERPT_READ = 4_000  # characters read from each end of a printed text, at most
 
 
 @dataclass(frozen=True)
@@ -54,13 +61,14 @@ class CellSnapshot:
 def cell_line(
     cell: CellSnapshot, index: int, *, with_source: bool = True, with_outputs: bool = True
 ) -> str:
-    """``3 <id> code [5] first line (+N lines) → output headline``.
+    """``3 <id> code [5] first line (+N lines) → output headline``; ``index`` counts from
+    0 and is shown as the cell's number, from 1.
 
     Example:
         >>> cell_line(CellSnapshot("a", "code", "\\nimport os\\nos.getcwd()", None, "running"), 0)
-        '0 a code [*] import os (+1 lines)'
+        '1 a code [*] import os (+1 lines)'
     """
-    parts = [str(index), cell.id, cell.cell_type + _marker(cell)]
+    parts = [str(index + 1), cell.id, cell.cell_type + _marker(cell)]
     if with_source:
         parts.append(_first_line(cell.source))
     line = " ".join(parts)
@@ -73,15 +81,20 @@ def cell_line(
 
 
 def notebook_map(
-    cells: Sequence[CellSnapshot], budget_tokens: int, *, focus_ids: Collection[str] = ()
+    cells: Sequence[CellSnapshot],
+    budget_tokens: int,
+    *,
+    focus_ids: Collection[str] = (),
+    excerpts: bool = False,
 ) -> str:
     """One line per cell; over budget, the lines near the focus cells, the ends, running
     cells and errors are kept, and each run of cut cells is one marked line.
 
+    With ``excerpts``, a cell's printed output follows its line (:func:`printed_excerpt`).
     Cell lines are made only for the cells that are kept, so a long notebook costs little.
     """
     count = len(cells)
-    header = f"{count} cells (index id type [count] first line → outputs)"
+    header = f"{count} cells (number id type [count] first line → outputs)"
     if not count:
         return header
     budget = budget_tokens - estimate_tokens(header) - estimate_tokens(PAGING_NOTE)
@@ -92,6 +105,8 @@ def notebook_map(
     used = 0
     for index in order:
         line = cell_line(cells[index], index)
+        if excerpts:
+            line += "".join(f"\n    | {text}" for text in printed_excerpt(cells[index].outputs))
         cost = estimate_tokens(line) + 1
         if used + cost > budget - (reserve if len(kept) + 1 < count else 0):
             break
@@ -148,7 +163,61 @@ def omitted_cells(map_text: str) -> int:
 
 
 def _gap(first: int, last: int) -> str:
-    return f"... cells {first}-{last} omitted ({last - first + 1}) ..."
+    return f"... cells {first + 1}-{last + 1} omitted ({last - first + 1}) ..."
+
+
+def printed_excerpt(outputs: Sequence[dict[str, Any]]) -> list[str]:
+    """The head and tail lines of what a cell printed (streams and text results).
+
+    Reads at most a few kilobytes of each end, however long the output.
+
+    Example:
+        >>> printed_excerpt([{"output_type": "stream", "name": "stdout",
+        ...                   "text": "".join(f"loss {n}\\n" for n in range(10))}])
+        ['loss 0', 'loss 1', '… 6 lines …', 'loss 8', 'loss 9']
+    """
+    texts = [text for text in map(_printed, outputs) if text]
+    if not texts:
+        return []
+    total = sum(text.count("\n") for text in texts) + (not texts[-1].endswith("\n"))
+    head, tail = _ends(texts)
+    if total <= 2 * EXCERPT_LINES and len(head) < _EXCERPT_READ:
+        shown = [line for line in clean_text(head).splitlines() if line.strip()]
+    else:
+        first = [line for line in clean_text(head).splitlines() if line.strip()]
+        last = [line for line in clean_text(tail).splitlines() if line.strip()]
+        hidden = max(0, total - 2 * EXCERPT_LINES)
+        shown = [*first[:EXCERPT_LINES], f"… {hidden} lines …", *last[-EXCERPT_LINES:]]
+    return [_cut(line.strip(), EXCERPT_LINE_CHARS) for line in shown]
+
+
+def _ends(texts: list[str]) -> tuple[str, str]:
+    """The first and the last :data:`_EXCERPT_READ` characters of the joined ``texts``."""
+    head = ""
+    for text in texts:
+        head += text[: _EXCERPT_READ - len(head)]
+        if len(head) >= _EXCERPT_READ:
+            break
+    tail = ""
+    for text in reversed(texts):
+        tail = text[-(_EXCERPT_READ - len(tail)) :] + tail
+        if len(tail) >= _EXCERPT_READ:
+            break
+    return head, tail
+
+
+def _printed(output: dict[str, Any]) -> str:
+    if output.get("output_type") == "stream":
+        value = output.get("text", "")
+    elif output.get("output_type") == "execute_result":
+        value = (output.get("data") or {}).get("text/plain", "")
+    else:
+        return ""
+    return value if isinstance(value, str) else "".join(str(part) for part in value)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _marker(cell: CellSnapshot) -> str:

@@ -15,6 +15,7 @@ from traitlets.config import Configurable
 from ..secrets import SecretMasker
 from .payloads import APPROVAL_POLICIES
 from .settings import AgentSettings
+from .vision import ImageBudget
 
 
 class AgentConfig(Configurable):
@@ -86,6 +87,33 @@ class AgentConfig(Configurable):
         config=True,
         help="Seconds to wait for the model server to connect or send more (default 120).",
     )
+    agent_images = Enum(
+        ["auto", "on", "off"],
+        default_value="auto",
+        config=True,
+        help=(
+            "Whether the agent shows image outputs (plots) to models that take images. "
+            "'auto' (default): Ollama models whose /api/show lists 'vision'; on "
+            "OpenAI-compatible servers, every model until its server refuses images (the step "
+            "is then sent again without them, and that model gets none until the server "
+            "restarts). 'on': always on OpenAI-compatible servers (a refusal is an error). "
+            "'off': never; models get a text description (type, size). Secret masking covers "
+            "text only: images go to the model as they are."
+        ),
+    )
+    agent_images_per_step = Int(
+        4,
+        config=True,
+        help=(
+            "Images sent with one model call at most (default 4), each shrunk to 1024 pixels "
+            "on its longest side; the rest are described in text."
+        ),
+    )
+    agent_image_bytes = Int(
+        3 * 1024 * 1024,
+        config=True,
+        help="Bytes of images (after shrinking) sent with one model call at most (default 3 MiB).",
+    )
     approval_policy = Enum(
         list(APPROVAL_POLICIES),
         default_value="ask",
@@ -109,6 +137,10 @@ class AgentConfig(Configurable):
             max_steps=max(1, self.agent_max_steps),
             context_tokens=max(1_000, self.agent_context_tokens),
             approval_policy=self.approval_policy,
+            images=self.agent_images,
+            image_budget=ImageBudget(
+                max(0, self.agent_images_per_step), max(0, self.agent_image_bytes)
+            ),
             masker=masker,
             request_timeout=self.agent_request_timeout,
             stream_interval=stream_interval,

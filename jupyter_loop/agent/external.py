@@ -177,6 +177,7 @@ class ExternalAgent:
             session,
             approve=lambda ids, sources: self._approve(room_id, session, ids, sources, caller),
             run=lambda ids, hashes: self._run(path, ids, hashes, caller, wait),
+            read_variables=lambda: self._execution.variables(path),
             record=record,
             result_chars=RESULT_CHARS,
         )

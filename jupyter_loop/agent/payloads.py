@@ -67,6 +67,8 @@ class TurnRequest:
     approval: ApprovalPolicy | None = None
     provider: str | None = None
     max_steps: int | None = None
+    active_cell_id: str | None = None
+    """The cell active in the user's notebook view (shown to the model in full)."""
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TurnRequest:
@@ -86,6 +88,7 @@ class TurnRequest:
             approval=cast("ApprovalPolicy | None", _choice(data, "approval", APPROVAL_POLICIES)),
             provider=_choice(data, "provider", PROVIDER_KINDS),
             max_steps=_positive_int(data, "max_steps"),
+            active_cell_id=_optional_string(data, "active_cell_id"),
         )
 
 

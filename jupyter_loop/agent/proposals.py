@@ -74,6 +74,10 @@ def create(
 ) -> dict[str, Any]:
     """Record a pending proposal against the cell as it is now.
 
+    An edit or deletion of a cell replaces the turn's pending edit or deletion of that cell
+    (the model changed its mind: one card per cell, not a pile); the ids it replaced are
+    returned under ``"replaced"`` (not stored).
+
     Raises:
         CellNotFound: The target (or the cell to insert after) does not exist.
     """
@@ -95,8 +99,24 @@ def create(
         status="pending",
         created_at=now_iso("microseconds"),  # orders a turn's proposals
     ).to_y()
+    replaced = _replace_pending(notebook, turn_id, cell_id) if kind != "insert" else []
     proposals_map(notebook)[proposal["id"]] = proposal
-    return proposal
+    return {**proposal, "replaced": replaced}
+
+
+def _replace_pending(notebook: YNotebook, turn_id: str, cell_id: str | None) -> list[str]:
+    """Remove the turn's pending edits and deletions of ``cell_id``; returns their ids."""
+    board = proposals_map(notebook)
+    gone = [
+        p["id"]
+        for p in of_turn(notebook, turn_id)
+        if p.get("status") == "pending"
+        and p.get("kind") != "insert"
+        and p.get("cell_id") == cell_id
+    ]
+    for proposal_id in gone:
+        del board[proposal_id]
+    return gone
 
 
 def is_stale(notebook: YNotebook, proposal: dict[str, Any]) -> bool:

@@ -17,6 +17,7 @@ from pycrdt import Map, Subscription
 
 from ..document import ORIGIN, LiveDocuments
 from ..errors import BadRequest, Conflict, NotFound, Unavailable
+from ..execution.introspect import VariablesReport
 from ..execution.run import RunOutcome
 from ..execution.service import ExecutionService
 from ..payloads import RunRequest
@@ -184,6 +185,8 @@ class AgentService:
             max_steps=min(settings.max_steps, request.max_steps or settings.max_steps),
             budget_tokens=settings.context_tokens,
             stream_interval=settings.stream_interval,
+            active_cell_id=request.active_cell_id,
+            images=settings.image_budget if settings.images != "off" else None,
         )
         history = [
             ConversationTurn(m["role"], str(m.get("text", "")), earlier=True)
@@ -212,6 +215,7 @@ class AgentService:
             live=live,
             provider=provider,
             run_cells=self._runner(room_id, user),
+            read_variables=self._variables_reader(room_id),
             desk=self._desk,
             store=self.store,
             journal=self.journal,
@@ -233,6 +237,15 @@ class AgentService:
             return await asyncio.shield(task)
 
         return run
+
+    def _variables_reader(self, room_id: str) -> Any:
+        async def read() -> VariablesReport:
+            path = self._docs.path_of(room_id)
+            if path is None:
+                raise NotFound("The notebook is gone.")
+            return await self._execution.variables(path)
+
+        return read
 
     def _ended(self, room_id: str, turn_id: str) -> None:
         self._tasks.pop(room_id, None)

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..secrets import SecretMasker
 from .providers import PROVIDER_KINDS, ModelProvider, make_provider
+from .vision import ImageBudget
 
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 
@@ -37,6 +38,8 @@ class AgentSettings:
         max_steps: Model calls per turn at most.
         context_tokens: The prompt budget per step.
         approval_policy: ``ask``, ``turn``, ``always`` or ``never``.
+        images: ``auto``, ``on`` or ``off``: image outputs for models that take them.
+        image_budget: Images per model call at most (count and bytes).
         masker: Masks secrets in prompts, the conversation, the journal and logs (None: off).
         request_timeout: Seconds to wait for the model server.
         stream_interval: Seconds over which streamed text is gathered into one write.
@@ -53,6 +56,8 @@ class AgentSettings:
     max_steps: int = 25
     context_tokens: int = 16_000
     approval_policy: str = "ask"
+    images: str = "auto"
+    image_budget: ImageBudget = ImageBudget()
     masker: SecretMasker | None = field(default=None, repr=False)
     request_timeout: float = 120.0
     stream_interval: float = 0.05
@@ -121,6 +126,7 @@ class AgentSettings:
         if kind == "openai":
             options["api_key"] = self.openai_api_key or self.environ.get("OPENAI_API_KEY")
             options["base_url"] = self._openai_url()
+            options["images"] = self.images
         else:
             options["host"] = self.ollama_host or self.environ.get("OLLAMA_HOST")
             options["num_ctx"] = self.ollama_num_ctx

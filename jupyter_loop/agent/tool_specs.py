@@ -1,6 +1,6 @@
 """The tools the model may call, as JSON schemas (what :mod:`.tools` implements).
 
-Names match the paging hints of the context (``notebook_map`` from an index, ``read_cell``
+Names match the paging hints of the context (``notebook_map`` from a cell number, ``read_cell``
 with ``offset=`` and an output index).
 """
 
@@ -21,12 +21,12 @@ _SUMMARY = {"type": "string", "description": "One line saying what the change do
 TOOL_SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "notebook_map",
-        "The map tool: one line per cell (index, id, type, execution count, first line, "
-        "output summary), from a cell index. Use it to see cells the map in your context "
-        "left out.",
+        "The map tool: one line per cell (number, id, type, execution count, first line, "
+        "output summary), from a cell number (cells count from 1). Use it to see cells the "
+        "map in your context left out.",
         _object(
             {
-                "start": {"type": "integer", "description": "First cell index (default 0)."},
+                "start": {"type": "integer", "description": "First cell number (default 1)."},
                 "count": {"type": "integer", "description": "How many cells (default 100)."},
             },
             [],
@@ -51,6 +51,13 @@ TOOL_SPECS: tuple[ToolSpec, ...] = (
             },
             ["cell_id"],
         ),
+    ),
+    ToolSpec(
+        "list_variables",
+        "List the kernel's user variables: name, type, shape or length, a dataframe's "
+        "columns with dtypes, the value of simple scalars. Read-only: it runs no code of "
+        "yours and nothing appears in the notebook. Fails while the kernel is busy.",
+        _object({}, []),
     ),
     ToolSpec(
         "propose_modify",

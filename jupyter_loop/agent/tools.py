@@ -1,7 +1,8 @@
 """The agent's tools: read the notebook, propose edits, run cells (with approval).
 
 Few and sharp, cells addressed by id. A tool never raises into the turn: a bad call (unknown
-tool, arguments that are not a JSON object, an unknown cell, a wrong type) comes back as a
+tool, arguments that are not a JSON object or break the tool's schema (:mod:`.tool_args`), an
+unknown cell) comes back as a
 failed :class:`ToolOutcome` whose text tells the model what went wrong, so it can correct
 itself, and the turn shows it as a notice.
 """
@@ -16,15 +17,18 @@ from jupyter_ydoc import YNotebook
 
 from ..document import ORIGIN, CellNotFound, LiveDocuments, find_cell, source_hash
 from ..errors import JupyterLoopError, SourceChanged
+from ..execution.introspect import VariablesReport
+from ..execution.introspect import describe as describe_variables
 from ..execution.run import RunOutcome
 from . import proposals
 from ._map import cell_line
 from .providers import BadToolArguments, ToolCall, ToolSpec
 from .snapshot import read_cell
 from .summary import clean_text, head_tail, headline, summarize_output, summarize_outputs
+from .tool_args import schema_violation
 from .tool_specs import TOOL_NAMES, TOOL_SPECS
 
-__all__ = ["TOOL_SPECS", "ToolError", "ToolOutcome", "Toolbox"]
+__all__ = ["TOOL_SPECS", "ToolError", "ToolOutcome", "Toolbox", "short_arguments"]
 
 MAX_RUN_CELLS = 10
 MAX_MAP_LINES = 200
@@ -35,7 +39,10 @@ Approve = Callable[[list[str], dict[str, str]], Awaitable[tuple[bool, str]]]
 """Asks for permission to run cells (ids, sources); returns (allowed, why not)."""
 Run = Callable[[list[str], dict[str, str]], Awaitable[dict[str, RunOutcome]]]
 """Runs cells (ids, the hash of each source that may run); raises SourceChanged otherwise."""
+ReadVariables = Callable[[], Awaitable[VariablesReport]]
+"""Reads the kernel's user variables (raises a ``JupyterLoopError`` when it cannot)."""
 Record = Callable[..., None]
+SCHEMAS = {spec.name: spec.parameters for spec in TOOL_SPECS}
 
 
 class ToolError(JupyterLoopError):
@@ -78,6 +85,7 @@ class Toolbox:
         *,
         approve: Approve,
         run: Run,
+        read_variables: ReadVariables,
         record: Record,
         result_chars: int,
     ) -> None:
@@ -86,13 +94,14 @@ class Toolbox:
         self._turn_id = turn_id
         self._approve = approve
         self._run = run
+        self._read_variables = read_variables
         self._record = record
         self._chars = max(1_000, result_chars)
         self.specs: tuple[ToolSpec, ...] = TOOL_SPECS
 
     async def call(self, call: ToolCall) -> ToolOutcome:
         """Run one call; failures come back as ``ok=False`` outcomes."""
-        shown = _short(call.arguments_json)
+        shown = short_arguments(call.arguments_json)
         try:
             if call.name not in TOOL_NAMES:
                 raise ToolError(
@@ -105,6 +114,11 @@ class Toolbox:
                     f"The arguments of '{call.name}' are not a JSON object ({e.message}). "
                     "Call it again with a JSON object."
                 ) from None
+            problem = schema_violation(arguments, SCHEMAS[call.name])
+            if problem is not None:
+                raise ToolError(
+                    f"{problem} Call {call.name} again with arguments as its schema says."
+                )
             outcome = await getattr(self, f"_{call.name}")(arguments)
         except ToolError as e:
             return _failed(call.name, e.message, shown)
@@ -118,17 +132,17 @@ class Toolbox:
     # -- reading ---------------------------------------------------------------------
 
     async def _notebook_map(self, args: dict[str, Any]) -> ToolOutcome:
-        start = _int(args, "start", 0)
+        start = max(1, _int(args, "start", 1)) - 1  # the model counts cells from 1
         count = min(_int(args, "count", 100), MAX_MAP_LINES)
         notebook = await self._notebook()
         total = len(notebook.ycells)
         end = min(total, start + count)
-        lines = [f"{total} cells; cells {start}-{end - 1} (index id type [count] first line)"]
+        lines = [f"{total} cells; cells {start + 1}-{end} (number id type [count] first line)"]
         with notebook.ydoc.transaction():
             for index in range(start, end):
                 lines.append(cell_line(read_cell(notebook.ycells[index]), index))
         if end < total:
-            lines.append(f"(more: call notebook_map with start={end})")
+            lines.append(f"(more: call notebook_map with start={end + 1})")
         text = head_tail("\n".join(lines), self._chars).text
         return ToolOutcome(text, f"read the notebook map (cells {start + 1}-{end})")
 
@@ -157,6 +171,15 @@ class Toolbox:
             text += "\noutputs: none"
         return ToolOutcome(text, f"read {where}", _one_line(cell.source), True, (cell_id,))
 
+    async def _list_variables(self, args: dict[str, Any]) -> ToolOutcome:
+        try:
+            report = await self._read_variables()
+        except JupyterLoopError as e:
+            text = f"Not available: {e.message}"
+            return ToolOutcome(text, "could not list the variables", e.message, False)
+        text = describe_variables(report, self._chars)
+        return ToolOutcome(text, f"listed the kernel's variables ({report.total})")
+
     # -- proposing -------------------------------------------------------------------
 
     async def _propose(self, **fields: Any) -> tuple[dict[str, Any], int | None]:
@@ -172,13 +195,14 @@ class Toolbox:
             kind=proposal["kind"],
             cell_id=proposal["cell_id"],
             summary=proposal["summary"],
+            replaced=proposal.get("replaced", []),
         )
         return proposal, index
 
     async def _propose_modify(self, args: dict[str, Any]) -> ToolOutcome:
         cell_id = _str(args, "cell_id")
         source = _text(args, "source")
-        summary = _text(args, "summary", "")
+        summary = _text(args, "summary")
         proposal, index = await self._propose(
             kind="modify", cell_id=cell_id, new_source=source, summary=summary
         )
@@ -195,7 +219,7 @@ class Toolbox:
         if cell_type not in ("code", "markdown", "raw"):
             raise ToolError("'cell_type' must be 'code', 'markdown' or 'raw'.")
         source = _text(args, "source")
-        summary = _text(args, "summary", "")
+        summary = _text(args, "summary")
         proposal, index = await self._propose(
             kind="insert", cell_id=after, new_source=source, cell_type=cell_type, summary=summary
         )
@@ -207,7 +231,7 @@ class Toolbox:
 
     async def _propose_delete(self, args: dict[str, Any]) -> ToolOutcome:
         cell_id = _str(args, "cell_id")
-        summary = _text(args, "summary", "")
+        summary = _text(args, "summary")
         proposal, index = await self._propose(kind="delete", cell_id=cell_id, summary=summary)
         where = f"cell {(index or 0) + 1}"
         return ToolOutcome(
@@ -282,11 +306,13 @@ def _failed(name: str, message: str, arguments: str) -> ToolOutcome:
 
 
 def _proposed(proposal: dict[str, Any]) -> str:
+    replaced = proposal.get("replaced") or []
     return (
         f"Proposal {proposal['id']} ({proposal['kind']}"
         f"{' cell ' + str(proposal['cell_id']) if proposal['cell_id'] else ' at the top'}) "
         "is shown to the user, who will accept or reject it; until then the notebook is "
         "unchanged. Its status appears in your working memory."
+        + (f" It replaces your pending proposal {', '.join(replaced)}." if replaced else "")
     )
 
 
@@ -310,7 +336,8 @@ def _one_line(text: str, limit: int = 80) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def _short(arguments_json: str, limit: int = 200) -> str:
+def short_arguments(arguments_json: str, limit: int = 200) -> str:
+    """The arguments on one line, cut to ``limit`` (for receipts and the journal)."""
     text = " ".join(arguments_json.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 

@@ -1,17 +1,20 @@
 """One agent turn: a server-side task that talks to the model, calls tools and streams.
 
 The task belongs to :class:`~.service.AgentService`, not to a connection: it goes on when
-every tab closes, with the room pinned. At every step the context is rebuilt from the live
-notebook (so the prompt does not grow with the steps); the model's text is streamed into
-the shared document in batches; tool calls run one after the other. A provider error ends
-the turn with a notice and state ``error``; a stop (from any tab) cancels the task, which
-then writes what it had and ends ``stopped``. The notebook is never left half-edited: the
+every tab closes, with the room pinned. At every step the prompt is assembled again
+(:mod:`.context`): the same stable beginning, the turn's tool calls and results as native
+messages, and a live view of the notebook last, within a fixed budget. The model's text is
+streamed into the shared document in batches; tool calls run one after the other (a call
+repeated with the same arguments is refused, then ends the turn). A provider error ends the
+turn with a notice and state ``error``; a stop (from any tab) cancels the task, which then
+writes what it had and ends ``stopped``. The notebook is never left half-edited: the
 only edits are proposals, which the user applies.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -20,17 +23,26 @@ from typing import Any
 
 from ..document import LiveDocuments, source_hash
 from ..errors import JupyterLoopError
+from ..execution.introspect import describe as describe_variables
 from ..execution.run import RunOutcome
 from ..records import ApprovalRequest
 from ..secrets import SecretMasker
 from . import proposals
 from .approvals import ApprovalDesk
-from .context import LATEST_TOOL_SHARE, ConversationTurn, ToolResult, build_context, new_nonce
+from .context import (
+    RESULT_SHARE,
+    ConversationTurn,
+    ToolResult,
+    ToolStep,
+    TurnOverview,
+    build_context,
+    new_nonce,
+)
 from .journal import AgentJournal
 from .live import LiveTurn, StreamedText
 from .providers import (
     ChatMessage,
-    ImagePart,
+    ImagesRefused,
     ModelProvider,
     ProviderError,
     StreamEnd,
@@ -41,14 +53,23 @@ from .providers import (
 )
 from .snapshot import NotebookSnapshots
 from .store import ConversationStore, new_id, now_iso
-from .tools import Toolbox
+from .tools import ReadVariables, Toolbox, ToolOutcome, short_arguments
+from .vision import ImageBudget, ImageShrinker
+from .vision import attach as attach_images
 
 MAX_FOCUS = 4
+REPEATS_REFUSED = 2
+"""The same call with the same arguments this many times in a row is not run again."""
+REPEATS_ENDING = 3
+"""... and this many times ends the turn."""
+VARIABLES_CHARS = 4_000
+"""At most this much of the variables description is read for the context (which cuts it)."""
 INSTRUCTIONS = """\
 Answer the user's question about this notebook, using the tools when you need more than the
-state below shows. Cells are addressed by id. To change the notebook, propose edits
-(propose_modify / propose_insert / propose_delete): the user accepts or rejects them, and your
-working memory says which. Run cells with run_cells to see their real outputs. {policy}
+notebook shown below. Tools address cells by id; in your answer, name cells by their number.
+To change the notebook, propose edits (propose_modify / propose_insert / propose_delete):
+the user accepts or rejects them, and your working memory says which. Run cells with
+run_cells to see their real outputs. {policy}
 When you have what you need, answer in plain words, quoting the real error or output."""
 POLICIES = {
     "ask": "Each run_cells call asks the user for permission first.",
@@ -75,6 +96,9 @@ class TurnPlan:
     max_steps: int
     budget_tokens: int
     stream_interval: float
+    active_cell_id: str | None = None
+    images: ImageBudget | None = None
+    """Images per step for models that take them; None: images are off."""
 
 
 class Turn:
@@ -88,6 +112,7 @@ class Turn:
         live: LiveTurn,
         provider: ModelProvider,
         run_cells: RunCells,
+        read_variables: ReadVariables,
         desk: ApprovalDesk,
         store: ConversationStore,
         journal: AgentJournal,
@@ -101,20 +126,26 @@ class Turn:
         self._docs = docs
         self._provider = provider
         self._run_cells = run_cells
+        self._read_variables = read_variables
+        self._variables = ""  # described for the context; read at the start and after runs
         self._desk = desk
         self._store = store
         self._journal = journal
         self._masker = masker
         self._history = history
         self._log = log
-        self._said: list[str] = []
-        self._results: list[ToolResult] = []
-        self._focus: list[str] = list(plan.focus_ids)
+        self._steps_done: list[ToolStep] = []
+        self._overview: TurnOverview | None = None
+        self._touched: list[str] = []
+        self._last_call: tuple[str, str] | None = None
+        self._repeats = 0
         self._notes: list[str] = []
         self._allowed_for_turn = plan.policy == "always"
         self._snapshots = NotebookSnapshots()
         self._nonce = new_nonce()
         self._usage = {"input_tokens": 0, "output_tokens": 0}
+        self._images = False  # the model takes images (until it refuses them)
+        self._shrinker = ImageShrinker()
 
     # -- the turn --------------------------------------------------------------------
 
@@ -147,6 +178,7 @@ class Turn:
                 "Choose a model that supports tool calling.",
                 kind="no_tools",
             )
+        self._images = caps.images and plan.images is not None
         budget = plan.budget_tokens
         if caps.context_window:
             budget = min(budget, int(caps.context_window * 0.75))
@@ -156,18 +188,26 @@ class Turn:
             plan.turn_id,
             approve=self._approve,
             run=self._run_cells,
+            read_variables=self._read_variables,
             record=self._record,
-            result_chars=int(budget * 4 * LATEST_TOOL_SHARE) - 300,
+            result_chars=int(budget * 4 * RESULT_SHARE) - 300,
         )
+        await self._refresh_variables()
         for step in range(1, plan.max_steps + 1):
-            messages = await self._prompt(budget, caps.images)
-            calls, finish = await self._call_model(messages, toolbox, step)
+            messages = await self._prompt(budget, self._images)
+            calls, finish, said = await self._call_model(messages, toolbox, step)
             if not calls:
                 if finish == "length":
                     await self._notice("The answer was cut off at the model's length limit.")
                 return "done", None
-            for call in calls:
-                await self._tool(toolbox, call)
+            results = await self._step_tools(toolbox, calls)
+            if results is None:
+                name = calls[-1].name
+                return "error", (
+                    f"The assistant repeated the same call ({name}) three times in a row, so "
+                    "the turn was ended. Ask again, perhaps saying more precisely what you need."
+                )
+            self._steps_done.append(ToolStep(said, calls, results))
         message = (
             f"The agent stopped after {plan.max_steps} steps without finishing "
             "(the limit is c.JupyterLoopApp.agent_max_steps)."
@@ -193,32 +233,41 @@ class Turn:
     # -- the model -------------------------------------------------------------------
 
     async def _prompt(self, budget: int, images: bool) -> list[ChatMessage]:
-        notebook = await self._docs.notebook(self.plan.room_id)
+        plan = self.plan
+        notebook = await self._docs.notebook(plan.room_id)
         cells = self._snapshots.cells(notebook)
-        conversation = [
-            *self._history,
-            ConversationTurn("user", self.plan.message),
-            *(ConversationTurn("assistant", text) for text in self._said),
-        ]
+        pointed = (plan.active_cell_id, *plan.focus_ids) if plan.active_cell_id else plan.focus_ids
         window = build_context(
             cells,
-            conversation=conversation,
-            focus_ids=self._focus[:MAX_FOCUS],
-            latest_tool_result=self._results[-1] if self._results else None,
-            older_tool_results=self._results[:-1],
+            conversation=[*self._history, ConversationTurn("user", plan.message)],
+            steps=self._steps_done,
+            focus_ids=self._touched[:MAX_FOCUS],
+            detail_ids=pointed,
             memory=self._memory(notebook),
             budget_tokens=budget,
             nonce=self._nonce,
-            instructions=INSTRUCTIONS.format(policy=POLICIES[self.plan.policy]),
+            instructions=INSTRUCTIONS.format(policy=POLICIES[plan.policy]),
             masker=self._masker,
             model_takes_images=images,
+            overview=self._overview,
+            variables=self._variables,
         )
+        self._overview = window.overview
         messages = [ChatMessage("system", window.system)]
-        messages.extend(ChatMessage(m.role, m.content) for m in window.messages)
-        if window.images:
-            last = messages[-1]
-            attached = tuple(ImagePart(image.mime, image.base64) for image in window.images)
-            messages[-1] = ChatMessage(last.role, last.content, images=attached)
+        messages.extend(
+            ChatMessage(
+                m.role,
+                m.content,
+                tool_calls=m.tool_calls,
+                tool_call_id=m.tool_call_id,
+                tool_name=m.tool_name,
+            )
+            for m in window.messages
+        )
+        if window.images and self.plan.images is not None:
+            shrink = self._shrinker.prepare  # decodes and resizes: off the event loop
+            prepared = await asyncio.to_thread(shrink, window.images, self.plan.images)
+            messages[-1] = attach_images(messages[-1], prepared)
         return messages
 
     def _memory(self, notebook: Any) -> list[str]:
@@ -233,13 +282,15 @@ class Turn:
 
     async def _call_model(
         self, messages: list[ChatMessage], toolbox: Toolbox, step: int
-    ) -> tuple[tuple[ToolCall, ...], str]:
+    ) -> tuple[tuple[ToolCall, ...], str, str]:
+        """One model call: its tool calls, finish reason and the text it wrote."""
         plan = self.plan
         began = time.monotonic()
         streamed = StreamedText(self.live, plan.stream_interval)
         calls: tuple[ToolCall, ...] = ()
         usage: Usage | None = None
         finish = ""
+        images = sum(len(message.images) for message in messages)
         events = self._provider.stream(model=plan.model, messages=messages, tools=toolbox.specs)
         try:
             async for event in events:
@@ -251,13 +302,15 @@ class Turn:
                     usage = event
                 elif isinstance(event, StreamEnd):
                     finish = event.finish_reason
+                elif isinstance(event, ImagesRefused):
+                    self._images, images = False, 0
+                    self._record("images_refused", model=plan.model, message=event.message)
         finally:
             aclose = getattr(events, "aclose", None)
             if aclose is not None:
                 await aclose()
             text = await streamed.close()
             if text:
-                self._said.append(text)
                 self._store.add_message(
                     plan.file_id, turn_id=plan.turn_id, role="assistant", text=self._mask(text)
                 )
@@ -273,20 +326,53 @@ class Turn:
                 duration_ms=round((time.monotonic() - began) * 1000),
                 finish_reason=finish or None,
                 tool_calls=[call.name for call in calls],
+                images=images,
             )
             await self.live.update(steps=step, usage=dict(self._usage))
-        return calls, finish
+        return calls, finish, text
 
     # -- tools -----------------------------------------------------------------------
 
-    async def _tool(self, toolbox: Toolbox, call: ToolCall) -> None:
+    async def _step_tools(
+        self, toolbox: Toolbox, calls: tuple[ToolCall, ...]
+    ) -> tuple[ToolResult, ...] | None:
+        """Run a step's calls in order; None when a repeated call ends the turn.
+
+        Every call gets a result (the protocol wants each answered): a call repeated twice in
+        a row is not run, and ends the step; the calls after it are answered as not run.
+        """
+        results: list[ToolResult] = []
+        ended = False
+        for call in calls:
+            if ended:
+                outcome = _not_run(call, "Not run: the step ended at the repeated call before.")
+            else:
+                repeats = self._count_repeats(call)
+                if repeats >= REPEATS_ENDING:
+                    return None
+                ended = repeats == REPEATS_REFUSED
+                outcome = _not_run(call, _REPEATED) if ended else await toolbox.call(call)
+                await self._tool(call, outcome)
+            results.append(
+                ToolResult(call.name, outcome.arguments, outcome.content, outcome.ok, call.id)
+            )
+        return tuple(results)
+
+    def _count_repeats(self, call: ToolCall) -> int:
+        """How many times in a row this call (name and arguments) has now been made."""
+        signature = (call.name, _canonical(call.arguments_json))
+        self._repeats = self._repeats + 1 if signature == self._last_call else 1
+        self._last_call = signature
+        return self._repeats
+
+    async def _tool(self, call: ToolCall, outcome: ToolOutcome) -> None:
         plan = self.plan
-        outcome = await toolbox.call(call)
-        self._results.append(ToolResult(call.name, outcome.arguments, outcome.content, outcome.ok))
+        if call.name == "run_cells" and outcome.ok:
+            await self._refresh_variables()
         for cell_id in reversed(outcome.cell_ids):
-            if cell_id in self._focus:
-                self._focus.remove(cell_id)
-            self._focus.insert(0, cell_id)
+            if cell_id in self._touched:
+                self._touched.remove(cell_id)
+            self._touched.insert(0, cell_id)
         summary, detail = self._mask(outcome.summary), self._mask(outcome.detail)
         await self.live.add(
             "tool",
@@ -309,6 +395,17 @@ class Turn:
         )
         if outcome.notice:
             await self._notice(outcome.notice, "error")
+
+    async def _refresh_variables(self) -> None:
+        """Read the kernel's variables for the context; none when it has no kernel or is busy."""
+        try:
+            report = await self._read_variables()
+        except JupyterLoopError as e:
+            self._variables = ""
+            self._record("variables_read", ok=False, message=e.message)
+            return
+        self._variables = describe_variables(report, VARIABLES_CHARS)
+        self._record("variables_read", ok=True, count=report.total)
 
     async def _approve(self, cell_ids: list[str], sources: dict[str, str]) -> tuple[bool, str]:
         plan = self.plan
@@ -363,3 +460,23 @@ class Turn:
 
     def _mask(self, text: str) -> str:
         return self._masker.mask(text) if self._masker is not None else text
+
+
+_REPEATED = (
+    "Not run again: you made the same call with the same arguments twice in a row; its result "
+    "is in the tool message before. Use it, call something else, or answer. A third identical "
+    "call ends the turn."
+)
+
+
+def _not_run(call: ToolCall, text: str) -> ToolOutcome:
+    arguments = short_arguments(call.arguments_json)
+    return ToolOutcome(text, f"{call.name} repeated: not run", text, False, (), arguments)
+
+
+def _canonical(arguments_json: str) -> str:
+    """Arguments in one spelling (key order and spacing do not make a call different)."""
+    try:
+        return json.dumps(json.loads(arguments_json or "{}"), sort_keys=True)
+    except ValueError:
+        return arguments_json

@@ -210,6 +210,21 @@ class KernelChannel:
             "allow_stdin": True,
             "stop_on_error": True,
         }
+        return self._request(content, listener)
+
+    def evaluate(self, expressions: dict[str, str], listener: RunListener) -> str:
+        """Evaluate ``user_expressions`` silently: no history, no execution count, no output."""
+        content = {
+            "code": "",
+            "silent": True,
+            "store_history": False,
+            "user_expressions": expressions,
+            "allow_stdin": False,
+            "stop_on_error": False,
+        }
+        return self._request(content, listener)
+
+    def _request(self, content: dict[str, Any], listener: RunListener) -> str:
         message = self._link.session.msg("execute_request", content)
         msg_id = str(message["header"]["msg_id"])
         self._listeners[msg_id] = listener

@@ -16,10 +16,11 @@ from jupyter_ydoc import YNotebook
 from pycrdt import Map
 
 from ..document import ORIGIN, CellNotFound, LiveDocuments, find_cell
-from ..errors import Conflict, JupyterLoopError
+from ..errors import Conflict, JupyterLoopError, Unavailable
 from ..records import InputRequest
 from ..tasks import spawn_logged
 from . import board
+from .introspect import ReplyWaiter
 from .kernel import KernelChannel
 from .ledger import LedgerEntry, NullLedger, RunLedger
 from .ops import AppendStream, UpdateDisplay
@@ -158,6 +159,30 @@ class KernelQueue:
 
     async def _ready(self) -> None:
         await self._channel.ready(self._settings.kernel_ready_timeout)
+
+    async def evaluate(self, expressions: dict[str, str], timeout: float) -> dict[str, Any]:
+        """The ``user_expressions`` of a silent execute request (see ``introspect``).
+
+        ``timeout`` covers connecting too: a kernel that is still starting, or dead, makes
+        the caller wait no longer than one that is busy.
+        """
+
+        async def ask() -> dict[str, Any]:
+            await self._ready()
+            waiter = ReplyWaiter()
+            msg_id = self._channel.evaluate(expressions, waiter)
+            try:
+                return await waiter.reply
+            finally:
+                self._channel.release(msg_id)
+
+        try:
+            return await asyncio.wait_for(ask(), timeout)
+        except TimeoutError:
+            raise Unavailable(
+                f"The kernel did not answer within {timeout:g} s (still starting, or busy "
+                "with code run from elsewhere)."
+            ) from None
 
     async def _execute(self, run: CellRun) -> RunOutcome:
         self._current = run

@@ -12,11 +12,15 @@ from ..errors import BadRequest, Conflict, NotFound, SourceChanged
 from ..payloads import InputReply, QueuedCell, RunRequest, RunTicket
 from ..tasks import spawn_logged
 from . import board
+from .introspect import EXPRESSION, EXPRESSION_KEY, VariablesReport, report_from_reply
 from .ledger import NullLedger, RunLedger
 from .queue import KernelQueue, QueueSettings
 from .recovery import close_interrupted_runs
 from .run import KERNEL_DIED, KERNEL_RESTARTED, CellJob, RunOutcome
 
+VARIABLES_TIMEOUT = 5.0
+"""Seconds the variables snippet may take before the kernel counts as not answering."""
+KERNEL_BUSY = "The kernel is busy running a cell; its variables can be read once it is idle."
 KERNEL_ACTIONS = "https://events.jupyter.org/jupyter_server/kernel_actions/v1"
 
 
@@ -174,6 +178,21 @@ class ExecutionService:
         kernel_id = await self._kernel_for(RunRequest(path=path, cell_ids=()))
         await self._kernels.interrupt_kernel(kernel_id)
         return kernel_id
+
+    async def variables(self, path: str, timeout: float = VARIABLES_TIMEOUT) -> VariablesReport:
+        """The user variables of the notebook's kernel, read silently (see ``introspect``).
+
+        Raises ``Conflict`` while a cell runs or waits (the snippet would wait behind them).
+        The queue, not the kernel's last status, tells: the status of the previous read may
+        still say busy. Code run by another client (a console) shows as a timeout.
+        """
+        kernel_id = await self._kernel_for(RunRequest(path=path, cell_ids=()))
+        queue = self._queue(kernel_id)
+        if not queue.idle:
+            raise Conflict(KERNEL_BUSY)
+        reply = await queue.evaluate({EXPRESSION_KEY: EXPRESSION}, timeout)
+        masker = self._settings.outputs.masker
+        return report_from_reply(reply, masker.mask) if masker else report_from_reply(reply)
 
     async def _kernel_for(self, request: RunRequest) -> str:
         if request.kernel_id is not None:

@@ -65,6 +65,9 @@ class Reply:
             ``/api/tags``) or ``"show"``.
         requires: Taken only by a request whose body contains this text (``""``: any), so
             a test can script an answer that depends on what the model was sent.
+        answer_after_tool: Answer this text instead when the request holds a ``tool``
+            message (its call was answered), as a model trained on the native tool protocol
+            does once it sees its call's result (None: always answer as scripted).
     """
 
     text: str = ""
@@ -79,12 +82,28 @@ class Reply:
     delay: float = 0.0
     endpoint: str = "chat"
     requires: str = ""
+    answer_after_tool: str | None = None
 
     def __post_init__(self) -> None:
         if self.endpoint not in ENDPOINTS:
             raise ValueError(f"endpoint must be one of {ENDPOINTS}, not {self.endpoint!r}")
         if self.chunk_size < 1:
             raise ValueError("chunk_size must be at least 1")
+
+    def for_messages(self, messages: Any) -> Reply:
+        """This reply, or its :attr:`answer_after_tool` text once a tool message is sent.
+
+        Example:
+            >>> reply = Reply(tool_calls=(ScriptedCall("f"),), answer_after_tool="Done.")
+            >>> reply.for_messages([{"role": "tool", "content": "ok"}, {"role": "user"}]).text
+            'Done.'
+            >>> len(reply.for_messages([{"role": "user", "content": "go"}]).tool_calls)
+            1
+        """
+        if self.answer_after_tool is None or not isinstance(messages, list):
+            return self
+        answered = any(isinstance(m, Mapping) and m.get("role") == "tool" for m in messages)
+        return Reply(text=self.answer_after_tool) if answered else self
 
     @property
     def failed(self) -> bool:
@@ -160,7 +179,9 @@ class ScriptedModel:
         name: The model's name (``/api/tags``, ``/v1/models``).
         capabilities: Ollama's capability list; None: omit it (older Ollama). A chat
             request with tools to a model whose list lacks ``"tools"`` is refused (400),
-            as Ollama does; so is fill-in-the-middle (a ``suffix``) without ``"insert"``.
+            as Ollama does; so is fill-in-the-middle (a ``suffix``) without ``"insert"``, and
+            a request with images to a model whose list lacks ``"vision"``, as text-only
+            OpenAI-compatible servers do.
         context_length: The trained context length in ``model_info``.
         template: The prompt template (older Ollama's only hint of tool support).
         family: The architecture name.
@@ -179,6 +200,10 @@ class ScriptedModel:
     def refuses_insert(self) -> bool:
         """Whether ``/api/generate`` with a ``suffix`` gets "does not support insert"."""
         return self.capabilities is not None and "insert" not in self.capabilities
+
+    def refuses_images(self) -> bool:
+        """Whether a request with images gets a 400 (a model without ``"vision"``)."""
+        return self.capabilities is not None and "vision" not in self.capabilities
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ScriptedModel:

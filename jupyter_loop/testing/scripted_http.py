@@ -1,6 +1,7 @@
 """The HTTP side of the scripted model server: the request handler and the shared state.
 
-One handler thread per connection reads the request, records it, takes the next scripted
+One handler thread per connection reads the request, records it, checks it as the real API
+would (:mod:`.protocol`: a violation is answered 400), takes the next scripted
 reply and writes it in the protocol the path asks for (OpenAI SSE/JSON, Ollama NDJSON/JSON).
 Streams are sent chunked, one event per chunk, so a reply can be cut off mid-body.
 """
@@ -21,6 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
+from . import protocol
 from . import scripted_wire as wire
 from .replies import Reply, ScriptedModel, fail
 
@@ -198,6 +200,10 @@ class _Handler(BaseHTTPRequestHandler):
     # -- OpenAI --------------------------------------------------------------------------
 
     def _openai_chat(self, body: Any) -> None:
+        violation = protocol.openai_violation(body)
+        if violation is not None:
+            self._send_json(400, wire.openai_error(fail(400, violation)))
+            return
         reply = self._chat_reply(body)
         if reply.failed:
             self._send_json(reply.status, wire.openai_error(reply), reply.headers)
@@ -233,6 +239,10 @@ class _Handler(BaseHTTPRequestHandler):
     # -- Ollama --------------------------------------------------------------------------
 
     def _ollama_chat(self, body: Any) -> None:
+        violation = protocol.ollama_violation(body)
+        if violation is not None:
+            self._send_json(400, wire.ollama_error(fail(400, violation)))
+            return
         reply = self._chat_reply(body)
         if reply.failed:
             self._send_json(reply.status, wire.ollama_error(reply), reply.headers)
@@ -291,7 +301,10 @@ class _Handler(BaseHTTPRequestHandler):
         model = self.server.state.model(str(body.get("model", "")))
         if body.get("tools") and model is not None and model.refuses_tools():
             return fail(400, f"registry.ollama.ai/library/{model.name} does not support tools")
-        return self.server.state.take("chat", self._body_text) or self.server.state.default_reply
+        if model is not None and model.refuses_images() and wire.has_images(body):
+            return fail(400, f"{model.name} is not a multimodal model: images are not supported")
+        reply = self.server.state.take("chat", self._body_text) or self.server.state.default_reply
+        return reply.for_messages(body.get("messages"))
 
     # -- control -------------------------------------------------------------------------
 

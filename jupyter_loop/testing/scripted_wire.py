@@ -273,3 +273,18 @@ def _details(model: ScriptedModel) -> dict[str, Any]:
         "parameter_size": "8B",
         "quantization_level": "Q4_K_M",
     }
+
+
+def has_images(body: Mapping[str, Any]) -> bool:
+    """Whether a chat request carries images (OpenAI ``image_url`` parts, Ollama ``images``)."""
+    for message in body.get("messages") or []:
+        if not isinstance(message, Mapping):
+            continue
+        if message.get("images"):
+            return True
+        content = message.get("content")
+        if isinstance(content, list) and any(
+            isinstance(part, Mapping) and part.get("type") == "image_url" for part in content
+        ):
+            return True
+    return False

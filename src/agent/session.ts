@@ -137,7 +137,7 @@ export class AgentSession implements IDisposable {
 
   /**
    * Start a turn with a message. Cells in focus and cells the message mentions
-   * (`@cell`, `@cell3`) go with it. The draft is kept if the server refuses.
+   * (`@cell`, `@cell3`) go with it, and the active cell (shown to the model in full). The draft is kept if the server refuses.
    *
    * @returns whether the turn started
    */
@@ -166,6 +166,9 @@ export class AgentSession implements IDisposable {
     }
     if (settings.maxSteps > 0) {
       request.max_steps = settings.maxSteps;
+    }
+    if (activeCellId) {
+      request.active_cell_id = activeCellId;
     }
     this._outgoing = { text: message, turnId: null };
     const started = await this._run('send', 'The message was not sent', () =>

@@ -1,6 +1,7 @@
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import * as React from 'react';
 
+import { renumberCells } from '../agent/cellnumbers';
 import { ConversationEntry, ITurnView } from '../agent/conversation';
 import { AgentSession } from '../agent/session';
 import { IAgentTurn } from '../tokens';
@@ -51,7 +52,13 @@ export function EntryView(props: {
             <span className="jp-Loop-ToolStep-mark" aria-hidden="true">
               {entry.ok === false ? '✗' : '✓'}
             </span>
-            {entry.summary || entry.name}
+            {entry.summary
+              ? renumberCells(
+                  entry.summary,
+                  entry.cell_ids ?? [],
+                  props.position
+                )
+              : entry.name}
           </summary>
           <pre className="jp-Loop-ToolStep-detail">
             {entry.detail || `${entry.name}: no details`}

@@ -25,6 +25,7 @@ __all__ = [
     "Capabilities",
     "ChatMessage",
     "ImagePart",
+    "ImagesRefused",
     "ModelEvent",
     "ModelInfo",
     "ModelProvider",
@@ -156,7 +157,18 @@ class StreamEnd:
     finish_reason: str
 
 
-ModelEvent = TextDelta | ToolCallsReady | Usage | StreamEnd
+@dataclass(frozen=True)
+class ImagesRefused:
+    """The model refused the step's images; the step was sent again without them.
+
+    Attributes:
+        message: What the server said.
+    """
+
+    message: str
+
+
+ModelEvent = TextDelta | ToolCallsReady | Usage | StreamEnd | ImagesRefused
 
 
 @dataclass(frozen=True)
@@ -198,8 +210,10 @@ class ModelProvider(Protocol):
     ) -> AsyncIterator[ModelEvent]:
         """Run one model step and stream what it says.
 
-        Yields text deltas as they arrive, then at most one :class:`ToolCallsReady`, at
-        most one :class:`Usage` and always a final :class:`StreamEnd`. Closing the
+        Yields, first, :class:`ImagesRefused` if the model refused the images and the step
+        went again without them; then text deltas as they arrive, at most one
+        :class:`ToolCallsReady`, at most one :class:`Usage` and always a final
+        :class:`StreamEnd`. Closing the
         iterator early (``aclose()``) stops the request.
 
         Raises:

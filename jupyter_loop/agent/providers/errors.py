@@ -36,6 +36,13 @@ _NO_TOOLS = re.compile(
     re.IGNORECASE,
 )
 
+#: Server messages that mean "this model cannot take images" (OpenAI, vLLM, llama.cpp,
+#: LM Studio, Ollama): the request is then sent again without them.
+_NO_IMAGES = re.compile(
+    r"image|multimodal|multi-modal|vision|mmproj",
+    re.IGNORECASE,
+)
+
 _MAX_DETAIL = 300
 
 
@@ -132,3 +139,8 @@ def detail(text: object, secrets: Iterable[str | None] = ()) -> str:
 def says_no_tools(text: str) -> bool:
     """Whether a server's error text says the model does not take tools."""
     return bool(_NO_TOOLS.search(text))
+
+
+def says_no_images(text: str) -> bool:
+    """Whether a server's refusal of a request with images is about the images."""
+    return bool(_NO_IMAGES.search(text))

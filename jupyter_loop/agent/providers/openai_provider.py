@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, cast
 from urllib.parse import urlparse
 
@@ -23,6 +24,7 @@ from openai.types.chat import ChatCompletionToolUnionParam as ToolParam
 from .base import (
     Capabilities,
     ChatMessage,
+    ImagesRefused,
     ModelEvent,
     ModelInfo,
     StreamEnd,
@@ -32,7 +34,7 @@ from .base import (
     Usage,
     function_tools,
 )
-from .errors import ErrorKind, ProviderError, detail, says_no_tools
+from .errors import ErrorKind, ProviderError, detail, says_no_images, says_no_tools
 from .openai_wire import ToolCallAssembler, to_openai_messages
 from .retry import RetryPolicy, parse_retry_after, retry_rate_limited
 
@@ -41,8 +43,11 @@ KEY_HINT = "Set OPENAI_API_KEY or c.JupyterLoopApp.openai_api_key."
 URL_HINT = "OPENAI_BASE_URL or c.JupyterLoopApp.openai_base_url"
 #: Sent when no key is configured for a server that needs none (local servers).
 _NO_KEY = "no-key-configured"
-#: Model-name fragments of OpenAI models that take images.
-_VISION_HINTS = ("gpt-4o", "gpt-4.1", "gpt-4-turbo", "gpt-5", "o1", "o3", "o4", "vision", "-vl")
+#: ``images``: send them to every model, to none, or try and remember who refuses them.
+IMAGE_MODES = ("auto", "on", "off")
+IMAGES_LEFT_OUT = (
+    "\n\n(The images mentioned above were not attached: the model does not take images.)"
+)
 
 
 class OpenAIProvider:
@@ -60,6 +65,10 @@ class OpenAIProvider:
             servers reject ``stream_options``).
         label: The provider's name in messages (default: "OpenAI" or the server's URL).
         model_capabilities: Known capabilities per model id, overriding the guess.
+        images: ``"auto"`` (default): send images to every model; a model whose server
+            refuses them (a 4xx or 500 about images) gets the step again without them,
+            and no images from then on. ``"on"``: always send (a refusal is an error).
+            ``"off"``: never.
     """
 
     name = "openai"
@@ -76,6 +85,7 @@ class OpenAIProvider:
         include_usage: bool = True,
         label: str | None = None,
         model_capabilities: Mapping[str, Capabilities] | None = None,
+        images: str = "auto",
     ) -> None:
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
@@ -88,6 +98,10 @@ class OpenAIProvider:
         self._timeout = timeout
         self._include_usage = include_usage
         self._known = dict(model_capabilities or {})
+        if images not in IMAGE_MODES:
+            raise ValueError(f"images must be one of {IMAGE_MODES}, not {images!r}")
+        self._images = images
+        self._refused_images: set[str] = set()
         self._retry = RetryPolicy(max_rate_limit_retries, max_retry_wait, retry_default_wait)
         self._client = openai.AsyncOpenAI(
             api_key=self._key or _NO_KEY, base_url=url, timeout=timeout, max_retries=0
@@ -107,10 +121,13 @@ class OpenAIProvider:
     ) -> AsyncIterator[ModelEvent]:
         """Stream one step. ``options`` are extra request fields (``temperature``, ...)."""
         self._require_key()
-        wire_messages = cast("list[ChatCompletionMessageParam]", to_openai_messages(messages))
+        with_images = any(message.images for message in messages)
+        if with_images and not self._takes_images(model):
+            messages, with_images = without_images(messages), False
         wire_tools = cast("list[ToolParam]", function_tools(tools))
 
-        async def attempt() -> openai.AsyncStream[ChatCompletionChunk]:
+        async def attempt(sent: Sequence[ChatMessage]) -> openai.AsyncStream[ChatCompletionChunk]:
+            wire_messages = cast("list[ChatCompletionMessageParam]", to_openai_messages(sent))
             try:
                 return await self._client.chat.completions.create(
                     model=model,
@@ -123,7 +140,15 @@ class OpenAIProvider:
             except openai.APIError as e:
                 raise self._error(e, model, streaming=False) from None
 
-        chunks = await retry_rate_limited(attempt, self._retry)
+        try:
+            chunks = await retry_rate_limited(lambda: attempt(messages), self._retry)
+        except ProviderError as e:
+            if not (with_images and self._images == "auto" and _refuses_images(e)):
+                raise
+            self._refused_images.add(model)
+            yield ImagesRefused(e.message)
+            plain = without_images(messages)
+            chunks = await retry_rate_limited(lambda: attempt(plain), self._retry)
         try:
             async for event in self._events(model, chunks):
                 yield event
@@ -188,15 +213,21 @@ class OpenAIProvider:
         return sorted(found, key=lambda info: info.id)
 
     async def capabilities(self, model: str) -> Capabilities:
-        """What the model can do: configured, else guessed from its name.
+        """What the model can do: configured, else assumed, as far as ``images`` allows.
 
         The chat-completions API does not say; tools are assumed (a model without them
-        fails its first step with kind ``"no_tools"``).
+        fails its first step with kind ``"no_tools"``), and so are images under ``"auto"``
+        until the server refuses them.
         """
-        if model in self._known:
-            return self._known[model]
-        images = any(hint in model.lower() for hint in _VISION_HINTS)
-        return Capabilities(tools=True, images=images, context_window=None)
+        known = self._known.get(model)
+        if known is not None:
+            return replace(known, images=known.images and self._takes_images(model))
+        return Capabilities(tools=True, images=self._takes_images(model), context_window=None)
+
+    def _takes_images(self, model: str) -> bool:
+        if self._images == "auto":
+            return model not in self._refused_images
+        return self._images == "on"
 
     async def aclose(self) -> None:
         """Close the HTTP client."""
@@ -285,6 +316,29 @@ class OpenAIProvider:
 
     def _make(self, message: str, kind: ErrorKind, code: int | None = None) -> ProviderError:
         return ProviderError(message, kind=kind, provider=self.label, status_code=code)
+
+
+def _refuses_images(e: ProviderError) -> bool:
+    refusal = e.status_code in (400, 415, 422) or (e.status_code or 0) >= 500
+    return refusal and says_no_images(e.message)
+
+
+def without_images(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+    """The messages with their images taken out and a line saying so.
+
+    Example:
+        >>> from jupyter_loop.agent.providers.base import ImagePart
+        >>> image = ImagePart("image/png", "AA")
+        >>> sent = without_images([ChatMessage("user", "see", images=(image,))])
+        >>> sent[0].images, sent[0].content.endswith("the model does not take images.)")
+        ((), True)
+    """
+    return [
+        replace(message, images=(), content=message.content + IMAGES_LEFT_OUT)
+        if message.images
+        else message
+        for message in messages
+    ]
 
 
 def _server_message(e: openai.APIError) -> str:

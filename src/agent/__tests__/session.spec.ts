@@ -78,7 +78,8 @@ describe('AgentSession', () => {
       model: 'scripted-tools',
       focus_cell_ids: [ids[1], ids[0]],
       approval: 'turn',
-      max_steps: 5
+      max_steps: 5,
+      active_cell_id: ids[0]
     });
     expect(session.draft).toBe('');
     expect(session.focus).toEqual([]);
@@ -88,6 +89,13 @@ describe('AgentSession', () => {
     });
     server.beginTurn('t-new', 'why does @cell fail?');
     expect(session.outgoing).toBeNull();
+  });
+
+  it('sends the active cell even when the message names no cell', async () => {
+    expect(await session.send('what went wrong?', ids[1])).toBe(true);
+    const request = client.calls.find(c => c.name === 'startTurn')?.args[0];
+    expect(request).toMatchObject({ active_cell_id: ids[1] });
+    expect(request).not.toHaveProperty('focus_cell_ids');
   });
 
   it('keeps the draft when the server refuses, and says why', async () => {

@@ -1,0 +1,86 @@
+"""The one check of a tool call's arguments against its JSON schema (from :mod:`.tool_specs`).
+
+Models get arguments wrong: a required one left out, a number where a string goes, a number
+JSON can write but Python cannot use (``1e400`` reads as infinity). Every tool's arguments are
+checked here, from the schema the model was given, before the tool runs; the message goes
+back to the model as a failed call. Only the schema keywords our specs use are understood
+(``type``, ``required``, ``properties``, ``items``, ``enum``); unknown arguments are ignored.
+
+Example:
+    >>> schema = {"type": "object", "required": ["cell_id"],
+    ...           "properties": {"cell_id": {"type": "string"}, "offset": {"type": "integer"}}}
+    >>> schema_violation({"offset": 3}, schema)
+    "'cell_id' is required."
+    >>> schema_violation({"cell_id": "c1", "offset": float("inf")}, schema)
+    "'offset' must be a finite number, not inf."
+    >>> schema_violation({"cell_id": "c1", "offset": 2.0}, schema) is None
+    True
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+_TYPE_WORDS = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "true or false",
+    "array": "a list",
+    "object": "an object",
+    "null": "null",
+}
+
+
+def schema_violation(arguments: Mapping[str, Any], schema: Mapping[str, Any]) -> str | None:
+    """What is wrong with ``arguments`` for ``schema`` (an object schema), or None."""
+    for name in schema.get("required", ()):
+        if name not in arguments:
+            return f"'{name}' is required."
+    properties = schema.get("properties", {})
+    for name, value in arguments.items():
+        problem = _value_violation(value, properties.get(name, {}), f"'{name}'")
+        if problem is not None:
+            return problem
+    return None
+
+
+def _value_violation(value: Any, schema: Mapping[str, Any], where: str) -> str | None:
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{where} must be a finite number, not {value}."
+    types = schema.get("type")
+    allowed = [types] if isinstance(types, str) else list(types or [])
+    if allowed and not any(_is(value, kind) for kind in allowed):
+        words = " or ".join(_TYPE_WORDS.get(kind, kind) for kind in allowed)
+        return f"{where} must be {words}."
+    enum = schema.get("enum")
+    if enum is not None and value not in enum:
+        return f"{where} must be one of {', '.join(repr(item) for item in enum)}."
+    if isinstance(value, list):
+        items = schema.get("items", {})
+        for position, item in enumerate(value):
+            problem = _value_violation(item, items, f"{where[:-1]}[{position}]'")
+            if problem is not None:
+                return problem
+    return None
+
+
+def _is(value: Any, kind: str) -> bool:
+    if kind == "integer":
+        return _is_number(value) and float(value).is_integer()
+    checks = {
+        "string": lambda v: isinstance(v, str),
+        "number": _is_number,
+        "boolean": lambda v: isinstance(v, bool),
+        "array": lambda v: isinstance(v, list),
+        "object": lambda v: isinstance(v, Mapping),
+        "null": lambda v: v is None,
+    }
+    check = checks.get(kind)
+    return check(value) if check is not None else True
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
