@@ -348,11 +348,12 @@ def test_context_lists_what_was_cut() -> None:
     assert window.cut[0].startswith("map: ") and window.cut[0].endswith(" of 1000 cells omitted")
 
 
-def test_context_attaches_focus_images_when_the_model_takes_them() -> None:
+def test_context_attaches_focus_images_once_when_the_model_takes_them() -> None:
     image = {"output_type": "display_data", "metadata": {}, "data": {"image/png": "iVBO"}}
     cells = [_code("c", "plot()", 1, outputs=[image])]
+    # The cell is in the overview (run last) and in the live view (in focus): one image.
     window = build_context(cells, focus_ids=["c"], model_takes_images=True)
-    assert [attachment.mime for attachment in window.images] == ["image/png", "image/png"]
+    assert [attachment.mime for attachment in window.images] == ["image/png"]
 
 
 def test_mostly_non_ascii_content_still_fits_the_budget() -> None:
