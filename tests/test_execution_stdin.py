@@ -27,8 +27,9 @@ async def test_prompt_shows_in_every_tab_and_either_answers(
         await answer(api, path, "c0", request["request_id"], "Ada ✓")
         await wait_for(lambda: first.cell("c0").get("execution_count") == 1)
         outputs = first.cell("c0")["outputs"]
+        # Echoed as JupyterLab's stdin widget does: the prompt, a space, the answer.
         assert [(o["name"], o["text"]) for o in outputs] == [
-            ("stdin", "name? Ada ✓\n"),
+            ("stdin", "name?  Ada ✓\n"),
             ("stdout", "hello Ada ✓\n"),
         ]
         assert "input" not in (first.marker("c0") or {})
