@@ -15,6 +15,9 @@ from typing import Any, Protocol
 from ..errors import Unavailable
 from ..tasks import succeeded
 
+# Loop turns an input request waits at most for the IOPub messages sent before it.
+_IOPUB_CATCH_UP_TURNS = 1000
+
 
 class RunListener(Protocol):
     """Receives the messages that answer one execute request."""
@@ -70,6 +73,8 @@ class KernelChannel:
         while True:
             try:
                 message = await receive()
+                if method == "on_input_request":
+                    await self._iopub_caught_up()
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -83,6 +88,20 @@ class KernelChannel:
                 getattr(listener, method)(message)
             except Exception:
                 self._log.exception("jupyter-loop failed to handle a %s message", method)
+
+    async def _iopub_caught_up(self) -> None:
+        """Let the IOPub task take what the kernel sent before asking for input.
+
+        ipykernel flushes IOPub before an input request, but the sockets are read by
+        separate tasks: without this, the prompt could reach the document ahead of the
+        outputs printed above it. Bounded, for a thread printing while input waits.
+        """
+        channel = self._client.iopub_channel
+        for _ in range(_IOPUB_CATCH_UP_TURNS):
+            if not await channel.msg_ready():
+                break
+            await asyncio.sleep(0)
+        await asyncio.sleep(0)  # the last message read is handed over on the next turn
 
     def execute(self, code: str, listener: RunListener) -> str:
         """Send an execute request; ``listener`` receives everything that answers it."""
