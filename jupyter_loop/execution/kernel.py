@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import queue
 from typing import Any, Protocol
 
 from ..errors import Unavailable
@@ -98,7 +99,7 @@ class KernelChannel:
         """
         channel = self._client.iopub_channel
         for _ in range(_IOPUB_CATCH_UP_TURNS):
-            if not await channel.msg_ready():
+            if not await _message_waiting(channel):
                 break
             await asyncio.sleep(0)
         await asyncio.sleep(0)  # the last message read is handed over on the next turn
@@ -130,3 +131,10 @@ class KernelChannel:
             self._client = None
         self._listeners.clear()
         self._ready = None
+
+
+async def _message_waiting(channel: Any) -> bool:
+    """Whether a message already received waits on a kernel client's channel."""
+    if isinstance(channel, queue.Queue):  # a gateway kernel's, fed from its websocket
+        return not channel.empty()
+    return bool(await channel.msg_ready())  # a ZMQ socket's
