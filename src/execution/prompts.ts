@@ -144,18 +144,18 @@ export class CellPrompts implements IDisposable {
    * count is raised: an unanswered prompt comes back while the server still asks.
    */
   private _onItemDisposed(cellId: string, item: StdinItem): void {
-    if (this._isDisposed || this._items.get(cellId) !== item) {
+    // An answered box stays listed until the server clears its request, so that
+    // the same request is not asked again.
+    if (this._isDisposed || item.answered || this._items.get(cellId) !== item) {
       return;
     }
     this._items.delete(cellId);
-    if (!item.answered) {
-      // Not from inside the output area's own loop over its widgets.
-      void Promise.resolve().then(() => {
-        if (!this._isDisposed) {
-          this._refresh(cellId);
-        }
-      });
-    }
+    // Not from inside the output area's own loop over its widgets.
+    void Promise.resolve().then(() => {
+      if (!this._isDisposed) {
+        this._refresh(cellId);
+      }
+    });
   }
 
   private _items = new Map<string, StdinItem>();
