@@ -56,8 +56,12 @@ export class CellPrompts implements IDisposable {
   ): void {
     const cellId = cell.model.id;
     const current = this._items.get(cellId);
-    if (current && current.request.request_id === request?.request_id) {
-      return;
+    if (
+      current &&
+      current.request.request_id === request?.request_id &&
+      (current.answered || current.parent === cell.outputArea)
+    ) {
+      return; // shown already (in this cell's widget, if the cell was rebuilt)
     }
     this._items.delete(cellId);
     if (request) {
