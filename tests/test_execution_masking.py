@@ -173,7 +173,7 @@ async def test_the_input_prompt_and_its_echo_are_masked(
         }
         await api("api", "jupyter-loop", "input", method="POST", body=body)
         await wait_for(lambda: tab.cell("c0").get("execution_count") == 1)
-        assert tab.text("c0") == f"paste {M} here: {M}\n"
+        assert tab.text("c0") == f"paste {M} here:  {M}\n"
 
 
 @pytest.mark.parametrize("loop_config", [{"mask_secrets": False}], indirect=True)

@@ -6,6 +6,7 @@ import json
 
 import pytest
 from conftest import wait_for
+from pycrdt import Map
 from tornado.httpclient import HTTPClientError
 
 
@@ -27,8 +28,9 @@ async def test_prompt_shows_in_every_tab_and_either_answers(
         await answer(api, path, "c0", request["request_id"], "Ada ✓")
         await wait_for(lambda: first.cell("c0").get("execution_count") == 1)
         outputs = first.cell("c0")["outputs"]
+        # Echoed as JupyterLab's stdin widget does: the prompt, a space, the answer.
         assert [(o["name"], o["text"]) for o in outputs] == [
-            ("stdin", "name? Ada ✓\n"),
+            ("stdin", "name?  Ada ✓\n"),
             ("stdout", "hello Ada ✓\n"),
         ]
         assert "input" not in (first.marker("c0") or {})
@@ -116,3 +118,28 @@ async def test_kernel_death_with_a_prompt_pending_ends_the_prompt(
         assert late.value.code == 409
         assert "too late" not in tab.text("c0")
     await kernel_back(kernel_id)
+
+
+async def test_the_prompt_comes_after_the_outputs_printed_before_it(
+    write_notebook, start_kernel, run_cells, open_tab, api
+):
+    # The kernel sends those outputs (IOPub) before the prompt (stdin): no tab may see
+    # the prompt with outputs still missing above it.
+    source = "from IPython.display import display\nfor i in range(40): display(i)\ninput('go? ')"
+    path = write_notebook("ordered.ipynb", source)
+    await start_kernel(path)
+    async with open_tab(path) as tab:
+        outputs_when_asked: list[int] = []
+        board = tab.notebook.ydoc.get("jupyter_loop:execution", type=Map)
+
+        def on_board_change(_: object) -> None:
+            marker = board.get("c0")
+            if not outputs_when_asked and isinstance(marker, dict) and marker.get("input"):
+                outputs_when_asked.append(len(tab.cell("c0").get("outputs") or []))
+
+        board.observe(on_board_change)
+        await run_cells(path, "c0")
+        request = await wait_for(lambda: (tab.marker("c0") or {}).get("input"))
+        assert outputs_when_asked == [40]
+        await answer(api, path, "c0", request["request_id"], "")
+        await wait_for(lambda: tab.cell("c0").get("execution_count") == 1)

@@ -29,6 +29,12 @@ from ..tasks import succeeded
 from .gateway_link import GatewayLink
 from .run import KERNEL_DIED, KERNEL_RESTARTED
 
+# Loop turns an input request waits at most for the IOPub messages sent before it.
+
+
+IOPUB_CATCH_UP_TURNS = 1000
+"""Event-loop turns an input request waits at most for IOPub messages sent before it."""
+
 
 class RunListener(Protocol):
     """Receives the messages that answer one execute request."""
@@ -113,12 +119,29 @@ class ZmqLink:
         while True:
             try:
                 message = await get()
+                if channel == "stdin":
+                    await self._iopub_caught_up()
             except asyncio.CancelledError:
                 raise
             except Exception:
                 self._log.debug("jupyter-loop kernel channel closed", exc_info=True)
                 return
             deliver(channel, message)
+
+    async def _iopub_caught_up(self) -> None:
+        """Let the IOPub pump take what the kernel sent before asking for input.
+
+        ipykernel flushes IOPub before an input request, but the sockets are read by
+        separate tasks: without this, the prompt could reach the document ahead of the
+        outputs printed above it. Bounded, for a thread printing while input waits.
+        (A gateway sends every channel down one websocket, in order.)
+        """
+        channel = self._client.iopub_channel
+        for _ in range(IOPUB_CATCH_UP_TURNS):
+            if not await channel.msg_ready():
+                break
+            await asyncio.sleep(0)
+        await asyncio.sleep(0)  # the last message read is handed over on the next turn
 
     async def alive(self) -> bool:
         return bool(await ensure_async(self._manager.is_alive()))

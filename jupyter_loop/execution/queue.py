@@ -260,7 +260,8 @@ class KernelQueue:
         run.pending_input = None
         shown = "\u00b7" * 8 if request.password else value
         writer = self._writer_for(room_id, cell_id)
-        writer.push(AppendStream("stdin", f"{request.prompt}{shown}\n"))
+        # JupyterLab's stdin widget echoes the prompt, a space, then the answer.
+        writer.push(AppendStream("stdin", f"{request.prompt} {shown}\n"))
         self._channel.send_input(value, parent=header)
         await writer.flush(then=lambda nb, _: board.set_input_request(nb, cell_id, None))
 

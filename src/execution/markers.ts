@@ -2,11 +2,10 @@ import { Cell, CodeCell } from '@jupyterlab/cells';
 import { NotebookPanel } from '@jupyterlab/notebook';
 import { Contents } from '@jupyterlab/services';
 import { IDisposable } from '@lumino/disposable';
-import { PanelLayout } from '@lumino/widgets';
 
 import { ICellMarker } from '../tokens';
 import { ExecutionBoard, boardOf } from './board';
-import { InputPrompt } from './stdin';
+import { CellPrompts } from './prompts';
 
 const QUEUED_CLASS = 'jp-Loop-queued';
 const RUNNING_CLASS = 'jp-Loop-running';
@@ -18,13 +17,18 @@ const RUNNING_CLASS = 'jp-Loop-running';
 export class CellMarkers implements IDisposable {
   constructor(
     private readonly _panel: NotebookPanel,
-    private readonly _contents: Contents.IManager
+    contents: Contents.IManager
   ) {
     const model = _panel.content.model;
     if (!model) {
       throw new Error('The notebook has no model yet');
     }
     this._board = boardOf(model);
+    this._prompts = new CellPrompts(
+      _panel,
+      () => contents.localPath(_panel.context.path),
+      cellId => this._onBoardChanged(this._board, [cellId])
+    );
     this._board.changed.connect(this._onBoardChanged, this);
     model.cells.changed.connect(this._refreshAll, this);
     this._refreshAll();
@@ -41,10 +45,7 @@ export class CellMarkers implements IDisposable {
     this._isDisposed = true;
     this._board.changed.disconnect(this._onBoardChanged, this);
     this._panel.content.model?.cells.changed.disconnect(this._refreshAll, this);
-    for (const prompt of this._prompts.values()) {
-      prompt.dispose();
-    }
-    this._prompts.clear();
+    this._prompts.dispose();
   }
 
   private _onBoardChanged(_: ExecutionBoard, cellIds: string[]): void {
@@ -73,27 +74,13 @@ export class CellMarkers implements IDisposable {
   }
 
   private _showPrompt(cell: Cell, marker: ICellMarker | undefined): void {
-    const cellId = cell.model.id;
-    const request = marker?.state === 'running' ? marker.input : undefined;
-    const current = this._prompts.get(cellId);
-    if (current && current.request.request_id === request?.request_id) {
-      return;
-    }
-    current?.dispose();
-    this._prompts.delete(cellId);
-    if (!request || !(cell instanceof CodeCell)) {
-      return;
-    }
-    const path = this._contents.localPath(this._panel.context.path);
-    const prompt = new InputPrompt({ path, cellId }, request);
-    (cell.layout as PanelLayout).addWidget(prompt);
-    this._prompts.set(cellId, prompt);
-    if (this._panel.content.activeCell === cell) {
-      prompt.focusInput();
+    if (cell instanceof CodeCell) {
+      const request = marker?.state === 'running' ? marker.input : undefined;
+      this._prompts.show(cell, request, marker?.kernel_id);
     }
   }
 
   private _board: ExecutionBoard;
-  private _prompts = new Map<string, InputPrompt>();
+  private _prompts: CellPrompts;
   private _isDisposed = false;
 }

@@ -24,23 +24,22 @@ test('input() asked in one tab is answered from another', async ({
     'name = input("Your name? ")\nprint("Hello,", name)'
   );
   await runCell(page, 0);
-  await expect(page.locator('.jp-Loop-InputPrompt')).toContainText(
-    'Your name?'
-  );
+  await expect(page.locator('.jp-Stdin')).toContainText('Your name?');
 
   const other = await context.newPage();
   await openInNewTab(other, `${tmpPath}/${name}`);
-  const prompt = other.locator('.jp-Loop-InputPrompt-input');
+  const prompt = other.locator('.jp-Stdin-input');
   await expect(prompt).toBeVisible();
   await prompt.fill('Grace ✓');
   await prompt.press('Enter');
 
   for (const tab of [page, other]) {
     await expect.poll(() => cellText(tab, 0)).toContain('Hello, Grace ✓');
-    await expect(tab.locator('.jp-Loop-InputPrompt')).toHaveCount(0);
+    await expect(tab.locator('.jp-Stdin')).toHaveCount(0);
     await expect.poll(() => cellPrompt(tab, 0)).toBe('[1]:');
   }
-  expect(await cellText(page, 0)).toContain('Your name? Grace ✓');
+  // Echoed as JupyterLab echoes it: the prompt, a space, the answer.
+  expect(await cellText(page, 0)).toContain('Your name?  Grace ✓');
 });
 
 test('a display handle updates its output in place from another cell', async ({
