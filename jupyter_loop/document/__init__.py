@@ -2,5 +2,15 @@
 
 from .cells import CellNotFound, code_cell, find_cell, set_source
 from .live import ORIGIN, LiveDocuments
+from .reference import NotebookRef, canonical_path
 
-__all__ = ["ORIGIN", "CellNotFound", "LiveDocuments", "code_cell", "find_cell", "set_source"]
+__all__ = [
+    "ORIGIN",
+    "CellNotFound",
+    "LiveDocuments",
+    "NotebookRef",
+    "canonical_path",
+    "code_cell",
+    "find_cell",
+    "set_source",
+]
