@@ -7,13 +7,16 @@ import logging
 import uuid
 from typing import Any
 
+from jupyter_ydoc import YNotebook
+from pycrdt import Map
+
 from ..document import ORIGIN, LiveDocuments, find_cell
-from ..errors import BadRequest, Conflict, NotFound
+from ..errors import BadRequest, Conflict, JupyterLoopError, NotFound
 from ..payloads import InputReply, QueuedCell, RunRequest, RunTicket
 from ..tasks import spawn_logged
 from . import board
 from .ledger import NullLedger, RunLedger
-from .queue import KernelQueue, QueueSettings
+from .queue import KernelQueue, QueueSettings, failure_note
 from .recovery import close_interrupted_runs
 from .run import KERNEL_DIED, CellJob, RunOutcome
 
@@ -80,21 +83,18 @@ class ExecutionService:
     async def _queue_cells(
         self, request: RunRequest, user: str
     ) -> tuple[RunTicket, dict[str, asyncio.Future[RunOutcome]]]:
-        room_id = await self._docs.room_id(request.path)
-        kernel_id = await self._kernel_for(request)
+        notebook_ref = await self._docs.resolve(request.path)
+        room_id = notebook_ref.room_id
+        kernel_id = await self._kernel_for(request.kernel_id, notebook_ref.path)
         notebook = await self._docs.notebook(room_id)
-        cells = [find_cell(notebook, cell_id)[1] for cell_id in request.cell_ids]
-        for ycell in cells:
-            if ycell.get("cell_type") != "code":
-                raise BadRequest(f"Cell '{ycell['id']}' is not a code cell.")
+        cells = [_code_of(find_cell(notebook, cell_id)[1]) for cell_id in request.cell_ids]
         queue = self._queue(kernel_id)
         starts_now = queue.idle
         queued: list[QueuedCell] = []
         jobs: list[CellJob] = []
         with notebook.ydoc.transaction(origin=ORIGIN):
-            for ycell in cells:
+            for ycell, cell_id, code in cells:
                 run_id = uuid.uuid4().hex
-                cell_id, code = str(ycell["id"]), str(ycell["source"])
                 if not code.strip():
                     board.mark_skipped(notebook, ycell, run_id=run_id)
                     queued.append(QueuedCell(cell_id, run_id, board.DONE))
@@ -109,10 +109,25 @@ class ExecutionService:
                 queued.append(QueuedCell(cell_id, run_id, board.QUEUED))
         waiting: dict[str, asyncio.Future[RunOutcome]] = {}
         if jobs:
-            futures = queue.submit(jobs)
+            futures = self._submit(queue, notebook, jobs)
             waiting = {job.cell_id: future for job, future in zip(jobs, futures, strict=True)}
-        ticket = RunTicket(path=request.path, kernel_id=kernel_id, cells=tuple(queued))
+        ticket = RunTicket(path=notebook_ref.path, kernel_id=kernel_id, cells=tuple(queued))
         return ticket, waiting
+
+    def _submit(
+        self, queue: KernelQueue, notebook: YNotebook, jobs: list[CellJob]
+    ) -> list[asyncio.Future[RunOutcome]]:
+        """Hand the marked jobs to their queue; if that fails, no cell stays marked."""
+        try:
+            return queue.submit(jobs)
+        except Exception as e:
+            self._log.exception("jupyter-loop could not queue cells")
+            note = failure_note("queueing this cell", e)
+            with notebook.ydoc.transaction(origin=ORIGIN):
+                for job in jobs:
+                    _, ycell = find_cell(notebook, job.cell_id)
+                    board.mark_done(notebook, ycell, run_id=job.run_id, status="error", note=note)
+            raise JupyterLoopError(note) from e
 
     async def answer_input(self, reply: InputReply) -> None:
         room_id = await self._docs.room_id(reply.path)
@@ -133,16 +148,16 @@ class ExecutionService:
             if job.room_id == room_id
         ]
 
-    async def _kernel_for(self, request: RunRequest) -> str:
-        if request.kernel_id is not None:
-            if request.kernel_id not in self._kernels:
-                raise NotFound(f"No kernel with id '{request.kernel_id}'.")
-            return request.kernel_id
+    async def _kernel_for(self, kernel_id: str | None, path: str) -> str:
+        if kernel_id is not None:
+            if kernel_id not in self._kernels:
+                raise NotFound(f"No kernel with id '{kernel_id}'.")
+            return kernel_id
         for session in await self._sessions.list_sessions():
             kernel = session.get("kernel") or {}
-            if session.get("path") == request.path and kernel.get("id") in self._kernels:
+            if session.get("path") == path and kernel.get("id") in self._kernels:
                 return str(kernel["id"])
-        raise Conflict(f"'{request.path}' has no running kernel; start one, then run again.")
+        raise Conflict(f"'{path}' has no running kernel; start one, then run again.")
 
     # -- kernels ---------------------------------------------------------------------
 
@@ -190,3 +205,10 @@ class ExecutionService:
             self._queues.pop(kernel_id, None)
             await queue.stop("The kernel was shut down while this cell ran.")
             self._watched.discard(kernel_id)
+
+
+def _code_of(ycell: Map) -> tuple[Map, str, str]:
+    """A cell to run, its id and source; :class:`BadRequest` if it is not a code cell."""
+    if ycell.get("cell_type") != "code":
+        raise BadRequest(f"Cell '{ycell.get('id')}' is not a code cell.")
+    return ycell, str(ycell["id"]), str(ycell.get("source", ""))
