@@ -5,10 +5,10 @@ The one check of a cell id that comes from outside (a request, a route).
 Example:
     >>> check_cell_id("_private")
     '_private'
-    >>> check_cell_id("a.b")
+    >>> check_cell_id("a.b")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    jupyter_loop.errors.BadRequest: 'a.b' is not a cell id (1 to 64 letters, digits, '_' or '-').
+    jupyter_loop.errors.BadRequest: 'cell_id': 'a.b' is not a cell id (1 to 64 letters, ...
 """
 
 from __future__ import annotations
@@ -25,9 +25,11 @@ def is_cell_id(value: object) -> bool:
     return isinstance(value, str) and _CELL_ID.fullmatch(value) is not None
 
 
-def check_cell_id(value: object) -> str:
-    """``value`` if it is a valid cell id; else :class:`BadRequest` naming it."""
+def check_cell_id(value: object, field: str = "cell_id") -> str:
+    """``value`` if it is a valid cell id; else :class:`BadRequest` naming the field."""
     if not is_cell_id(value):
-        shown = value if isinstance(value, str) else type(value).__name__
-        raise BadRequest(f"{shown!r} is not a cell id (1 to 64 letters, digits, '_' or '-').")
+        shown = repr(value) if isinstance(value, str) else f"a {type(value).__name__}"
+        raise BadRequest(
+            f"'{field}': {shown} is not a cell id (1 to 64 letters, digits, '_' or '-')."
+        )
     return str(value)

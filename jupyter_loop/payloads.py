@@ -51,7 +51,7 @@ def _cell_id_list(data: dict[str, Any], key: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not value:
         raise BadRequest(f"'{key}' must be a non-empty list of cell ids.")
     for item in value:
-        check_cell_id(item)
+        check_cell_id(item, key)
     if len(set(value)) != len(value):
         raise BadRequest(f"'{key}' lists the same cell more than once.")
     return tuple(value)
