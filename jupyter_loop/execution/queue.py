@@ -295,8 +295,11 @@ class KernelQueue:
             _, ycell = find_cell(notebook, job.cell_id)
         except (CellNotFound, JupyterLoopError):
             return
-        with notebook.ydoc.transaction(origin=ORIGIN):
-            board.mark_done(notebook, ycell, run_id=job.run_id, status="aborted")
+        try:
+            with notebook.ydoc.transaction(origin=ORIGIN):
+                board.mark_done(notebook, ycell, run_id=job.run_id, status="aborted")
+        except Exception:  # one cell failing must not leave the others marked queued
+            self._log.exception("jupyter-loop could not mark cell %s as dropped", job.cell_id)
 
     async def end_all(self, note: str | None) -> None:
         """The kernel restarted or died: end the running cell and empty the queue."""
