@@ -100,6 +100,9 @@ MALFORMED = [
     ' "cell_id": "c0", "request_id": "r", "value": "\\ud800"}',
     '{"path": "nb\\u0000.ipynb", "cell_ids": ["c0"], "message": "hi", "cell_id": "c0",'
     ' "request_id": "r", "value": "v"}',
+    '{"path": "' + "x" * 5_000 + '.ipynb", "cell_ids": ["c0"], "message": "hi", "cell_id": "c0",'
+    ' "request_id": "r", "value": "v"}',
+    '{"path": "nb.ipynb", "cell_ids": ["c0"], "kernel_id": 5, "message": 5, "cell_id": 7}',
     b"\xff\xfe{}",
     "1e400",
     '{"path": 1e400}',
