@@ -5,6 +5,7 @@ jupyter-loop does when a kernel misbehaves in a way no real kernel can be asked 
 
 * :class:`BrokenClientKernels`: connecting a client to a kernel raises ``TypeError``
   (as a ``GatewayKernelClient`` does when built like a ZMQ client);
+* :class:`BrokenExecuteKernels`: a connected client fails to send an execute request;
 * :class:`GatedKernels`: kernels do not start until a gate file exists, and the session
   request returns at once (pending kernels), so a run waits for its kernel.
 """
@@ -38,6 +39,23 @@ class BrokenClientKernels(AsyncMappingKernelManager):
     @default("kernel_manager_class")
     def _default_kernel_manager_class(self) -> str:
         return "kernel_managers.BrokenClientKernel"
+
+
+class BrokenExecuteClient(AsyncKernelClient):
+    def execute(self, *args: Any, **kwargs: Any) -> str:
+        raise TypeError("execute() is broken in this kernel client")
+
+
+class BrokenExecuteKernel(ServerKernelManager):
+    @default("client_factory")
+    def _default_client_factory(self) -> type:
+        return BrokenExecuteClient
+
+
+class BrokenExecuteKernels(AsyncMappingKernelManager):
+    @default("kernel_manager_class")
+    def _default_kernel_manager_class(self) -> str:
+        return "kernel_managers.BrokenExecuteKernel"
 
 
 class GatedKernel(ServerKernelManager):
