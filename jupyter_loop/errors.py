@@ -17,12 +17,6 @@ class BadRequest(JupyterLoopError):
     status = 400
 
 
-class Forbidden(JupyterLoopError):
-    """The user lacks a right the action needs (Jupyter's authorizer said no)."""
-
-    status = 403
-
-
 class NotFound(JupyterLoopError):
     status = 404
 

@@ -158,9 +158,9 @@ async def test_a_turn_runs_no_cells_for_a_reader(write_notebook, start_kernel, a
     path = write_notebook("nb.ipynb", "print('must not run')")
     await start_kernel(path)
     model_server.script(call_tools(("run_cells", {"cell_ids": ["c0"]})), say("done"))
-    body = {"path": path, "message": "run it", "approval": "always"}
+    body = {"path": path, "message": "run it", "approval": "ask"}
     await api(*AGENT, "turns", method="POST", body=body)
-    conversation = await Agent(api).ended(path)
+    conversation = await Agent(api).ended(path)  # no approval was asked: nobody answers one
     assert conversation["turn"]["state"] == "done"
     second = model_server.bodies("/v1/chat/completions")[1]
     assert "may not run cells" in json.dumps(second["messages"][-1])

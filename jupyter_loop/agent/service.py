@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..document import ORIGIN, LiveDocuments, NotebookRef
-from ..errors import BadRequest, Conflict, Forbidden, NotFound, Unavailable
+from ..errors import BadRequest, Conflict, NotFound, Unavailable
 from ..execution.run import RunOutcome
 from ..execution.service import ExecutionService
 from ..payloads import RunRequest
@@ -140,7 +140,8 @@ class AgentService:
         """Start a turn on the notebook; returns its id. 409 if one is running there.
 
         ``may_run``: the user has the rights running cells needs; without them the turn's
-        ``run_cells`` calls fail (the model is told, nothing runs).
+        ``run_cells`` calls fail before asking for approval (the model is told, nothing
+        runs).
         """
         provider = self._require_provider(request.provider)
         room_id = await self._docs.room_id(request.path)
@@ -212,7 +213,7 @@ class AgentService:
             docs=self._docs,
             live=live,
             provider=provider,
-            run_cells=self._runner(room_id, user, may_run),
+            run_cells=self._runner(room_id, user) if may_run else None,
             desk=self._desk,
             store=self.store,
             journal=self.journal,
@@ -221,13 +222,8 @@ class AgentService:
             log=self._log,
         )
 
-    def _runner(self, room_id: str, user: str, may_run: bool) -> Any:
+    def _runner(self, room_id: str, user: str) -> Any:
         async def run(cell_ids: list[str]) -> dict[str, RunOutcome]:
-            if not may_run:
-                raise Forbidden(
-                    f"{user} may not run cells here (that needs execute on kernels and "
-                    "write on contents)."
-                )
             path = self._docs.path_of(room_id)
             if path is None:
                 raise NotFound("The notebook is gone.")

@@ -76,7 +76,7 @@ class Toolbox:
         turn_id: str,
         *,
         approve: Approve,
-        run: Run,
+        run: Run | None,
         record: Record,
         result_chars: int,
     ) -> None:
@@ -228,6 +228,12 @@ class Toolbox:
         return sources, positions
 
     async def _run_cells(self, args: dict[str, Any]) -> ToolOutcome:
+        run = self._run
+        if run is None:  # said before asking an approval the user could not give
+            raise ToolError(
+                "The user may not run cells in this notebook (that needs execute on kernels "
+                "and write on contents); propose edits instead."
+            )
         cell_ids = _str_list(args, "cell_ids")
         if len(cell_ids) > MAX_RUN_CELLS:
             raise ToolError(f"Run at most {MAX_RUN_CELLS} cells at a time.")
@@ -246,7 +252,7 @@ class Toolbox:
         else:
             raise ToolError("The cells kept changing while waiting for approval; not run.")
         try:
-            outcomes = await self._run(cell_ids)
+            outcomes = await run(cell_ids)
         except JupyterLoopError as e:
             raise ToolError(f"The cells could not be run: {e.message}") from None
         self._record(

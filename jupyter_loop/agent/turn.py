@@ -86,7 +86,7 @@ class Turn:
         docs: LiveDocuments,
         live: LiveTurn,
         provider: ModelProvider,
-        run_cells: RunCells,
+        run_cells: RunCells | None,  # None: the user may not run cells
         desk: ApprovalDesk,
         store: ConversationStore,
         journal: AgentJournal,
