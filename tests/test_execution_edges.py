@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import doctest
 import json
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,8 @@ import pytest
 from conftest import wait_for
 from tornado.httpclient import HTTPClientError
 from traitlets.config import Config
+
+from jupyter_loop.execution.queue import failure_note
 
 # IPython counts the next run while this one executes.
 PRINTS_ITS_COUNT = (
@@ -174,3 +177,11 @@ async def test_a_cell_waiting_for_its_kernel_is_listed(
         lambda: (nb := read_notebook(path)) and nb.cells[0].get("execution_count") and nb.cells[0]
     )
     assert cell.outputs[0]["text"] == "started\n"
+
+
+def test_failure_notes_say_what_failed():
+    finder = doctest.DocTestFinder()
+    runner = doctest.DocTestRunner()
+    for test in finder.find(failure_note):
+        runner.run(test)
+    assert runner.failures == 0 and runner.tries == 2
