@@ -58,14 +58,19 @@ def mark_queued(
 
 
 def mark_started(notebook: YNotebook, ycell: Map, run_id: str) -> None:
-    """A queued run starts: clear the cell's outputs and count, show it running."""
+    """A queued run starts: clear the cell's outputs and count, show it running.
+
+    The run takes the markers over even from a later run of the same cell (queued again
+    meanwhile): every tab waiting for this run sees it start, then end.
+    """
     _clear_execution(ycell)
     ycell["execution_state"] = "running"
     cell_id = str(ycell["id"])
-    entry = marker(notebook, cell_id) or {}
-    if entry.get("run_id") not in (None, run_id):
-        return  # the cell was queued again since: that run owns the markers now
-    board(notebook)[cell_id] = {**entry, "run_id": run_id, "state": RUNNING}
+    entry = marker(notebook, cell_id)
+    if entry is None or entry.get("run_id") != run_id:
+        entry = {"run_id": run_id}
+    entry["state"] = RUNNING
+    board(notebook)[cell_id] = entry
 
 
 def mark_done(
