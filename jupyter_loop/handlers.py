@@ -63,6 +63,7 @@ class ExecutionHandler(LoopHandler):
 class RunsHandler(ExecutionHandler):
     @web.authenticated
     @authorized(action="execute")
+    @authorized(action="write", resource="contents")  # outputs are written into the notebook
     async def post(self) -> None:
         request = RunRequest.from_json(self.body_object())
         ticket = await self.execution.run(request, self.user_name())
@@ -81,6 +82,7 @@ class RunsHandler(ExecutionHandler):
 class InputHandler(ExecutionHandler):
     @web.authenticated
     @authorized(action="execute")
+    @authorized(action="write", resource="contents")
     async def post(self) -> None:
         reply = InputReply.from_json(self.body_object())
         await self.execution.answer_input(reply)

@@ -20,7 +20,7 @@ from tornado import web
 from .errors import NotFound
 from .execution.budget import strip_ansi, value_size
 from .execution.outputs_config import OUTPUTS_PATH
-from .execution.outputs_store import FileOutputStore, RunKey, StoredPart
+from .execution.outputs_store import NAME_PATTERN, FileOutputStore, RunKey, StoredPart
 from .handlers import LoopHandler
 
 _BINARY = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp", "application/pdf")
@@ -111,5 +111,5 @@ def _payload(output: dict[str, Any], mime: str) -> tuple[bytes, str]:
 
 
 def route_table() -> list[tuple[str, type[LoopHandler]]]:
-    ident = r"([A-Za-z0-9][A-Za-z0-9_.\-]{0,127})"
+    ident = f"({NAME_PATTERN})"
     return [(rf"/{OUTPUTS_PATH}/{ident}/{ident}/{ident}(?:/([0-9]+))?", FullOutputHandler)]

@@ -10,17 +10,30 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .cell_ids import check_cell_id
 from .errors import BadRequest
 
 
 def parse_json_object(body: bytes) -> dict[str, Any]:
-    """Decode a request body that must be a JSON object."""
+    """Decode a request body that must be a JSON object of valid text.
+
+    Refused: nesting deeper than Python's recursion limit, and lone surrogates such as
+    ``"\\ud800"`` (valid JSON, but no text can be written or encoded with one).
+    """
     try:
         value = json.loads(body or b"null")
     except (ValueError, UnicodeDecodeError) as e:
         raise BadRequest(f"The request body is not valid JSON: {e}") from e
+    except RecursionError as e:
+        raise BadRequest("The request body is nested too deeply.") from e
     if not isinstance(value, dict):
         raise BadRequest("The request body must be a JSON object.")
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise BadRequest("The request body holds invalid text (a lone surrogate).") from e
+    except RecursionError as e:
+        raise BadRequest("The request body is nested too deeply.") from e
     return value
 
 
@@ -33,12 +46,12 @@ def _string(data: dict[str, Any], key: str, *, required: bool = True) -> str | N
     return value
 
 
-def _string_list(data: dict[str, Any], key: str) -> tuple[str, ...]:
+def _cell_id_list(data: dict[str, Any], key: str) -> tuple[str, ...]:
     value = data.get(key)
     if not isinstance(value, list) or not value:
-        raise BadRequest(f"'{key}' must be a non-empty list of strings.")
-    if not all(isinstance(item, str) and item for item in value):
-        raise BadRequest(f"'{key}' must contain only non-empty strings.")
+        raise BadRequest(f"'{key}' must be a non-empty list of cell ids.")
+    for item in value:
+        check_cell_id(item, key)
     if len(set(value)) != len(value):
         raise BadRequest(f"'{key}' lists the same cell more than once.")
     return tuple(value)
@@ -81,7 +94,7 @@ class RunRequest:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunRequest:
-        cell_ids = _string_list(data, "cell_ids")
+        cell_ids = _cell_id_list(data, "cell_ids")
         return cls(
             path=_string(data, "path") or "",
             cell_ids=cell_ids,
@@ -107,7 +120,7 @@ class InputReply:
             raise BadRequest("'value' must be a string.")
         return cls(
             path=_string(data, "path") or "",
-            cell_id=_string(data, "cell_id") or "",
+            cell_id=check_cell_id(data.get("cell_id")),
             request_id=_string(data, "request_id") or "",
             value=value,
         )

@@ -13,6 +13,7 @@ from pycrdt import Map, Provider
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
 
+from jupyter_loop.document import NotebookRef
 from jupyter_loop.testing.ychannel import TornadoChannel
 
 
@@ -62,7 +63,7 @@ def open_tab_factory(
             body=json.dumps({"format": "json", "type": "notebook"}),
         )
         session = json.loads(response.body)
-        room = f"json:notebook:{session['fileId']}"
+        room = NotebookRef(path, str(session["fileId"])).room_id
         # Unescaped, as browsers send it: the room id's colons tell a document room.
         url = f"{base_ws_url}api/collaboration/room/{room}?sessionId={session['sessionId']}"
         connection = await websocket_connect(HTTPRequest(url, headers=headers))

@@ -1,13 +1,16 @@
 """REST handlers of the agent (``/api/jupyter-loop/agent/...``): parse, call, reply.
 
-Running cells is what a turn may do, so turns and approvals need ``execute`` on
-``kernels``; accepting or rejecting proposals edits notebooks (``write`` on ``contents``).
-The route table is at the bottom.
+As in Jupyter's own handlers: reading a notebook's conversation or journal, or starting a
+turn (the model reads the cells), needs ``read`` on ``contents``; running cells (a turn's
+runs, which an approval lets happen) needs ``execute`` on ``kernels`` and ``write`` on
+``contents``, as ``POST runs`` does; accepting or rejecting proposals edits notebooks
+(``write`` on ``contents``). The route table is at the bottom.
 """
 
 from __future__ import annotations
 
 from jupyter_server.auth.decorator import authorized
+from jupyter_server.utils import ensure_async
 from tornado import web
 
 from ..errors import BadRequest
@@ -25,6 +28,14 @@ class AgentHandler(LoopHandler):
     def agent(self) -> AgentService:
         return self.settings["jupyter_loop_agent"]
 
+    async def may_run_cells(self) -> bool:
+        """The rights ``POST runs`` needs: a turn runs cells only for users who have them."""
+        user = self.current_user
+        for resource, action in (("kernels", "execute"), ("contents", "write")):
+            if not await ensure_async(self.authorizer.is_authorized(self, user, action, resource)):
+                return False
+        return True
+
     def path_argument(self) -> str:
         path = self.get_query_argument("path", "")
         if not path:
@@ -41,6 +52,8 @@ class ModelsHandler(AgentHandler):
 
 
 class ConversationHandler(AgentHandler):
+    auth_resource = "contents"
+
     @web.authenticated
     @authorized(action="read")
     async def get(self) -> None:
@@ -48,6 +61,8 @@ class ConversationHandler(AgentHandler):
 
 
 class JournalHandler(AgentHandler):
+    auth_resource = "contents"
+
     @web.authenticated
     @authorized(action="read")
     async def get(self) -> None:
@@ -55,17 +70,21 @@ class JournalHandler(AgentHandler):
 
 
 class TurnsHandler(AgentHandler):
+    auth_resource = "contents"
+
     @web.authenticated
-    @authorized(action="execute")
+    @authorized(action="read")
     async def post(self) -> None:
         request = TurnRequest.from_json(self.body_object())
-        turn_id = await self.agent.start_turn(request, self.user_name())
+        turn_id = await self.agent.start_turn(request, self.user_name(), await self.may_run_cells())
         self.reply({"turn_id": turn_id}, status=202)
 
 
 class StopHandler(AgentHandler):
+    auth_resource = "contents"
+
     @web.authenticated
-    @authorized(action="execute")
+    @authorized(action="read")
     async def post(self, turn_id: str) -> None:
         request = PathRequest.from_json(self.body_object())
         await self.agent.stop_turn(turn_id, request.path, self.user_name())
@@ -75,6 +94,7 @@ class StopHandler(AgentHandler):
 class ApprovalHandler(AgentHandler):
     @web.authenticated
     @authorized(action="execute")
+    @authorized(action="write", resource="contents")
     async def post(self, approval_id: str) -> None:
         answer = ApprovalAnswer.from_json(self.body_object())
         await self.agent.answer_approval(approval_id, answer, self.user_name())

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
+from ..cell_ids import is_cell_id
 from ..errors import BadRequest
 from .providers import PROVIDER_KINDS
 
@@ -76,7 +77,7 @@ class TurnRequest:
         if len(message) > MAX_MESSAGE_CHARS:
             raise BadRequest(f"'message' is longer than {MAX_MESSAGE_CHARS} characters.")
         focus = data.get("focus_cell_ids") or []
-        if not isinstance(focus, list) or not all(isinstance(i, str) and i for i in focus):
+        if not isinstance(focus, list) or not all(is_cell_id(i) for i in focus):
             raise BadRequest("'focus_cell_ids' must be a list of cell ids.")
         if len(focus) > MAX_FOCUS_CELLS:
             raise BadRequest(f"'focus_cell_ids' lists more than {MAX_FOCUS_CELLS} cells.")

@@ -15,7 +15,7 @@ from typing import Any
 
 from pycrdt import Map, Subscription
 
-from ..document import ORIGIN, LiveDocuments
+from ..document import ORIGIN, LiveDocuments, NotebookRef
 from ..errors import BadRequest, Conflict, NotFound, Unavailable
 from ..execution.introspect import VariablesReport
 from ..execution.run import RunOutcome
@@ -148,15 +148,20 @@ class AgentService:
 
     # -- turns -----------------------------------------------------------------------
 
-    async def start_turn(self, request: TurnRequest, user: str) -> str:
-        """Start a turn on the notebook; returns its id. 409 if one is running there."""
+    async def start_turn(self, request: TurnRequest, user: str, may_run: bool = True) -> str:
+        """Start a turn on the notebook; returns its id. 409 if one is running there.
+
+        ``may_run``: the user has the rights running cells needs; without them the turn's
+        ``run_cells`` calls fail before asking for approval (the model is told, nothing
+        runs).
+        """
         provider = self._require_provider(request.provider)
         room_id = await self._docs.room_id(request.path)
         if room_id in self._turns:
             raise Conflict("The agent is already working on this notebook; stop it or wait.")
         self._turns[room_id] = None  # reserved: no await between the check and this line
         try:
-            turn = await self._prepare(request, user, room_id, provider)
+            turn = await self._prepare(request, user, room_id, provider, may_run)
         except BaseException:
             del self._turns[room_id]
             raise
@@ -167,10 +172,15 @@ class AgentService:
         return turn.plan.turn_id
 
     async def _prepare(
-        self, request: TurnRequest, user: str, room_id: str, provider: ModelProvider
+        self,
+        request: TurnRequest,
+        user: str,
+        room_id: str,
+        provider: ModelProvider,
+        may_run: bool,
     ) -> Turn:
         settings = self.settings
-        file_id = _file_id(room_id)
+        file_id = NotebookRef.of_room(room_id).file_id
         model = await self._model_for(request, provider)
         policy = policy_or_default(request.approval, settings.approval_policy)
         plan = TurnPlan(
@@ -214,7 +224,7 @@ class AgentService:
             docs=self._docs,
             live=live,
             provider=provider,
-            run_cells=self._runner(room_id, user),
+            run_cells=self._runner(room_id, user) if may_run else None,
             read_variables=self._variables_reader(room_id),
             desk=self._desk,
             store=self.store,
@@ -258,12 +268,12 @@ class AgentService:
         turn = self._turns.get(room_id)
         task = self._tasks.get(room_id)
         if turn is None or task is None or turn.plan.turn_id != turn_id:
-            last = self.store.last_turn(_file_id(room_id))
+            last = self.store.last_turn(NotebookRef.of_room(room_id).file_id)
             if last is not None and last.get("id") == turn_id:
                 raise Conflict("This turn has already ended.")
             raise NotFound(f"No turn with id '{turn_id}' on this notebook.")
         turn.stopped_by = user
-        self.journal.record(_file_id(room_id), turn_id, "stop", user)
+        self.journal.record(NotebookRef.of_room(room_id).file_id, turn_id, "stop", user)
         task.cancel()
         await asyncio.wait([task], timeout=10)
 
@@ -332,7 +342,7 @@ class AgentService:
         self, room_id: str, proposal: dict[str, Any], action: str, user: str
     ) -> None:
         self.journal.record(
-            _file_id(room_id),
+            NotebookRef.of_room(room_id).file_id,
             proposal.get("turn_id"),
             action,
             user,
@@ -347,7 +357,7 @@ class AgentService:
     async def conversation(self, path: str) -> dict[str, Any]:
         """The durable conversation of a notebook and its current or last turn."""
         room_id = await self._docs.room_id(path)
-        file_id = _file_id(room_id)
+        file_id = NotebookRef.of_room(room_id).file_id
         turn = self._turns.get(room_id)
         record = dict(turn.live.turn) if turn is not None else self.store.last_turn(file_id)
         if turn is None and record is not None and record.get("state") in ACTIVE:
@@ -389,11 +399,7 @@ class AgentService:
 
     async def journal_entries(self, path: str) -> list[dict[str, Any]]:
         room_id = await self._docs.room_id(path)
-        return self.journal.entries(_file_id(room_id))
+        return self.journal.entries(NotebookRef.of_room(room_id).file_id)
 
     def _mask(self, text: str) -> str:
         return self._masker.mask(text) if self._masker is not None else text
-
-
-def _file_id(room_id: str) -> str:
-    return room_id.split(":", 2)[-1]

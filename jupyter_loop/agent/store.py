@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BadRequest
+from ..private import open_private, private_dir
 
 _FILE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 log = logging.getLogger(__name__)
@@ -51,9 +52,9 @@ class JsonLines:
 
     def append(self, file_id: str, record: dict[str, Any]) -> None:
         target = self.path(file_id)
-        target.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(target.parent)
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
-        with target.open("a", encoding="utf-8") as stream:
+        with open_private(target, "a", encoding="utf-8") as stream:
             stream.write(line + "\n")
             stream.flush()
 

@@ -84,7 +84,7 @@ class Toolbox:
         turn_id: str,
         *,
         approve: Approve,
-        run: Run,
+        run: Run | None,
         read_variables: ReadVariables,
         record: Record,
         result_chars: int,
@@ -253,6 +253,12 @@ class Toolbox:
         return sources, positions
 
     async def _run_cells(self, args: dict[str, Any]) -> ToolOutcome:
+        run = self._run
+        if run is None:  # said before asking an approval the user could not give
+            raise ToolError(
+                "The user may not run cells in this notebook (that needs execute on kernels "
+                "and write on contents); propose edits instead."
+            )
         cell_ids = _str_list(args, "cell_ids")
         if len(cell_ids) > MAX_RUN_CELLS:
             raise ToolError(f"Run at most {MAX_RUN_CELLS} cells at a time.")
@@ -266,7 +272,7 @@ class Toolbox:
                 )
             approved = {cell_id: source_hash(source) for cell_id, source in sources.items()}
             try:
-                outcomes = await self._run(cell_ids, approved)
+                outcomes = await run(cell_ids, approved)
                 break
             except SourceChanged:  # edited since approved: ask again for what would run
                 sources, _ = await self._sources(cell_ids)

@@ -111,7 +111,7 @@ class Turn:
         docs: LiveDocuments,
         live: LiveTurn,
         provider: ModelProvider,
-        run_cells: RunCells,
+        run_cells: RunCells | None,  # None: the user may not run cells
         read_variables: ReadVariables,
         desk: ApprovalDesk,
         store: ConversationStore,

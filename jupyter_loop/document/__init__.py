@@ -2,11 +2,14 @@
 
 from .cells import CellNotFound, code_cell, find_cell, set_source, source_hash
 from .live import ORIGIN, LiveDocuments
+from .reference import NotebookRef, canonical_path
 
 __all__ = [
     "ORIGIN",
     "CellNotFound",
     "LiveDocuments",
+    "NotebookRef",
+    "canonical_path",
     "code_cell",
     "find_cell",
     "set_source",

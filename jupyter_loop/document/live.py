@@ -27,6 +27,7 @@ from jupyter_ydoc import YNotebook
 from tornado.web import HTTPError
 
 from ..errors import BadRequest, JupyterLoopError, NotFound, Unavailable
+from .reference import NotebookRef, canonical_path
 
 ORIGIN = "jupyter_loop"
 """Origin of every transaction we make: keeps our writes out of the server's undo stack."""
@@ -74,14 +75,13 @@ class LiveDocuments:
             )
         return extension
 
-    async def room_id(self, path: str) -> str:
-        """The room of the notebook at ``path``; raises if it is not a notebook."""
-        if not path or path.startswith("/") or ".." in path.split("/"):
-            raise BadRequest(f"'{path}' is not a path inside the server's root directory.")
+    async def resolve(self, path: str) -> NotebookRef:
+        """The notebook at ``path`` (made canonical); raises if it is not a notebook."""
+        path = canonical_path(path)
         file_ids = self._settings["file_id_manager"]
         known = file_ids.get_id(path)
-        if known is not None and self._room(f"json:notebook:{known}") is not None:
-            return f"json:notebook:{known}"  # a loaded room: the notebook exists
+        if known is not None and self._room(NotebookRef(path, known).room_id) is not None:
+            return NotebookRef(path, known)  # a loaded room: the notebook exists
         contents = self._settings["contents_manager"]
         try:
             model = await ensure_async(contents.get(path, content=False))
@@ -92,11 +92,15 @@ class LiveDocuments:
         file_id = known or file_ids.index(path)
         if file_id is None:
             raise NotFound(f"No notebook at '{path}'.")
-        return f"json:notebook:{file_id}"
+        return NotebookRef(path, str(file_id))
+
+    async def room_id(self, path: str) -> str:
+        """The room of the notebook at ``path`` (see :meth:`resolve`)."""
+        return (await self.resolve(path)).room_id
 
     def path_of(self, room_id: str) -> str | None:
         """The notebook's current path (it follows renames)."""
-        file_id = room_id.split(":", 2)[-1]
+        file_id = NotebookRef.of_room(room_id).file_id
         path = self._settings["file_id_manager"].get_path(file_id)
         return str(path) if path is not None else None
 
@@ -178,7 +182,7 @@ class LiveDocuments:
                 return
             await server.delete_room(room=room)
             self._log.info("jupyter-loop released room %s", room_id)
-            file_id = room_id.split(":", 2)[-1]
+            file_id = NotebookRef.of_room(room_id).file_id
             loaders = extension.file_loaders
             if file_id in loaders and loaders[file_id].number_of_subscriptions == 0:
                 await loaders.remove(file_id)

@@ -46,17 +46,28 @@ def mark_queued(
     by: str,
     state: str = QUEUED,
 ) -> None:
-    """Clear the cell as JupyterLab does when a run is scheduled, and show it queued.
+    """Show the cell queued (``[*]``, as JupyterLab does when a run is scheduled).
 
-    ``state`` is ``running`` for a cell that starts at once (an idle queue): one write
-    instead of two.
+    ``state`` is ``running`` for a cell that starts at once (an idle queue): its outputs
+    and count are cleared now, in one write instead of two. A cell that waits keeps
+    them until its run starts (:func:`mark_started`), so a cell queued again while it
+    runs ends up with the outputs of its last run only.
     """
-    _clear_execution(ycell)
+    if state == RUNNING:
+        _clear_execution(ycell)
     ycell["execution_state"] = "running"
     _put(notebook, str(ycell["id"]), CellMarker(state, run_id, kernel_id=kernel_id, by=by))
 
 
-def mark_running(notebook: YNotebook, cell_id: str, run_id: str) -> None:
+def mark_started(notebook: YNotebook, ycell: Map, run_id: str) -> None:
+    """A queued run starts: clear the cell's outputs and count, show it running.
+
+    The run takes the markers over even from a later run of the same cell (queued again
+    meanwhile): every tab waiting for this run sees it start, then end.
+    """
+    _clear_execution(ycell)
+    ycell["execution_state"] = "running"
+    cell_id = str(ycell["id"])
     entry = marker(notebook, cell_id)
     if entry is None or entry.get("run_id") != run_id:
         entry = {"run_id": run_id}

@@ -17,6 +17,8 @@ import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ..private import private_dir
+
 
 @dataclass(frozen=True)
 class LedgerEntry:
@@ -80,7 +82,7 @@ class RunLedger:
     def _write(self) -> None:
         data = json.dumps([asdict(entry) for entry in self._entries.values()])
         try:
-            self._path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(self._path.parent)
             handle, temporary = tempfile.mkstemp(dir=self._path.parent, suffix=".tmp")
             with os.fdopen(handle, "w", encoding="utf-8") as file:
                 file.write(data)

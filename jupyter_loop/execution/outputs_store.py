@@ -39,9 +39,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..errors import NotFound
+from ..private import open_private, private_dir
 from .budget import dumps, human_bytes
 
-_SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+NAME_PATTERN = r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}"
+"""A file id, cell id (any nbformat allows) or run id; never ``.`` or ``..``."""
+_SAFE = re.compile(NAME_PATTERN)
 _WRITE_AT = 1024 * 1024  # buffered stream text is written out past this many bytes
 _CHUNK = 1024 * 1024
 
@@ -116,12 +119,13 @@ class FileRecorder:
     """A run's record on disk; stream text is buffered and written at :meth:`sync`."""
 
     def __init__(self, directory: Path, max_bytes: int | None) -> None:
-        directory.mkdir(parents=True, exist_ok=True)
+        private_dir(directory)
         self._text_path = directory / "text"
         self._outputs_path = directory / "outputs"
         self._index_path = directory / "index.jsonl"
         for path in (self._text_path, self._outputs_path, self._index_path):
-            path.write_bytes(b"")
+            with open_private(path, "wb"):
+                pass
         self._max = max_bytes
         self._text_size = 0  # on disk and buffered
         self._written = 0  # on disk

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jupyter_ydoc import YNotebook
-from pycrdt import Map
+from pycrdt import Array, Map
 
 from ..document import ORIGIN, CellNotFound, LiveDocuments, find_cell
 from ..errors import Conflict, JupyterLoopError, Unavailable
@@ -26,7 +26,7 @@ from .ledger import LedgerEntry, NullLedger, RunLedger
 from .ops import AppendStream, UpdateDisplay
 from .run import KERNEL_DIED, CellJob, CellRun, RunOutcome
 from .wal import RunEnd
-from .writer import CellWriter, OutputPolicy
+from .writer import CellWriter, OutputPolicy, output_map
 
 _NOTE_PREFIX = "[jupyter-loop] "
 
@@ -60,7 +60,8 @@ class KernelQueue:
         self._channel = KernelChannel(kernel_manager, log, on_lost=self._kernel_lost)
         self._jobs: deque[CellJob] = deque()
         self._wakeup = asyncio.Event()
-        self._current: CellRun | None = None
+        self._active: CellJob | None = None  # taken from the queue, not yet settled
+        self._current: CellRun | None = None  # its run, once it executes
         self._writers: dict[tuple[str, str], CellWriter] = {}
         self._worker: asyncio.Task[None] | None = None
         self._outcomes: dict[str, asyncio.Future[RunOutcome]] = {}
@@ -99,10 +100,11 @@ class KernelQueue:
     @property
     def idle(self) -> bool:
         """Nothing running or waiting: a cell submitted now starts at once."""
-        return self._current is None and not self._jobs
+        return self._active is None and not self._jobs
 
     def pending(self) -> list[CellJob]:
-        running = [self._current.job] if self._current is not None else []
+        """The cell being run (or waiting for its kernel), then those queued."""
+        running = [self._active] if self._active is not None else []
         return running + list(self._jobs)
 
     async def _work(self) -> None:
@@ -111,13 +113,15 @@ class KernelQueue:
                 self._wakeup.clear()
                 await self._wakeup.wait()
                 continue
-            job = self._jobs.popleft()
+            job = self._active = self._jobs.popleft()
             try:
                 outcome = await self._run(job)
-            except Exception:
+            except Exception as e:  # writing into the document failed: say so, plainly
                 self._log.exception("jupyter-loop failed to run cell %s", job.cell_id)
-                outcome = RunOutcome("error", note="jupyter-loop failed to run this cell.")
+                outcome = RunOutcome("error", note=failure_note("running this cell", e))
+                await self._mark_failed(job, outcome)
             finally:
+                self._active = None
                 self._docs.unpin(job.room_id)
             self._settle(job, outcome)
             if outcome.stops_queue:
@@ -127,11 +131,13 @@ class KernelQueue:
 
     async def _run(self, job: CellJob) -> RunOutcome:
         writer = self._writer_for(job.room_id, job.cell_id)
-        writer.reset(job.run_id)
         self._ledger.mark_running(job.run_id)
-        if not job.marked_running:
-            await writer.flush(
-                then=lambda notebook, _: board.mark_running(notebook, job.cell_id, job.run_id)
+        if job.marked_running:
+            writer.reset(job.run_id)  # cleared when queued, in the same transaction
+        else:
+            await writer.start_run(
+                job.run_id,
+                then=lambda notebook, ycell: board.mark_started(notebook, ycell, job.run_id),
             )
         run = CellRun(
             job,
@@ -139,12 +145,7 @@ class KernelQueue:
             on_display_update=self._update_display,
             on_input_request=self._input_requested,
         )
-        try:
-            await self._ready()
-        except JupyterLoopError as e:
-            outcome = RunOutcome("error", note=e.message)
-        else:
-            outcome = await self._execute(run)
+        outcome = await self._attempt(run)
         if outcome.note:
             writer.push(AppendStream("stderr", f"{_NOTE_PREFIX}{outcome.note}\n"))
         await writer.end_run(
@@ -156,6 +157,37 @@ class KernelQueue:
         more = any(queued.room_id == job.room_id for queued in self._jobs)
         self._docs.save_soon(job.room_id, delay=0.5 if more else 0.0)
         return outcome
+
+    async def _attempt(self, run: CellRun) -> RunOutcome:
+        """Connect and execute; whatever fails ends the run with a note saying what."""
+        try:
+            await self._ready()
+        except JupyterLoopError as e:
+            return RunOutcome("error", note=e.message)
+        except Exception as e:
+            self._log.exception("jupyter-loop could not connect to kernel %s", self.kernel_id)
+            return RunOutcome("error", note=failure_note("connecting to the kernel", e))
+        try:
+            return await self._execute(run)
+        except Exception as e:
+            self._log.exception("jupyter-loop failed running cell %s", run.job.cell_id)
+            return RunOutcome("error", note=failure_note("running this cell", e))
+
+    async def _mark_failed(self, job: CellJob, outcome: RunOutcome) -> None:
+        """Last resort when the writer failed: the note and the done marker, directly."""
+        try:
+            notebook = await self._docs.notebook(job.room_id)
+            _, ycell = find_cell(notebook, job.cell_id)
+            with notebook.ydoc.transaction(origin=ORIGIN):
+                outputs = ycell.get("outputs")
+                if isinstance(outputs, Array):
+                    text = f"{_NOTE_PREFIX}{outcome.note}\n"
+                    outputs.append(output_map(_stderr(text)))
+                board.mark_done(
+                    notebook, ycell, run_id=job.run_id, status=outcome.status, note=outcome.note
+                )
+        except Exception:
+            self._log.exception("jupyter-loop could not mark cell %s as failed", job.cell_id)
 
     async def _ready(self) -> None:
         await self._channel.ready(self._settings.kernel_ready_timeout)
@@ -284,8 +316,11 @@ class KernelQueue:
             _, ycell = find_cell(notebook, job.cell_id)
         except (CellNotFound, JupyterLoopError):
             return
-        with notebook.ydoc.transaction(origin=ORIGIN):
-            board.mark_done(notebook, ycell, run_id=job.run_id, status="aborted")
+        try:
+            with notebook.ydoc.transaction(origin=ORIGIN):
+                board.mark_done(notebook, ycell, run_id=job.run_id, status="aborted")
+        except Exception:  # one cell failing must not leave the others marked queued
+            self._log.exception("jupyter-loop could not mark cell %s as dropped", job.cell_id)
 
     async def end_all(self, note: str | None) -> None:
         """The kernel restarted or died: end the running cell and empty the queue."""
@@ -315,6 +350,23 @@ class KernelQueue:
             if not done:
                 self._worker.cancel()
         await self._channel.close()
+
+
+def failure_note(doing: str, error: Exception) -> str:
+    """What went wrong, in the words a user sees in the cell.
+
+    >>> failure_note("connecting to the kernel", TypeError("no kernel_id"))
+    'jupyter-loop failed while connecting to the kernel: TypeError: no kernel_id'
+    >>> failure_note("running this cell", TimeoutError())
+    'jupyter-loop failed while running this cell: it timed out'
+    """
+    detail = str(error) or ("it timed out" if isinstance(error, TimeoutError) else "")
+    name = "" if isinstance(error, TimeoutError) else f"{type(error).__name__}: "
+    return f"jupyter-loop failed while {doing}: {name}{detail}".rstrip(": ")
+
+
+def _stderr(text: str) -> dict[str, Any]:
+    return {"output_type": "stream", "name": "stderr", "text": text}
 
 
 def _apply_payload(notebook: YNotebook, ycell: Map, payload: list[dict[str, Any]]) -> None:

@@ -7,14 +7,17 @@ import logging
 import uuid
 from typing import Any
 
+from jupyter_ydoc import YNotebook
+from pycrdt import Map
+
 from ..document import ORIGIN, LiveDocuments, find_cell, source_hash
-from ..errors import BadRequest, Conflict, NotFound, SourceChanged
+from ..errors import BadRequest, Conflict, JupyterLoopError, NotFound, SourceChanged
 from ..payloads import InputReply, QueuedCell, RunRequest, RunTicket
 from ..tasks import spawn_logged
 from . import board
 from .introspect import EXPRESSION, EXPRESSION_KEY, VariablesReport, report_from_reply
 from .ledger import NullLedger, RunLedger
-from .queue import KernelQueue, QueueSettings
+from .queue import KernelQueue, QueueSettings, failure_note
 from .recovery import close_interrupted_runs
 from .run import KERNEL_DIED, KERNEL_RESTARTED, CellJob, RunOutcome
 
@@ -87,13 +90,11 @@ class ExecutionService:
     async def _queue_cells(
         self, request: RunRequest, user: str
     ) -> tuple[RunTicket, dict[str, asyncio.Future[RunOutcome]]]:
-        room_id = await self._docs.room_id(request.path)
-        kernel_id = await self._kernel_for(request)
+        notebook_ref = await self._docs.resolve(request.path)
+        room_id = notebook_ref.room_id
+        kernel_id = await self._kernel_for(request.kernel_id, notebook_ref.path)
         notebook = await self._docs.notebook(room_id)
-        cells = [find_cell(notebook, cell_id)[1] for cell_id in request.cell_ids]
-        for ycell in cells:
-            if ycell.get("cell_type") != "code":
-                raise BadRequest(f"Cell '{ycell['id']}' is not a code cell.")
+        cells = [_code_of(find_cell(notebook, cell_id)[1]) for cell_id in request.cell_ids]
         # No await from here on: the sources checked are the sources queued.
         _check_sources(cells, request.source_hashes or {})
         queue = self._queue(kernel_id)
@@ -101,9 +102,8 @@ class ExecutionService:
         queued: list[QueuedCell] = []
         jobs: list[CellJob] = []
         with notebook.ydoc.transaction(origin=ORIGIN):
-            for ycell in cells:
+            for ycell, cell_id, code in cells:
                 run_id = uuid.uuid4().hex
-                cell_id, code = str(ycell["id"]), str(ycell["source"])
                 if not code.strip():
                     board.mark_skipped(notebook, ycell, run_id=run_id)
                     queued.append(QueuedCell(cell_id, run_id, board.DONE))
@@ -118,10 +118,25 @@ class ExecutionService:
                 queued.append(QueuedCell(cell_id, run_id, board.QUEUED))
         waiting: dict[str, asyncio.Future[RunOutcome]] = {}
         if jobs:
-            futures = queue.submit(jobs)
+            futures = self._submit(queue, notebook, jobs)
             waiting = {job.cell_id: future for job, future in zip(jobs, futures, strict=True)}
-        ticket = RunTicket(path=request.path, kernel_id=kernel_id, cells=tuple(queued))
+        ticket = RunTicket(path=notebook_ref.path, kernel_id=kernel_id, cells=tuple(queued))
         return ticket, waiting
+
+    def _submit(
+        self, queue: KernelQueue, notebook: YNotebook, jobs: list[CellJob]
+    ) -> list[asyncio.Future[RunOutcome]]:
+        """Hand the marked jobs to their queue; if that fails, no cell stays marked."""
+        try:
+            return queue.submit(jobs)
+        except Exception as e:
+            self._log.exception("jupyter-loop could not queue cells")
+            note = failure_note("queueing this cell", e)
+            with notebook.ydoc.transaction(origin=ORIGIN):
+                for job in jobs:
+                    _, ycell = find_cell(notebook, job.cell_id)
+                    board.mark_done(notebook, ycell, run_id=job.run_id, status="error", note=note)
+            raise JupyterLoopError(note) from e
 
     async def answer_input(self, reply: InputReply) -> None:
         room_id = await self._docs.room_id(reply.path)
@@ -163,7 +178,7 @@ class ExecutionService:
         For clients that have no tab to open the session (the MCP endpoint).
         """
         try:
-            return await self._kernel_for(RunRequest(path=path, cell_ids=()))
+            return await self._kernel_of(path)
         except Conflict:
             pass
         await self._docs.room_id(path)  # a missing notebook is a 404, not a kernel
@@ -175,7 +190,7 @@ class ExecutionService:
 
         The kernel-action event drops the queued cells (see :meth:`_on_kernel_action`).
         """
-        kernel_id = await self._kernel_for(RunRequest(path=path, cell_ids=()))
+        kernel_id = await self._kernel_of(path)
         await self._kernels.interrupt_kernel(kernel_id)
         return kernel_id
 
@@ -186,7 +201,7 @@ class ExecutionService:
         The queue, not the kernel's last status, tells: the status of the previous read may
         still say busy. Code run by another client (a console) shows as a timeout.
         """
-        kernel_id = await self._kernel_for(RunRequest(path=path, cell_ids=()))
+        kernel_id = await self._kernel_of(path)
         queue = self._queue(kernel_id)
         if not queue.idle:
             raise Conflict(KERNEL_BUSY)
@@ -194,16 +209,20 @@ class ExecutionService:
         masker = self._settings.outputs.masker
         return report_from_reply(reply, masker.mask) if masker else report_from_reply(reply)
 
-    async def _kernel_for(self, request: RunRequest) -> str:
-        if request.kernel_id is not None:
-            if request.kernel_id not in self._kernels:
-                raise NotFound(f"No kernel with id '{request.kernel_id}'.")
-            return request.kernel_id
+    async def _kernel_of(self, path: str) -> str:
+        """The kernel of the notebook at ``path`` (any spelling of it)."""
+        return await self._kernel_for(None, (await self._docs.resolve(path)).path)
+
+    async def _kernel_for(self, kernel_id: str | None, path: str) -> str:
+        if kernel_id is not None:
+            if kernel_id not in self._kernels:
+                raise NotFound(f"No kernel with id '{kernel_id}'.")
+            return kernel_id
         for session in await self._sessions.list_sessions():
             kernel = session.get("kernel") or {}
-            if session.get("path") == request.path and kernel.get("id") in self._kernels:
+            if session.get("path") == path and kernel.get("id") in self._kernels:
                 return str(kernel["id"])
-        raise Conflict(f"'{request.path}' has no running kernel; start one, then run again.")
+        raise Conflict(f"'{path}' has no running kernel; start one, then run again.")
 
     # -- kernels ---------------------------------------------------------------------
 
@@ -255,13 +274,19 @@ class ExecutionService:
             self._watched.discard(kernel_id)
 
 
-def _check_sources(cells: list[Any], expected: dict[str, str]) -> None:
+def _check_sources(cells: list[tuple[Map, str, str]], expected: dict[str, str]) -> None:
     """Raise :class:`SourceChanged` if a cell's source no longer has the expected hash."""
     changed = [
-        str(ycell["id"])
-        for ycell in cells
-        if str(ycell["id"]) in expected
-        and source_hash(str(ycell["source"])) != expected[str(ycell["id"])]
+        cell_id
+        for _, cell_id, source in cells
+        if cell_id in expected and source_hash(source) != expected[cell_id]
     ]
     if changed:
         raise SourceChanged(changed)
+
+
+def _code_of(ycell: Map) -> tuple[Map, str, str]:
+    """A cell to run, its id and source; :class:`BadRequest` if it is not a code cell."""
+    if ycell.get("cell_type") != "code":
+        raise BadRequest(f"Cell '{ycell.get('id')}' is not a code cell.")
+    return ycell, str(ycell["id"]), str(ycell.get("source", ""))

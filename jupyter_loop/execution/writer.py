@@ -37,7 +37,7 @@ from typing import Any
 from jupyter_ydoc import YNotebook
 from pycrdt import Array, Map, Text
 
-from ..document import ORIGIN, LiveDocuments, find_cell
+from ..document import ORIGIN, LiveDocuments, NotebookRef, find_cell
 from ..errors import NotFound
 from ..secrets import SecretMasker
 from ..tasks import spawn_logged
@@ -187,7 +187,7 @@ class CellWriter:
         policy = self._policy
         records = None
         if run_id is not None and policy.store is not None:
-            key = RunKey(self.room_id.split(":", 2)[-1], self.cell_id, run_id)
+            key = RunKey(NotebookRef.of_room(self.room_id).file_id, self.cell_id, run_id)
             try:
                 policy.store.begin_run(key)
             except OSError as e:
@@ -201,6 +201,24 @@ class CellWriter:
         self._journal: RunJournal | None = None
         if run_id is not None and policy.journal is not None:
             self._journal = policy.journal.open(self.room_id, self.cell_id, run_id)
+
+    async def start_run(self, run_id: str, then: CellMutation) -> None:
+        """A queued run starts: the document's outputs of the cell go now, with ``then``.
+
+        Clearing at the start (not when the run was queued) leaves a cell queued several
+        times with the outputs of its last run only, whatever the earlier runs printed.
+        """
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        async with self._lock:
+            self.reset(run_id)
+            found = await self._cell()
+            if found is None:
+                return
+            notebook, ycell = found
+            with notebook.ydoc.transaction(origin=ORIGIN):
+                then(notebook, ycell)  # clears the outputs the model no longer holds
 
     async def end_run(self, then: CellMutation | None = None, ending: RunEnd | None = None) -> None:
         """The run is over: flush as :meth:`flush` does, then let go of the outputs'
@@ -263,14 +281,10 @@ class CellWriter:
             self._model.sync_records()
             if not self._model.dirty and not self._backlog and then is None:
                 return
-            try:
-                notebook = await self._docs.notebook(self.room_id)
-                self._index_hint, ycell = find_cell(notebook, self.cell_id, self._index_hint)
-            except NotFound as e:  # the cell or its notebook is gone
-                self._log.info("Dropping outputs of cell %s: %s", self.cell_id, e.message)
+            found = await self._cell()
+            if found is None:
                 return
-            if ycell.get("cell_type") != "code":
-                return
+            notebook, ycell = found
             finish = (lambda: then(notebook, ycell)) if then is not None else None
             if not self._write(notebook, ycell, force=then is not None, finish=finish):
                 if finish is not None:
@@ -279,6 +293,16 @@ class CellWriter:
             if not self._running:
                 self._model.forget()
         await self._docs.save_if_due(self.room_id)
+
+    async def _cell(self) -> tuple[YNotebook, Map] | None:
+        """The live notebook and the code cell; ``None`` if either is gone."""
+        try:
+            notebook = await self._docs.notebook(self.room_id)
+            self._index_hint, ycell = find_cell(notebook, self.cell_id, self._index_hint)
+        except NotFound as e:
+            self._log.info("Dropping outputs of cell %s: %s", self.cell_id, e.message)
+            return None
+        return (notebook, ycell) if ycell.get("cell_type") == "code" else None
 
     # -- writing ---------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ from pycrdt import Map
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 from tornado.websocket import websocket_connect
 
+from ..document.reference import NotebookRef
 from .ychannel import TornadoChannel
 
 TOKEN = "jupyter-loop-test-token"
@@ -170,7 +171,7 @@ class ServerProcess:
             "api", "collaboration", "session", path, method="PUT",
             body={"format": "json", "type": "notebook"},
         )  # fmt: skip
-        room = f"json:notebook:{session['fileId']}"
+        room = NotebookRef(path, str(session["fileId"])).room_id
         query = f"sessionId={session['sessionId']}"
         url = f"ws://127.0.0.1:{self.port}/api/collaboration/room/{room}?{query}"
         connection = await websocket_connect(

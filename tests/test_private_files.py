@@ -1,0 +1,44 @@
+"""What jupyter-loop keeps on disk (conversations, journals, full outputs) is the owner's only."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+from agent_helpers import Agent, openai_config
+from conftest import wait_for
+
+from jupyter_loop.testing import say
+
+pytest_plugins = ["model_fixtures"]
+
+
+@pytest.fixture
+def loop_config(model_server, tmp_path: Path):
+    return openai_config(model_server, data_dir=str(tmp_path / "loop"), output_budget_bytes=2_000)
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+async def test_conversations_journals_and_outputs_are_private(
+    write_notebook, start_kernel, run_cells, read_notebook, api, model_server, tmp_path
+):
+    path = write_notebook("nb.ipynb", "for i in range(5_000):\n    print(i)")
+    await start_kernel(path)
+    await run_cells(path, "c0")
+    await wait_for(lambda: (nb := read_notebook(path)) and nb.cells[0].get("execution_count"))
+    model_server.script(say("hello"))
+    agent = Agent(api)
+    await agent.start(path, "hi")
+    await agent.ended(path)
+
+    root = tmp_path / "loop"
+    files = [p for p in root.rglob("*") if p.is_file()]
+    folders = [root, *(p for p in root.rglob("*") if p.is_dir())]
+    kinds = {p.relative_to(root).parts[0] for p in files}
+    assert {"agent", "outputs"} <= kinds, kinds
+    assert [(str(p), oct(mode(p))) for p in files if mode(p) != 0o600] == []
+    assert [(str(p), oct(mode(p))) for p in folders if mode(p) != 0o700] == []
