@@ -16,6 +16,7 @@ from .agent.service import AgentService
 from .completion.config import CompletionConfig
 from .completion.handlers import route_table as completion_routes
 from .completion.service import CompletionService
+from .completion.variables import KernelVariables
 from .document import LiveDocuments
 from .execution.ledger import RunLedger
 from .execution.outputs_config import OutputsConfig
@@ -124,9 +125,12 @@ class JupyterLoopApp(
         )
         self.agent.start()
         self.settings.update({"jupyter_loop_agent": self.agent})
-        # The kernel's variables reach completions through a VariableSource (not wired yet).
         self.completion = CompletionService(
-            self.documents, self.agent.settings, self.completion_model, self.log
+            self.documents,
+            self.agent.settings,
+            self.completion_model,
+            self.log,
+            variables=KernelVariables(self.execution),
         )
         self.settings.update({"jupyter_loop_completion": self.completion})
         self.agent.external.approval_timeout = self.external_approval_timeout

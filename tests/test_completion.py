@@ -238,3 +238,26 @@ class TestNoProvider:
         assert status["configured"] is False
         assert "OPENAI_API_KEY" in status["hint"] and "Inline completions" in status["hint"]
         assert status["usage"]["requests"] == 0 and status["usage"]["failures"] == 0
+
+
+async def test_completion_knows_the_columns_of_a_dataframe_never_printed(
+    jp_fetch, api, jp_root_dir, model_server, start_kernel, run_cells, read_notebook
+):
+    path = notebook_with_table(jp_root_dir)
+    await start_kernel(path)
+    # The column exists only in the kernel: no cell prints it or names it in its source.
+    nb = read_notebook(path)
+    nb.cells[0].source = "import pandas as pd\ndf = pd.DataFrame({'qty_' + 'sold_q3': [1]})"
+    nb.cells[0].outputs = []
+    (jp_root_dir / path).write_text(json.dumps(nb), encoding="utf-8")
+    await run_cells(path, "c0")
+    await wait_for(lambda: (saved := read_notebook(path)) and saved.cells[0].execution_count)
+    for _ in range(100):  # the run's end is written; then the queue is idle
+        if not (await api("api", "jupyter-loop", "runs", params={"path": path}))["cells"]:
+            break
+        await asyncio.sleep(0.05)
+    model_server.script(say('qty_sold_q3"]', requires="qty_sold_q3"))
+    model_server.set_default_reply(say("unknown"))
+    body = await stream(jp_fetch, request(path, before='df["q'))
+    assert text_of(body) == 'ty_sold_q3"]'
+    assert "qty_sold_q3" in sent_text(model_server.bodies(OPENAI_CHAT))
