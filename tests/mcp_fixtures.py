@@ -1,6 +1,8 @@
 """MCP test fixtures: the endpoint's URL and an SDK client session on it.
 
-Register with ``pytest_plugins = ["mcp_fixtures"]``.
+Register with ``pytest_plugins = ["mcp_fixtures"]``. Test modules may be imported before
+pytest loads it as a plugin (the doctest collector imports every module); it has no asserts
+to rewrite, hence: PYTEST_DONT_REWRITE.
 """
 
 from __future__ import annotations
