@@ -23,9 +23,11 @@ NO_SAVES = (
 )
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[ServerProcess]:
-    process = ServerProcess(tmp_path, *NO_SAVES)
+@pytest.fixture(params=["saves held back", "saves every 0.5 s"])
+def server(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[ServerProcess]:
+    # With saves, the file holds the run's first lines too: the replay must replace them,
+    # not add to them.
+    process = ServerProcess(tmp_path, *(NO_SAVES if request.param == "saves held back" else ()))
     yield process
     process.kill()
 

@@ -54,7 +54,7 @@ def mark_queued(
     runs ends up with the outputs of its last run only.
     """
     if state == RUNNING:
-        _clear_execution(ycell)
+        clear_execution(ycell)
     ycell["execution_state"] = "running"
     _put(notebook, str(ycell["id"]), CellMarker(state, run_id, kernel_id=kernel_id, by=by))
 
@@ -65,7 +65,7 @@ def mark_started(notebook: YNotebook, ycell: Map, run_id: str) -> None:
     The run takes the markers over even from a later run of the same cell (queued again
     meanwhile): every tab waiting for this run sees it start, then end.
     """
-    _clear_execution(ycell)
+    clear_execution(ycell)
     ycell["execution_state"] = "running"
     cell_id = str(ycell["id"])
     entry = marker(notebook, cell_id)
@@ -98,7 +98,7 @@ def mark_done(
 
 def mark_skipped(notebook: YNotebook, ycell: Map, *, run_id: str) -> None:
     """An empty cell: cleared and done at once, as JupyterLab does."""
-    _clear_execution(ycell)
+    clear_execution(ycell)
     ycell["execution_state"] = "idle"
     _put(notebook, str(ycell["id"]), CellMarker(DONE, run_id, status="ok"))
 
@@ -120,7 +120,8 @@ def set_timing(ycell: Map, timing: dict[str, str] | None) -> None:
         del metadata["execution"]
 
 
-def _clear_execution(ycell: Map) -> None:
+def clear_execution(ycell: Map) -> None:
+    """Empty the cell's outputs and count (a run starts, or is replayed from its start)."""
     outputs = ycell.get("outputs")
     if isinstance(outputs, Array):
         if len(outputs):

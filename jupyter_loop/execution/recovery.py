@@ -21,7 +21,7 @@ from ..document import ORIGIN, LiveDocuments, find_cell
 from ..errors import JupyterLoopError
 from . import board
 from .ledger import LedgerEntry
-from .ops import AppendStream, ClearOutputs
+from .ops import AppendStream
 from .wal import JournalRecord, OutputJournal, RunEnd
 from .writer import CellWriter, OutputPolicy
 
@@ -69,9 +69,9 @@ async def _replay(
         writer = CellWriter(
             docs, record.room_id, record.cell_id, interval=0, log=log, policy=policy
         )
-        writer.reset(record.run_id)
-        # The run cleared the cell when it started: its journal is the whole output.
-        writer.push(ClearOutputs())
+        # The run cleared the cell when it started: its journal is the whole output, and
+        # replaces what the file kept of it.
+        await writer.start_run(record.run_id, then=lambda _, ycell: board.clear_execution(ycell))
         for op in record.ops:
             writer.push(op)
         ending = record.end or RunEnd("cut_off", note=CUT_OFF)
