@@ -94,6 +94,7 @@ class JupyterLoopApp(
         self.journal = self.output_journal(self.data_dir, self.log)
         if self.journal is not None:
             self.journal.start()
+            self.documents.before_saving(self.journal.commit)
             self.documents.on_saved(self.journal.saved)
         outputs = self.output_policy(self.outputs, server.base_url, masker, self.journal)
         self.execution = ExecutionService(

@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_client.asynchronous import AsyncKernelClient
+from jupyter_client.channels import AsyncZMQSocketChannel
 from jupyter_server.services.kernels.kernelmanager import (
     AsyncMappingKernelManager,
     ServerKernelManager,
 )
-from traitlets import Unicode, default
+from traitlets import Type, Unicode, default
 
 
 class BrokenClient(AsyncKernelClient):
@@ -41,9 +42,15 @@ class BrokenClientKernels(AsyncMappingKernelManager):
         return "kernel_managers.BrokenClientKernel"
 
 
+class BrokenShellChannel(AsyncZMQSocketChannel):
+    def send(self, msg: dict[str, Any]) -> None:
+        if msg["header"]["msg_type"] == "execute_request":
+            raise TypeError("execute() is broken in this kernel client")
+        super().send(msg)
+
+
 class BrokenExecuteClient(AsyncKernelClient):
-    def execute(self, *args: Any, **kwargs: Any) -> str:
-        raise TypeError("execute() is broken in this kernel client")
+    shell_channel_class = Type(BrokenShellChannel)  # type: ignore[assignment]
 
 
 class BrokenExecuteKernel(ServerKernelManager):

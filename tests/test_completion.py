@@ -97,7 +97,7 @@ async def test_an_aborted_request_aborts_the_model_call(
     path = notebook_with_table(jp_root_dir)
     model_server.script(say("x" * 400, chunk_size=2, delay=0.05))
     url = f"http://127.0.0.1:{jp_http_port}{jp_base_url}api/jupyter-loop/completion/stream"
-    async with httpx.AsyncClient(headers=dict(jp_auth_header)) as client:
+    async with httpx.AsyncClient(headers=dict(jp_auth_header), timeout=60) as client:
         async with client.stream("POST", url, json=request(path)) as response:
             assert response.status_code == 200
             async for line in response.aiter_lines():
@@ -193,7 +193,7 @@ class TestOllama:
         path = notebook_with_table(jp_root_dir)
         model_server.script(say("z" * 400, chunk_size=2, delay=0.05))
         url = f"http://127.0.0.1:{jp_http_port}{jp_base_url}api/jupyter-loop/completion/stream"
-        async with httpx.AsyncClient(headers=dict(jp_auth_header)) as client:
+        async with httpx.AsyncClient(headers=dict(jp_auth_header), timeout=60) as client:
             async with client.stream("POST", url, json=request(path)) as response:
                 async for _ in response.aiter_lines():
                     break

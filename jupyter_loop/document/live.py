@@ -18,7 +18,7 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -63,6 +63,7 @@ class LiveDocuments:
         self._pending_saves: set[str] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._save_listeners: list[Callable[[str, float], None]] = []
+        self._before_save: list[Callable[[], Awaitable[None]]] = []
 
     # -- resolving -----------------------------------------------------------------
 
@@ -198,6 +199,11 @@ class LiveDocuments:
         room = self._room(room_id)
         if room is None:
             return
+        for hook in self._before_save:
+            try:
+                await hook()
+            except Exception as e:
+                self._log.warning("jupyter-loop: a step before saving %s failed: %s", room_id, e)
         started = self._last_save[room_id] = time.monotonic()
         task = room._save_to_disc()
         if task is None:
@@ -209,6 +215,11 @@ class LiveDocuments:
             return
         for listener in self._save_listeners:
             listener(room_id, started)
+
+    def before_saving(self, hook: Callable[[], Awaitable[None]]) -> None:
+        """Await ``hook()`` before each save this object makes (the output journal commits,
+        so it is never behind the file)."""
+        self._before_save.append(hook)
 
     def on_saved(self, listener: Callable[[str, float], None]) -> None:
         """Call ``listener(room_id, started)`` after each save this object makes; the file

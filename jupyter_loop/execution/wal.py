@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..private import FILE_MODE, private_dir
 from .ops import AppendOutput, AppendStream, ClearOutputs, OutputOp, UpdateDisplay
 
 SUFFIX = ".jsonl"
@@ -167,7 +168,7 @@ class RunJournal:
     def write(self, data: bytes, sync: bool) -> None:
         """Append ``data`` to the file (in a worker thread)."""
         if self._fd is None:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
         os.write(self._fd, data)
         if sync:
             os.fsync(self._fd)
@@ -198,6 +199,7 @@ class OutputJournal:
         self._open: dict[str, RunJournal] = {}
         self._dirty: dict[str, RunJournal] = {}
         self._wake = asyncio.Event()
+        self._lock = asyncio.Lock()
         self._worker: asyncio.Task[None] | None = None
         self._doomed: list[RunJournal] = []  # removed by the commit, after its writes
         self._stopping = False
@@ -206,7 +208,7 @@ class OutputJournal:
     # -- lifecycle -------------------------------------------------------------------
 
     def start(self) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(self.directory)
         self._worker = asyncio.ensure_future(self._commit_loop())
 
     async def stop(self) -> None:
@@ -274,12 +276,18 @@ class OutputJournal:
                 await asyncio.sleep(self._interval)  # later edits share the next commit
         await self._commit()
 
+    async def commit(self) -> None:
+        """Write what is pending now (before a save: the journal stays ahead of the file,
+        so a replay never holds less than the file it replaces)."""
+        await self._commit()
+
     async def _commit(self) -> None:
-        batch = [(journal, journal.take()) for journal in self._dirty.values()]
-        self._dirty.clear()
-        doomed, self._doomed = self._doomed, []
-        if batch or doomed:
-            await asyncio.to_thread(self._write, batch, doomed)
+        async with self._lock:  # one writer thread at a time: lines stay in order
+            batch = [(journal, journal.take()) for journal in self._dirty.values()]
+            self._dirty.clear()
+            doomed, self._doomed = self._doomed, []
+            if batch or doomed:
+                await asyncio.to_thread(self._write, batch, doomed)
 
     def _write(self, batch: list[tuple[RunJournal, bytes]], doomed: list[RunJournal]) -> None:
         for journal, data in batch:
