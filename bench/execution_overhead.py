@@ -25,7 +25,7 @@ import nbformat
 from jupyter_client.asynchronous import AsyncKernelClient
 from pycrdt import Map, Provider
 
-from jupyter_loop.testing.server_process import ServerProcess
+from jupyter_loop.testing.server_process import ServerProcess, reply_and_idle
 
 SETTLE = 0.02
 """Pause before each timed run, so each starts on a settled kernel and server (the kernel
@@ -35,19 +35,7 @@ a run): one run's latency, as a user running a cell sees it, for both ways alike
 
 async def raw_run(client: AsyncKernelClient) -> float:
     start = time.perf_counter()
-    msg_id = client.execute("1 + 1")
-    replied = idle = False
-    while not (replied and idle):
-        if not replied:
-            reply = await client.get_shell_msg(timeout=10)
-            replied = reply["parent_header"].get("msg_id") == msg_id
-        while not idle:
-            message = await client.get_iopub_msg(timeout=10)
-            idle = (
-                message["parent_header"].get("msg_id") == msg_id
-                and message["msg_type"] == "status"
-                and message["content"]["execution_state"] == "idle"
-            )
+    await reply_and_idle(client, client.execute("1 + 1"), timeout=10)
     return time.perf_counter() - start
 
 

@@ -27,60 +27,28 @@ import nbformat
 from jupyter_client.asynchronous import AsyncKernelClient
 from pycrdt import Map, Provider
 
-from jupyter_loop.testing.server_process import ServerProcess
+from jupyter_loop.testing.server_process import ServerProcess, reply_and_idle
 
 PATH = "run_all.ipynb"
-
-
-async def settle(client: AsyncKernelClient, msg_id: str) -> None:
-    """Wait for ``msg_id``'s reply and idle status."""
-    replied = idle = False
-    while not replied:
-        reply = await client.get_shell_msg(timeout=30)
-        replied = reply["parent_header"].get("msg_id") == msg_id
-    while not idle:
-        message = await client.get_iopub_msg(timeout=30)
-        idle = (
-            message["parent_header"].get("msg_id") == msg_id
-            and message["msg_type"] == "status"
-            and message["content"]["execution_state"] == "idle"
-        )
 
 
 async def raw_one_at_a_time(client: AsyncKernelClient, cells: int) -> float:
     start = time.perf_counter()
     for i in range(cells):
-        await settle(client, client.execute(f"x = {i}"))
+        await reply_and_idle(client, client.execute(f"x = {i}"))
     return time.perf_counter() - start
 
 
 async def raw_pipelined(client: AsyncKernelClient, cells: int) -> float:
     start = time.perf_counter()
     ids = [client.execute(f"x = {i}") for i in range(cells)]
-    await settle(client, ids[-1])
+    await reply_and_idle(client, ids[-1])
     return time.perf_counter() - start
 
 
-async def loop_run_all(server: ServerProcess, board: Map, cells: int) -> float:
-    last = f"c{cells - 1}"
-    done = asyncio.Event()
-    wanted: dict[str, str] = {}
-
-    def check(_: object) -> None:
-        marker = board.get(last) or {}
-        if marker.get("run_id") == wanted.get("run_id") and marker.get("state") == "done":
-            done.set()
-
-    subscription = board.observe(check)
-    start = time.perf_counter()
-    body = {"path": PATH, "cell_ids": [f"c{i}" for i in range(cells)]}
-    ticket = await server.api("api", "jupyter-loop", "runs", method="POST", body=body)
-    wanted["run_id"] = ticket["cells"][-1]["run_id"]
-    check(None)
-    await asyncio.wait_for(done.wait(), 300)
-    elapsed = time.perf_counter() - start
-    board.unobserve(subscription)
-    return elapsed
+async def loop_run_all(server: ServerProcess, kernel_id: str, board: Map, cells: int) -> float:
+    ids = tuple(f"c{i}" for i in range(cells))
+    return await server.timed_run(PATH, kernel_id, board, cell_ids=ids, timeout=300)
 
 
 async def drain(client: AsyncKernelClient) -> None:
@@ -110,14 +78,14 @@ async def main(cells: int, rounds: int) -> None:
         channel, document = await server.open_room(PATH)
         async with Provider(document.ydoc, channel):
             board = document.ydoc.get("jupyter_loop:execution", type=Map)
-            await loop_run_all(server, board, min(cells, 20))  # warm up
+            await loop_run_all(server, kernel_id, board, min(cells, 20))  # warm up
             for _ in range(rounds):
                 await drain(client)
                 results["raw"].append(await raw_one_at_a_time(client, cells))
                 await drain(client)
                 results["pipelined"].append(await raw_pipelined(client, cells))
                 await asyncio.sleep(0.5)
-                results["loop"].append(await loop_run_all(server, board, cells))
+                results["loop"].append(await loop_run_all(server, kernel_id, board, cells))
                 await asyncio.sleep(0.5)
         client.stop_channels()
     finally:

@@ -194,15 +194,22 @@ class ServerProcess:
         return json.loads(payload)
 
     async def timed_run(
-        self, path: str, kernel_id: str, board: Map, *, cell_id: str = "c0", timeout: float = 60
+        self,
+        path: str,
+        kernel_id: str,
+        board: Map,
+        *,
+        cell_ids: tuple[str, ...] = ("c0",),
+        timeout: float = 60,
     ) -> float:
-        """Seconds from the run request until ``board`` (a synced Y map of run markers)
-        shows the run done: what a browser tab waits for."""
+        """Seconds from one run request for ``cell_ids`` until ``board`` (a synced Y map of
+        run markers) shows the last of them done: what a browser tab waits for."""
+        last = cell_ids[-1]
         done = asyncio.Event()
         wanted: dict[str, str] = {}
 
         def check(_: object) -> None:
-            marker = board.get(cell_id) or {}
+            marker = board.get(last) or {}
             if marker.get("run_id") == wanted.get("run_id") and marker.get("state") == "done":
                 done.set()
 
@@ -210,11 +217,27 @@ class ServerProcess:
         start = time.perf_counter()
         ticket = self._post_kept_alive(
             "/api/jupyter-loop/runs",
-            {"path": path, "cell_ids": [cell_id], "kernel_id": kernel_id},
+            {"path": path, "cell_ids": list(cell_ids), "kernel_id": kernel_id},
         )
-        wanted["run_id"] = ticket["cells"][0]["run_id"]
+        wanted["run_id"] = ticket["cells"][-1]["run_id"]
         check(None)
         await asyncio.wait_for(done.wait(), timeout)
         elapsed = time.perf_counter() - start
         board.unobserve(subscription)
         return elapsed
+
+
+async def reply_and_idle(client: AsyncKernelClient, msg_id: str, timeout: float = 30) -> None:
+    """Wait until a raw client has the reply to ``msg_id`` and the kernel's idle status
+    after it: when a raw ``jupyter_client`` run is over (the benchmarks' baseline)."""
+    replied = idle = False
+    while not replied:
+        reply = await client.get_shell_msg(timeout=timeout)
+        replied = reply["parent_header"].get("msg_id") == msg_id
+    while not idle:
+        message = await client.get_iopub_msg(timeout=timeout)
+        idle = (
+            message["parent_header"].get("msg_id") == msg_id
+            and message["msg_type"] == "status"
+            and message["content"]["execution_state"] == "idle"
+        )
