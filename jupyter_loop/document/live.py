@@ -262,7 +262,11 @@ class LiveDocuments:
         task.add_done_callback(self._tasks.discard)
         return task
 
-    async def stop(self) -> None:
+    async def stop(self, timeout: float = 3.0) -> None:
+        """Finish the saves under way (the runs that just ended asked for them), then save
+        what still waits; what has not finished within ``timeout`` seconds is cancelled."""
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=timeout)
         for room_id in list(self._pending_saves):
             try:
                 await self.save(room_id)
@@ -271,4 +275,4 @@ class LiveDocuments:
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:
-            await asyncio.wait(list(self._tasks), timeout=3)
+            await asyncio.wait(list(self._tasks), timeout=timeout)
