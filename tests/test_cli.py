@@ -78,6 +78,11 @@ async def test_run_prints_every_line_and_exits_1_on_an_error(server: ServerProce
     assert "before" in out and "ZeroDivisionError" in out
     assert "\x1b[" not in out  # piped: no colours
     assert "error" in err
+    # Again: the failing cell keeps its last outputs while it waits for its turn (they are
+    # cleared when its run starts); they are not shown as this run's.
+    code, out, err = await loop(server, "run", "chatty.ipynb")
+    assert code == 1
+    assert out.splitlines().count("before") == 1, out
 
 
 @pytest.mark.timeout(240)

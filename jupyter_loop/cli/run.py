@@ -18,7 +18,7 @@ from typing import Any, TextIO, TypeVar
 from jupyter_ydoc import YNotebook
 from pycrdt import Map
 
-from ..execution.board import BOARD, DONE
+from ..execution.board import BOARD, DONE, QUEUED
 from .connection import Api, CliError
 from .render import BOLD, GREEN, RED, OutputFollower, Style
 
@@ -112,14 +112,16 @@ class RunFollower:
                 self._say(style.paint("  deleted while it ran", RED))
                 return "deleted"
             marker = self._marker(cell_id)
-            if marker.get("run_id") != run_id:
-                # The run's request was answered before its document update arrived: until
-                # the marker is ours, the outputs shown are those of the run before.
+            state, status = marker.get("state"), marker.get("status")
+            if marker.get("run_id") != run_id or state == QUEUED:
+                # Outputs are cleared when a run starts: until this run has started, the
+                # outputs shown are those of the run before.
                 await self._next_change()
                 continue
-            outputs = found[1].get("outputs")
-            self._write(follower.update(outputs.to_py() if outputs is not None else []))
-            if marker.get("state") == DONE:
+            if status != "aborted":  # a dropped run never started: nothing of it to show
+                outputs = found[1].get("outputs")
+                self._write(follower.update(outputs.to_py() if outputs is not None else []))
+            if state == DONE:
                 self._write(follower.finish())
                 status = str(marker.get("status") or "ok")
                 note = f": {marker['note']}" if marker.get("note") else ""
