@@ -187,6 +187,10 @@ class KernelChannel:
         self._reader: asyncio.Task[None] | None = None
         self._ready: asyncio.Future[None] | None = None
 
+    @property
+    def connected(self) -> bool:
+        return self._ready is not None and succeeded(self._ready)
+
     async def ready(self, timeout: float) -> None:
         """Connect (once) and wait until the kernel answers; raise if it does not."""
         if self._ready is None:

@@ -1,7 +1,9 @@
 """One kernel's run queue: cells run one at a time, in the order they were asked for.
 
-Like JupyterLab, an error (or an interrupt) drops whatever is still queued; a kernel
-restart or death ends the running cell and empties the queue.
+The next cell is handed to the kernel the moment the one before ends, before that one's
+results are written, so a Run All keeps the kernel busy. Like JupyterLab, an error (or
+an interrupt) drops whatever is still queued; a kernel restart or death ends the running
+cell and empties the queue.
 """
 
 from __future__ import annotations
@@ -13,22 +15,29 @@ from dataclasses import dataclass
 from typing import Any
 
 from jupyter_ydoc import YNotebook
-from pycrdt import Array, Map
+from pycrdt import Map
 
-from ..document import ORIGIN, CellNotFound, LiveDocuments, find_cell, find_cells, source_hash
+from ..document import ORIGIN, LiveDocuments, source_hash
 from ..errors import Conflict, JupyterLoopError, Unavailable
 from ..records import InputRequest
 from ..tasks import spawn_logged
 from . import board
+from .cell_marks import (
+    failure_note,
+    mark_dropped,
+    mark_finished,
+    mark_handed_over,
+    note_line,
+    source_of,
+    write_failure,
+)
 from .introspect import ReplyWaiter
 from .kernel import KernelChannel
 from .ledger import LedgerEntry, NullLedger, RunLedger
 from .ops import AppendStream, UpdateDisplay
 from .run import KERNEL_DIED, CellJob, CellRun, RunOutcome
 from .wal import RunEnd
-from .writer import CellWriter, OutputPolicy, output_map
-
-_NOTE_PREFIX = "[jupyter-loop] "
+from .writer import CellWriter, OutputPolicy
 
 
 @dataclass(frozen=True)
@@ -143,7 +152,7 @@ class KernelQueue:
         except Exception as e:  # writing into the document failed: say so, plainly
             self._log.exception("jupyter-loop failed to run cell %s", run.job.cell_id)
             outcome = RunOutcome("error", note=failure_note("running this cell", e))
-            await self._mark_failed(run.job, outcome)
+            await write_failure(self._docs, run.job, outcome, self._log)
         finally:
             self._handed.popleft()
             self._docs.unpin(run.job.room_id)
@@ -207,7 +216,7 @@ class KernelQueue:
         if len(self._handed) > 1:
             run.writer.begin(job.run_id)
             notebook = await self._docs.notebook(job.room_id)
-            return _source_of(notebook, job)
+            return source_of(notebook, job)
         taken: list[str | None] = []
 
         def start(notebook: YNotebook, ycell: Map) -> None:
@@ -220,6 +229,8 @@ class KernelQueue:
     async def _connected(self, run: CellRun) -> bool:
         """Wait until the kernel can take requests, or the run was ended meanwhile (the
         kernel restarted, the server stops). A failure ends the run with a note."""
+        if self._channel.connected:
+            return True  # no trip through the event loop before a cell's execute request
         connecting = asyncio.ensure_future(self._ready())
         either: set[asyncio.Future[Any]] = {connecting, run.done}
         await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
@@ -259,14 +270,14 @@ class KernelQueue:
         if run.msg_id is not None:
             self._channel.release(run.msg_id)
         if outcome.note:
-            run.writer.push(AppendStream("stderr", f"{_NOTE_PREFIX}{outcome.note}\n"))
+            run.writer.push(AppendStream("stderr", note_line(outcome.note)))
         following = self._handed[1] if len(self._handed) > 1 else None
         started: list[bool] = []
 
         def finish(notebook: YNotebook, ycell: Map) -> None:
-            self._finish(notebook, ycell, run, outcome)
+            mark_finished(notebook, ycell, run, outcome)
             if following is not None and following.job.room_id == job.room_id:
-                _mark_started(notebook, following.job)
+                mark_handed_over(notebook, following.job)
                 started.append(True)
 
         try:
@@ -276,7 +287,7 @@ class KernelQueue:
             if following is not None and not started:
                 notebook = await self._docs.notebook(following.job.room_id)
                 with notebook.ydoc.transaction(origin=ORIGIN):
-                    _mark_started(notebook, following.job)
+                    mark_handed_over(notebook, following.job)
         finally:
             if following is not None:
                 following.writer.opened()
@@ -288,22 +299,6 @@ class KernelQueue:
         unfinished = [run for run in self._handed if not run.done.done()]
         for index, run in enumerate(unfinished):
             run.end(RunOutcome("cut_off", note=note) if index == 0 else RunOutcome("aborted"))
-
-    async def _mark_failed(self, job: CellJob, outcome: RunOutcome) -> None:
-        """Last resort when the writer failed: the note and the done marker, directly."""
-        try:
-            notebook = await self._docs.notebook(job.room_id)
-            _, ycell = find_cell(notebook, job.cell_id)
-            with notebook.ydoc.transaction(origin=ORIGIN):
-                outputs = ycell.get("outputs")
-                if isinstance(outputs, Array):
-                    text = f"{_NOTE_PREFIX}{outcome.note}\n"
-                    outputs.append(output_map(_stderr(text)))
-                board.mark_done(
-                    notebook, ycell, run_id=job.run_id, status=outcome.status, note=outcome.note
-                )
-        except Exception:
-            self._log.exception("jupyter-loop could not mark cell %s as failed", job.cell_id)
 
     async def _ready(self) -> None:
         await self._channel.ready(self._settings.kernel_ready_timeout)
@@ -331,19 +326,6 @@ class KernelQueue:
                 f"The kernel did not answer within {timeout:g} s (still starting, or busy "
                 "with code run from elsewhere)."
             ) from None
-
-    def _finish(self, notebook: YNotebook, ycell: Map, run: CellRun, outcome: RunOutcome) -> None:
-        job = run.job
-        board.mark_done(
-            notebook,
-            ycell,
-            run_id=job.run_id,
-            status=outcome.status,
-            execution_count=outcome.execution_count,
-            note=outcome.note,
-        )
-        board.set_timing(ycell, run.timing if job.record_timing else None)
-        _apply_payload(notebook, ycell, outcome.payload)
 
     # -- display updates and stdin ---------------------------------------------------
 
@@ -414,21 +396,11 @@ class KernelQueue:
                 self._settle(job, RunOutcome("aborted"))
 
     async def _mark_dropped(self, room_id: str, jobs: list[CellJob]) -> None:
-        """Mark one notebook's dropped cells in one transaction (one update for the tabs)."""
         try:
             notebook = await self._docs.notebook(room_id)
         except JupyterLoopError:
             return
-        located = find_cells(notebook, [job.cell_id for job in jobs])
-        with notebook.ydoc.transaction(origin=ORIGIN):
-            for job in jobs:
-                if job.cell_id not in located:
-                    continue
-                try:
-                    _, ycell = located[job.cell_id]
-                    board.mark_done(notebook, ycell, run_id=job.run_id, status="aborted")
-                except Exception:  # one cell failing must not leave the others marked queued
-                    self._log.exception("jupyter-loop could not mark %s as dropped", job.cell_id)
+        mark_dropped(notebook, jobs, self._log)
 
     async def end_all(self, note: str | None) -> None:
         """The kernel restarted or died: end the running cell and empty the queue."""
@@ -456,58 +428,3 @@ class KernelQueue:
             if not done:
                 self._worker.cancel()
         await self._channel.close()
-
-
-def failure_note(doing: str, error: Exception) -> str:
-    """What went wrong, in the words a user sees in the cell.
-
-    >>> failure_note("connecting to the kernel", TypeError("no kernel_id"))
-    'jupyter-loop failed while connecting to the kernel: TypeError: no kernel_id'
-    >>> failure_note("running this cell", TimeoutError())
-    'jupyter-loop failed while running this cell: it timed out'
-    """
-    detail = str(error) or ("it timed out" if isinstance(error, TimeoutError) else "")
-    name = "" if isinstance(error, TimeoutError) else f"{type(error).__name__}: "
-    return f"jupyter-loop failed while {doing}: {name}{detail}".rstrip(": ")
-
-
-def _source_of(notebook: YNotebook, job: CellJob) -> str | None:
-    """The cell's source now; ``None`` if it is gone or no longer a code cell."""
-    try:
-        _, ycell = find_cell(notebook, job.cell_id, job.index_hint)
-    except CellNotFound:
-        return None
-    return str(ycell.get("source", "")) if ycell.get("cell_type") == "code" else None
-
-
-def _mark_started(notebook: YNotebook, job: CellJob) -> None:
-    """Clear a handed-over cell and show it running (inside a transaction)."""
-    try:
-        _, ycell = find_cell(notebook, job.cell_id, job.index_hint)
-    except CellNotFound:
-        return  # gone: nothing to clear
-    if ycell.get("cell_type") == "code":
-        board.mark_started(notebook, ycell, job.run_id)
-
-
-def _stderr(text: str) -> dict[str, Any]:
-    return {"output_type": "stream", "name": "stderr", "text": text}
-
-
-def _apply_payload(notebook: YNotebook, ycell: Map, payload: list[dict[str, Any]]) -> None:
-    """Honour ``set_next_input`` (``%load``, ``%recall``), as JupyterLab's executor does."""
-    for item in payload:
-        if item.get("source") != "set_next_input":
-            continue
-        text = str(item.get("text", ""))
-        if item.get("replace"):
-            source = ycell["source"]
-            del source[0 : len(source)]
-            source += text
-            return
-        index, _ = find_cell(notebook, str(ycell["id"]))
-        new_cell = notebook.create_ycell(
-            {"cell_type": "code", "source": text, "metadata": {"trusted": False}}
-        )
-        notebook.ycells.insert(index + 1, new_cell)
-        return

@@ -15,9 +15,10 @@ from ..errors import BadRequest, Conflict, JupyterLoopError, NotFound, SourceCha
 from ..payloads import InputReply, QueuedCell, RunRequest, RunTicket
 from ..tasks import spawn_logged
 from . import board
+from .cell_marks import failure_note
 from .introspect import EXPRESSION, EXPRESSION_KEY, VariablesReport, report_from_reply
 from .ledger import NullLedger, RunLedger
-from .queue import KernelQueue, QueueSettings, failure_note
+from .queue import KernelQueue, QueueSettings
 from .recovery import close_interrupted_runs
 from .run import KERNEL_DIED, KERNEL_RESTARTED, CellJob, RunOutcome
 
