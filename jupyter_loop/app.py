@@ -7,6 +7,7 @@ from pathlib import Path
 
 from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
+from jupyter_server.serverapp import ServerApp
 from tornado.ioloop import IOLoop
 from traitlets import Float, Unicode, default
 
@@ -30,6 +31,7 @@ from .mcp_server.endpoint import route_table as mcp_routes
 from .outputs_handlers import route_table as output_routes
 from .status_handlers import route_table as status_routes
 from .stopping import stop_on_sigint
+from .ystore import choose_compact_store
 
 
 class JupyterLoopApp(
@@ -76,6 +78,10 @@ class JupyterLoopApp(
             "full outputs). Default: jupyter_loop/ under the Jupyter data directory."
         ),
     )
+
+    def _link_jupyter_server_extension(self, serverapp: ServerApp) -> None:
+        super()._link_jupyter_server_extension(serverapp)
+        choose_compact_store(serverapp.config)
 
     @default("data_dir")
     def _default_data_dir(self) -> str:

@@ -3,10 +3,15 @@
 jupyter-collaboration keeps every Y update of a document in its SQLite store unless told
 otherwise, and a cell that prints adds its outputs' updates on every run: a 100,000-line
 loop grew the store by about 85 KB per run, for good. This store is jupyter-collaboration's
-own ``SQLiteYStore`` with the store's own squashing switched on: history older than
-``squash_history_older_than`` seconds is merged into one update, at most every
-``squash_no_more_often_than`` seconds. Undo in a tab does not read the store (it lives in
-the tab), so only the timeline of older states is coarser.
+own ``SQLiteYStore`` with the store's own squashing switched on: on a write, history older
+than ``squash_history_older_than`` seconds is merged into one update, at most every
+``squash_no_more_often_than`` seconds. So a store holds each document once plus, for each,
+the updates of at most its last 15 seconds (by default) of activity, however many runs came
+before (a document left alone keeps that window until its next write). The file shrinks
+as rows go (pycrdt-store creates it with ``auto_vacuum = FULL``).
+
+Undo in a tab does not read the store (it lives in the tab, and a squash keeps every item's
+identity), so only jupyter-collaboration's timeline of older states is coarser.
 
 pycrdt-store applies the updates it squashes only through its decompression hook, so
 without one a squash would store an empty document: the store registers identity hooks
@@ -23,10 +28,33 @@ from typing import Any
 
 from jupyter_server_ydoc.stores import SQLiteYStore
 from traitlets import Int
+from traitlets.config import Config
 
 
 def unchanged(update: bytes) -> bytes:
     return update
+
+
+def choose_compact_store(config: Config) -> None:
+    """Make the compact store jupyter-collaboration's, unless the user chose a store.
+
+    Jupyter reads only the extensions to enable from ``jupyter_server_config.d``, so the
+    choice is made here, in the server's configuration, when jupyter-loop is linked: the
+    server links its extensions in the order of their names, ``jupyter_server_ydoc`` after
+    ``jupyter_loop``, and it reads ``YDocExtension.ystore_class`` when it is linked.
+
+    Example:
+        >>> config = Config()
+        >>> choose_compact_store(config)
+        >>> config.YDocExtension.ystore_class
+        'jupyter_loop.ystore.CompactSQLiteYStore'
+        >>> chosen = Config({"YDocExtension": {"ystore_class": "my.Store"}})
+        >>> choose_compact_store(chosen)
+        >>> chosen.YDocExtension.ystore_class
+        'my.Store'
+    """
+    if "ystore_class" not in config.YDocExtension:
+        config.YDocExtension.ystore_class = f"{__name__}.{CompactSQLiteYStore.__name__}"
 
 
 class CompactSQLiteYStore(SQLiteYStore):
@@ -36,17 +64,17 @@ class CompactSQLiteYStore(SQLiteYStore):
     # server's configuration (jupyter-collaboration's get_document): the defaults below
     # are what they use.
     squash_history_older_than = Int(
-        30,
+        10,
         allow_none=True,
         config=True,
         help=(
-            "Seconds of document history kept update by update (default 30); older history "
+            "Seconds of document history kept update by update (default 10); older history "
             "is merged into one update. None keeps every update."
         ),
     )
 
     squash_no_more_often_than = Int(
-        15, config=True, help="Seconds between two squashes of a document's history (default 15)."
+        5, config=True, help="Seconds between two squashes of a document's history (default 5)."
     )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

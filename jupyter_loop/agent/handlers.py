@@ -108,7 +108,7 @@ class AcceptHandler(AgentHandler):
     @authorized(action="write")
     async def post(self, proposal_id: str) -> None:
         request = PathRequest.from_json(self.body_object())
-        proposal = await self.agent.accept(proposal_id, request.path, self.user_name())
+        proposal = await self.agent.decisions.accept(proposal_id, request.path, self.user_name())
         self.reply({"status": "accepted", "new_cell_id": proposal.get("new_cell_id")})
 
 
@@ -121,7 +121,7 @@ class ClaimHandler(AgentHandler):
     @authorized(action="write")
     async def post(self, proposal_id: str) -> None:
         request = PathRequest.from_json(self.body_object())
-        self.reply(await self.agent.claim(proposal_id, request.path, self.user_name()))
+        self.reply(await self.agent.decisions.claim(proposal_id, request.path, self.user_name()))
 
 
 class RejectHandler(AgentHandler):
@@ -131,7 +131,7 @@ class RejectHandler(AgentHandler):
     @authorized(action="write")
     async def post(self, proposal_id: str) -> None:
         request = PathRequest.from_json(self.body_object())
-        await self.agent.reject(proposal_id, request.path, self.user_name())
+        await self.agent.decisions.reject(proposal_id, request.path, self.user_name())
         self.reply({"status": "rejected"})
 
 

@@ -1,7 +1,8 @@
 """The agent service: owns the turns, the approvals, the conversations and the journal.
 
 One turn per notebook at a time (a second gets a 409). Turns are tasks owned here, not by
-a connection; :meth:`AgentService.stop` ends them cleanly when the server stops. Knows
+a connection; :meth:`AgentService.stop` ends them cleanly when the server stops. The
+answers to proposals go through :attr:`AgentService.decisions` (:mod:`.decisions`). Knows
 nothing of HTTP: the handlers parse, call one method and reply.
 """
 
@@ -9,31 +10,28 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from pathlib import Path
 from typing import Any
 
-from pycrdt import Map, Subscription
-
-from ..document import ORIGIN, LiveDocuments, NotebookRef
+from ..document import LiveDocuments, NotebookRef
 from ..errors import BadRequest, Conflict, NotFound, Unavailable
 from ..execution.introspect import VariablesReport
 from ..execution.run import RunOutcome
 from ..execution.service import ExecutionService
 from ..payloads import RunRequest
 from ..records import TokenUsage, TurnRecord, UserEntry
-from . import proposals
 from .approvals import ApprovalDesk
-from .claims import Claim, ClaimDesk
 from .context import ConversationTurn
+from .decisions import ProposalDecisions
 from .external import ExternalAgent
 from .journal import AgentJournal
 from .live import LiveTurn, current_turn
 from .payloads import ApprovalAnswer, TurnRequest, policy_or_default
+from .plan import TurnPlan
 from .providers import ModelProvider, ProviderError
 from .settings import AgentSettings
 from .store import ConversationStore, new_id, now_iso
-from .turn import Turn, TurnPlan
+from .turn import Turn
 
 HISTORY_MESSAGES = 60
 ACTIVE = ("running", "waiting_approval")
@@ -63,8 +61,7 @@ class AgentService:
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._runs: set[asyncio.Task[Any]] = set()
         self._providers: dict[str, ModelProvider] = {}
-        self._claims = ClaimDesk()
-        self._claim_watches: dict[tuple[str, str], tuple[Map, Subscription]] = {}
+        self.decisions = ProposalDecisions(docs, self.journal)
         self.external = ExternalAgent(
             docs, execution, self._desk, self.journal, self._masker, settings.approval_policy, log
         )
@@ -87,8 +84,7 @@ class AgentService:
         return self._providers[kind]
 
     async def stop(self) -> None:
-        for key in list(self._claim_watches):
-            self._unwatch(key)
+        self.decisions.stop()
         await self.external.stop()
         for room_id, task in list(self._tasks.items()):
             turn = self._turns.get(room_id)
@@ -280,77 +276,6 @@ class AgentService:
     async def answer_approval(self, approval_id: str, answer: ApprovalAnswer, user: str) -> None:
         room_id = await self._docs.room_id(answer.path)
         self._desk.answer(approval_id, room_id, answer, user)
-
-    # -- proposals -------------------------------------------------------------------
-
-    async def accept(self, proposal_id: str, path: str, user: str) -> dict[str, Any]:
-        """Apply a proposal here (no tab involved) and record who accepted it."""
-        room_id = await self._docs.room_id(path)
-        async with self._docs.pinned(room_id):
-            notebook = await self._docs.notebook(room_id)
-            self._unclaimed(room_id, proposal_id)
-            with notebook.ydoc.transaction(origin=ORIGIN):
-                proposal = proposals.apply(notebook, proposal_id, user)
-        self._record_resolution(room_id, proposal, "accept", user)
-        return proposal
-
-    async def claim(self, proposal_id: str, path: str, user: str) -> dict[str, Any]:
-        """Let one tab apply a proposal itself (see ``claims``); 409 if another tab may."""
-        room_id = await self._docs.room_id(path)
-        notebook = await self._docs.notebook(room_id)
-        proposals.acceptable(notebook, proposal_id)
-        claim = self._claims.grant(room_id, proposal_id, user)
-        self._watch_claim(notebook, room_id, proposal_id, claim)
-        return claim.to_json(time.monotonic())
-
-    def _unclaimed(self, room_id: str, proposal_id: str) -> None:
-        held = self._claims.holder(room_id, proposal_id)
-        if held is not None:
-            raise Conflict(f"{held.by} is accepting this proposal in another tab.")
-
-    def _watch_claim(self, notebook: Any, room_id: str, proposal_id: str, claim: Claim) -> None:
-        """Journal the acceptance when the claiming tab's transaction reaches the server."""
-        key = (room_id, proposal_id)
-        self._unwatch(key)
-        ymap = proposals.proposals_map(notebook)
-
-        def seen(event: Any) -> None:
-            new = (event.keys.get(proposal_id) or {}).get("newValue")
-            if not isinstance(new, dict) or new.get("claim") != claim.token:
-                return
-            if new.get("status") == "accepted" and self._claims.used(*key, claim.token):
-                self._record_resolution(room_id, new, "accept", str(new.get("resolved_by")))
-            asyncio.get_running_loop().call_soon(self._unwatch, key)
-
-        self._claim_watches[key] = (ymap, ymap.observe(seen))
-
-    def _unwatch(self, key: tuple[str, str]) -> None:
-        watch = self._claim_watches.pop(key, None)
-        if watch is not None:
-            watch[0].unobserve(watch[1])
-
-    async def reject(self, proposal_id: str, path: str, user: str) -> dict[str, Any]:
-        room_id = await self._docs.room_id(path)
-        async with self._docs.pinned(room_id):
-            notebook = await self._docs.notebook(room_id)
-            with notebook.ydoc.transaction(origin=ORIGIN):
-                proposal = proposals.reject(notebook, proposal_id, user)
-        self._record_resolution(room_id, proposal, "reject", user)
-        return proposal
-
-    def _record_resolution(
-        self, room_id: str, proposal: dict[str, Any], action: str, user: str
-    ) -> None:
-        self.journal.record(
-            NotebookRef.of_room(room_id).file_id,
-            proposal.get("turn_id"),
-            action,
-            user,
-            proposal_id=proposal["id"],
-            kind=proposal["kind"],
-            cell_id=proposal.get("cell_id"),
-            new_cell_id=proposal.get("new_cell_id"),
-        )
 
     # -- history ---------------------------------------------------------------------
 

@@ -2,10 +2,11 @@
 
 The task belongs to :class:`~.service.AgentService`, not to a connection: it goes on when
 every tab closes, with the room pinned. At every step the prompt is assembled again
-(:mod:`.context`): the same stable beginning, the turn's tool calls and results as native
+(:mod:`.prompt`): the same stable beginning, the turn's tool calls and results as native
 messages, and a live view of the notebook last, within a fixed budget. The model's text is
 streamed into the shared document in batches; tool calls run one after the other (a call
-repeated with the same arguments is refused, then ends the turn). A provider error ends the
+repeated with the same arguments is refused, then ends the turn: :mod:`.repeats`), and
+running cells may need a person's approval (:mod:`.permission`). A provider error ends the
 turn with a notice and state ``error``; a stop (from any tab) cancels the task, which then
 writes what it had and ends ``stopped``. The notebook is never left half-edited: the
 only edits are proposals, which the user applies.
@@ -14,32 +15,21 @@ only edits are proposals, which the user applies.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
-from ..document import LiveDocuments, source_hash
+from ..document import LiveDocuments
 from ..errors import JupyterLoopError
 from ..execution.introspect import describe as describe_variables
-from ..execution.run import RunOutcome
-from ..records import ApprovalRequest
 from ..secrets import SecretMasker
-from . import proposals
 from .approvals import ApprovalDesk
-from .context import (
-    RESULT_SHARE,
-    ConversationTurn,
-    ToolResult,
-    ToolStep,
-    TurnOverview,
-    build_context,
-    new_nonce,
-)
+from .context import RESULT_SHARE, ConversationTurn, ToolResult, ToolStep
 from .journal import AgentJournal
 from .live import LiveTurn, StreamedText
+from .permission import TurnPermission
+from .plan import RunCells, TurnPlan
+from .prompt import TurnPrompt
 from .providers import (
     ChatMessage,
     ImagesRefused,
@@ -51,54 +41,12 @@ from .providers import (
     ToolCallsReady,
     Usage,
 )
-from .snapshot import NotebookSnapshots
-from .store import ConversationStore, new_id, now_iso
-from .tools import ReadVariables, Toolbox, ToolOutcome, short_arguments
-from .vision import ImageBudget, ImageShrinker
-from .vision import attach as attach_images
+from .repeats import REPEATED, REPEATS_ENDING, REPEATS_REFUSED, RepeatGuard, not_run
+from .store import ConversationStore, now_iso
+from .tools import ReadVariables, Toolbox, ToolOutcome
 
-MAX_FOCUS = 4
-REPEATS_REFUSED = 2
-"""The same call with the same arguments this many times in a row is not run again."""
-REPEATS_ENDING = 3
-"""... and this many times ends the turn."""
 VARIABLES_CHARS = 4_000
 """At most this much of the variables description is read for the context (which cuts it)."""
-INSTRUCTIONS = """\
-Answer the user's question about this notebook, using the tools when you need more than the
-notebook shown below. Tools address cells by id; in your answer, name cells by their number.
-To change the notebook, propose edits (propose_modify / propose_insert / propose_delete):
-the user accepts or rejects them, and your working memory says which. Run cells with
-run_cells to see their real outputs. {policy}
-When you have what you need, answer in plain words, quoting the real error or output."""
-POLICIES = {
-    "ask": "Each run_cells call asks the user for permission first.",
-    "turn": "The first run_cells call asks the user; once allowed, runs need no more asking.",
-    "always": "run_cells runs at once.",
-    "never": "Running cells is switched off here: ask the user to run them instead.",
-}
-
-RunCells = Callable[[list[str], dict[str, str]], Awaitable[dict[str, RunOutcome]]]
-
-
-@dataclass(frozen=True)
-class TurnPlan:
-    """What is fixed for the whole turn."""
-
-    turn_id: str
-    room_id: str
-    file_id: str
-    user: str
-    message: str
-    model: str
-    focus_ids: tuple[str, ...]
-    policy: str
-    max_steps: int
-    budget_tokens: int
-    stream_interval: float
-    active_cell_id: str | None = None
-    images: ImageBudget | None = None
-    """Images per step for models that take them; None: images are off."""
 
 
 class Turn:
@@ -128,24 +76,17 @@ class Turn:
         self._run_cells = run_cells
         self._read_variables = read_variables
         self._variables = ""  # described for the context; read at the start and after runs
-        self._desk = desk
         self._store = store
         self._journal = journal
         self._masker = masker
-        self._history = history
         self._log = log
         self._steps_done: list[ToolStep] = []
-        self._overview: TurnOverview | None = None
         self._touched: list[str] = []
-        self._last_call: tuple[str, str] | None = None
-        self._repeats = 0
-        self._notes: list[str] = []
-        self._allowed_for_turn = plan.policy == "always"
-        self._snapshots = NotebookSnapshots()
-        self._nonce = new_nonce()
+        self._repeats = RepeatGuard()
+        self._permission = TurnPermission(plan, desk, live, self._record)
+        self._prompt = TurnPrompt(plan, history, masker)
         self._usage = {"input_tokens": 0, "output_tokens": 0}
         self._images = False  # the model takes images (until it refuses them)
-        self._shrinker = ImageShrinker()
 
     # -- the turn --------------------------------------------------------------------
 
@@ -166,7 +107,7 @@ class Turn:
                 self._log.exception("jupyter-loop: agent turn %s failed", self.plan.turn_id)
                 state, error = "error", f"The agent failed unexpectedly: {type(e).__name__}."
             finally:
-                self._snapshots.close()
+                self._prompt.close()
             await self._finish(state, error)
 
     async def _steps(self) -> tuple[str, str | None]:
@@ -186,7 +127,7 @@ class Turn:
             self._docs,
             plan.room_id,
             plan.turn_id,
-            approve=self._approve,
+            approve=self._permission.ask,
             run=self._run_cells,
             read_variables=self._read_variables,
             record=self._record,
@@ -194,7 +135,7 @@ class Turn:
         )
         await self._refresh_variables()
         for step in range(1, plan.max_steps + 1):
-            messages = await self._prompt(budget, self._images)
+            messages = await self._messages(budget)
             calls, finish, said = await self._call_model(messages, toolbox, step)
             if not calls:
                 if finish == "length":
@@ -232,53 +173,17 @@ class Turn:
 
     # -- the model -------------------------------------------------------------------
 
-    async def _prompt(self, budget: int, images: bool) -> list[ChatMessage]:
-        plan = self.plan
-        notebook = await self._docs.notebook(plan.room_id)
-        cells = self._snapshots.cells(notebook)
-        pointed = (plan.active_cell_id, *plan.focus_ids) if plan.active_cell_id else plan.focus_ids
-        window = build_context(
-            cells,
-            conversation=[*self._history, ConversationTurn("user", plan.message)],
+    async def _messages(self, budget: int) -> list[ChatMessage]:
+        notebook = await self._docs.notebook(self.plan.room_id)
+        return await self._prompt.messages(
+            notebook,
             steps=self._steps_done,
-            focus_ids=self._touched[:MAX_FOCUS],
-            detail_ids=pointed,
-            memory=self._memory(notebook),
-            budget_tokens=budget,
-            nonce=self._nonce,
-            instructions=INSTRUCTIONS.format(policy=POLICIES[plan.policy]),
-            masker=self._masker,
-            model_takes_images=images,
-            overview=self._overview,
+            touched=self._touched,
+            notes=self._permission.notes,
             variables=self._variables,
+            budget=budget,
+            images=self._images,
         )
-        self._overview = window.overview
-        messages = [ChatMessage("system", window.system)]
-        messages.extend(
-            ChatMessage(
-                m.role,
-                m.content,
-                tool_calls=m.tool_calls,
-                tool_call_id=m.tool_call_id,
-                tool_name=m.tool_name,
-            )
-            for m in window.messages
-        )
-        if window.images and self.plan.images is not None:
-            shrink = self._shrinker.prepare  # decodes and resizes: off the event loop
-            prepared = await asyncio.to_thread(shrink, window.images, self.plan.images)
-            messages[-1] = attach_images(messages[-1], prepared)
-        return messages
-
-    def _memory(self, notebook: Any) -> list[str]:
-        notes = []
-        for proposal in proposals.of_turn(notebook, self.plan.turn_id):
-            status = str(proposal.get("status"))
-            if status == "pending" and proposals.is_stale(notebook, proposal):
-                status = "pending but stale (the cell changed since; propose again)"
-            where = proposal.get("cell_id") or "the top"
-            notes.append(f"proposal {proposal['id']} ({proposal['kind']} {where}): {status}")
-        return [*notes, *self._notes]
 
     async def _call_model(
         self, messages: list[ChatMessage], toolbox: Toolbox, step: int
@@ -345,25 +250,18 @@ class Turn:
         ended = False
         for call in calls:
             if ended:
-                outcome = _not_run(call, "Not run: the step ended at the repeated call before.")
+                outcome = not_run(call, "Not run: the step ended at the repeated call before.")
             else:
-                repeats = self._count_repeats(call)
+                repeats = self._repeats.count(call)
                 if repeats >= REPEATS_ENDING:
                     return None
                 ended = repeats == REPEATS_REFUSED
-                outcome = _not_run(call, _REPEATED) if ended else await toolbox.call(call)
+                outcome = not_run(call, REPEATED) if ended else await toolbox.call(call)
                 await self._tool(call, outcome)
             results.append(
                 ToolResult(call.name, outcome.arguments, outcome.content, outcome.ok, call.id)
             )
         return tuple(results)
-
-    def _count_repeats(self, call: ToolCall) -> int:
-        """How many times in a row this call (name and arguments) has now been made."""
-        signature = (call.name, _canonical(call.arguments_json))
-        self._repeats = self._repeats + 1 if signature == self._last_call else 1
-        self._last_call = signature
-        return self._repeats
 
     async def _tool(self, call: ToolCall, outcome: ToolOutcome) -> None:
         plan = self.plan
@@ -407,41 +305,6 @@ class Turn:
         self._variables = describe_variables(report, VARIABLES_CHARS)
         self._record("variables_read", ok=True, count=report.total)
 
-    async def _approve(self, cell_ids: list[str], sources: dict[str, str]) -> tuple[bool, str]:
-        plan = self.plan
-        cells = ", ".join(cell_ids)
-        if plan.policy == "never":
-            return False, "running cells is switched off (approval policy 'never')."
-        if self._allowed_for_turn:
-            return True, ""
-        approval = ApprovalRequest(
-            id=new_id("a"),
-            turn_id=plan.turn_id,
-            cell_ids=tuple(cell_ids),
-            sources=sources,
-            source_hashes={cell_id: source_hash(source) for cell_id, source in sources.items()},
-            requested_at=now_iso(),
-        )
-        approval_id = approval.id
-        waiting = self._desk.open(approval_id, plan.room_id, plan.turn_id, approval.source_hashes)
-        self._record("approval_requested", approval_id=approval_id, cell_ids=cell_ids)
-        try:
-            await self.live.set_approval(approval, state="waiting_approval")
-            decision, by = await waiting
-        except asyncio.CancelledError:
-            self._desk.withdraw(approval_id)
-            await self.live.set_approval(None)  # the end of the turn sets its state
-            raise
-        await self.live.set_approval(None, state="running")
-        self._record("approval", approval_id=approval_id, decision=decision, answered_by=by)
-        if decision == "deny":
-            self._notes.append(f"{by} denied running {cells}")
-            return False, f"{by} denied running {cells}."
-        if decision == "turn" or plan.policy == "turn":
-            self._allowed_for_turn = True
-        self._notes.append(f"{by} allowed running {cells}")
-        return True, ""
-
     # -- records ---------------------------------------------------------------------
 
     async def _notice(self, text: str, level: str = "info") -> None:
@@ -460,23 +323,3 @@ class Turn:
 
     def _mask(self, text: str) -> str:
         return self._masker.mask(text) if self._masker is not None else text
-
-
-_REPEATED = (
-    "Not run again: you made the same call with the same arguments twice in a row; its result "
-    "is in the tool message before. Use it, call something else, or answer. A third identical "
-    "call ends the turn."
-)
-
-
-def _not_run(call: ToolCall, text: str) -> ToolOutcome:
-    arguments = short_arguments(call.arguments_json)
-    return ToolOutcome(text, f"{call.name} repeated: not run", text, False, (), arguments)
-
-
-def _canonical(arguments_json: str) -> str:
-    """Arguments in one spelling (key order and spacing do not make a call different)."""
-    try:
-        return json.dumps(json.loads(arguments_json or "{}"), sort_keys=True)
-    except ValueError:
-        return arguments_json

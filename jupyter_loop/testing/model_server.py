@@ -32,7 +32,8 @@ from types import FrameType, TracebackType
 from typing import Any
 
 from .replies import DEFAULT_MODELS, Reply, ScriptedModel
-from .scripted_http import RecordedRequest, ScriptedHTTPServer, ServerState
+from .scripted_http import ScriptedHTTPServer
+from .scripted_state import RecordedRequest, ServerState
 
 __all__ = ["RecordedRequest", "ScriptedModelServer", "main"]
 

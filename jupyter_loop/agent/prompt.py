@@ -1,0 +1,122 @@
+"""The messages of one turn's steps: the same beginning every time, the live view last.
+
+At every step the prompt is assembled again (:mod:`.context`) from the notebook as it is
+then; what must not change between the steps of a turn lives here: the envelope's nonce,
+the overview of the notebook as the turn began (made at the first step), the snapshots of
+cells that did not change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from ..secrets import SecretMasker
+from . import proposals
+from .context import ConversationTurn, ToolStep, TurnOverview, build_context, new_nonce
+from .plan import TurnPlan
+from .providers import ChatMessage
+from .snapshot import NotebookSnapshots
+from .vision import ImageShrinker
+from .vision import attach as attach_images
+
+MAX_FOCUS = 4
+"""Cells the tools touched shown in the live view, the most recent first."""
+INSTRUCTIONS = """\
+Answer the user's question about this notebook, using the tools when you need more than the
+notebook shown below. Tools address cells by id; in your answer, name cells by their number.
+To change the notebook, propose edits (propose_modify / propose_insert / propose_delete):
+the user accepts or rejects them, and your working memory says which. Run cells with
+run_cells to see their real outputs. {policy}
+When you have what you need, answer in plain words, quoting the real error or output."""
+POLICIES = {
+    "ask": "Each run_cells call asks the user for permission first.",
+    "turn": "The first run_cells call asks the user; once allowed, runs need no more asking.",
+    "always": "run_cells runs at once.",
+    "never": "Running cells is switched off here: ask the user to run them instead.",
+}
+
+
+class TurnPrompt:
+    """Builds each step's messages for one turn."""
+
+    def __init__(
+        self,
+        plan: TurnPlan,
+        history: Sequence[ConversationTurn],
+        masker: SecretMasker | None,
+    ) -> None:
+        self._plan = plan
+        self._conversation = [*history, ConversationTurn("user", plan.message)]
+        self._masker = masker
+        self._snapshots = NotebookSnapshots()
+        self._nonce = new_nonce()
+        self._overview: TurnOverview | None = None
+        self._shrinker = ImageShrinker()
+
+    async def messages(
+        self,
+        notebook: Any,
+        *,
+        steps: Sequence[ToolStep],
+        touched: Sequence[str],
+        notes: Sequence[str],
+        variables: str,
+        budget: int,
+        images: bool,
+    ) -> list[ChatMessage]:
+        """The system prompt and messages of the next step, within ``budget`` tokens.
+
+        ``touched``: cells the tools touched, newest first; ``notes``: working-memory notes
+        besides the proposals; ``images``: the model takes images.
+        """
+        plan = self._plan
+        cells = self._snapshots.cells(notebook)
+        pointed = (plan.active_cell_id, *plan.focus_ids) if plan.active_cell_id else plan.focus_ids
+        window = build_context(
+            cells,
+            conversation=self._conversation,
+            steps=steps,
+            focus_ids=touched[:MAX_FOCUS],
+            detail_ids=pointed,
+            memory=self._memory(notebook, notes),
+            budget_tokens=budget,
+            nonce=self._nonce,
+            instructions=INSTRUCTIONS.format(policy=POLICIES[plan.policy]),
+            masker=self._masker,
+            model_takes_images=images,
+            overview=self._overview,
+            variables=variables,
+        )
+        self._overview = window.overview
+        messages = [ChatMessage("system", window.system)]
+        messages.extend(
+            ChatMessage(
+                m.role,
+                m.content,
+                tool_calls=m.tool_calls,
+                tool_call_id=m.tool_call_id,
+                tool_name=m.tool_name,
+            )
+            for m in window.messages
+        )
+        if window.images and plan.images is not None:
+            shrink = self._shrinker.prepare  # decodes and resizes: off the event loop
+            prepared = await asyncio.to_thread(shrink, window.images, plan.images)
+            messages[-1] = attach_images(messages[-1], prepared)
+        return messages
+
+    def close(self) -> None:
+        """Stop observing the notebook (the turn is over)."""
+        self._snapshots.close()
+
+    def _memory(self, notebook: Any, notes: Sequence[str]) -> list[str]:
+        memory = []
+        for proposal in proposals.of_turn(notebook, self._plan.turn_id):
+            status = str(proposal.get("status"))
+            if status == "pending" and proposals.is_stale(notebook, proposal):
+                status = "pending but stale (the cell changed since; propose again)"
+            where = proposal.get("cell_id") or "the top"
+            memory.append(f"proposal {proposal['id']} ({proposal['kind']} {where}): {status}")
+        return [*memory, *notes]
