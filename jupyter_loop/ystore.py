@@ -13,6 +13,14 @@ as rows go (pycrdt-store creates it with ``auto_vacuum = FULL``).
 Undo in a tab does not read the store (it lives in the tab, and a squash keeps every item's
 identity), so only jupyter-collaboration's timeline of older states is coarser.
 
+Each write of pycrdt-store's SQLite store takes several trips to a worker thread (a cursor,
+the squash check, the insert, the commit), each costing the server's event loop time that
+grows with its number of tasks; the room writes once per document transaction. So the
+updates of ``write_interval`` seconds are merged into one (Y updates merge losslessly)
+and written together: a Run All writes a few times a second instead of once per cell. The
+file, not the store, holds a notebook: a store a moment behind after a crash is brought
+up to date from the file when the room is loaded again, as jupyter-collaboration does.
+
 pycrdt-store applies the updates it squashes only through its decompression hook, so
 without one a squash would store an empty document: the store registers identity hooks
 (compression itself is not used, as pycrdt-store 0.1.5 loads rooms without decompressing).
@@ -26,8 +34,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 from jupyter_server_ydoc.stores import SQLiteYStore
-from traitlets import Int
+from pycrdt import merge_updates
+from traitlets import Float, Int
 from traitlets.config import Config
 
 
@@ -77,6 +87,42 @@ class CompactSQLiteYStore(SQLiteYStore):
         5, config=True, help="Seconds between two squashes of a document's history (default 5)."
     )
 
+    write_interval = Float(
+        0.1,
+        config=True,
+        help=(
+            "Seconds a document's updates wait to be written to the store together "
+            "(default 0.1); 0 writes each on its own, as jupyter-collaboration does."
+        ),
+    )
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.register_compression_callbacks(unchanged, unchanged)
+        self._waiting: list[bytes] = []
+
+    async def write(self, data: bytes) -> None:
+        """Store an update with those that come within ``write_interval`` seconds.
+
+        The room runs each write as a task of its own: the first of a batch waits and
+        writes them all; a room stopping meanwhile still gets them written.
+        """
+        if self.write_interval <= 0:
+            await super().write(data)
+            return
+        self._waiting.append(data)
+        if len(self._waiting) > 1:
+            return
+        try:
+            await anyio.sleep(self.write_interval)
+        finally:
+            with anyio.CancelScope(shield=True):
+                try:
+                    await self._write_waiting()
+                except Exception as e:  # a store closed under us: the file holds the notebook
+                    self.log.warning("jupyter-loop could not write to the YStore: %s", e)
+
+    async def _write_waiting(self) -> None:
+        updates, self._waiting = self._waiting, []
+        if updates:
+            await super().write(updates[0] if len(updates) == 1 else merge_updates(*updates))

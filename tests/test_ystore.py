@@ -60,14 +60,32 @@ async def stored_text(store_class: type[SQLiteYStore], db: Path) -> str:
     return str((await stored_doc(store_class, db)).get("text", type=Text))
 
 
-def squashing(db: Path, older_than: int, interval: int = 0) -> CompactSQLiteYStore:
+def squashing(
+    db: Path, older_than: int, interval: int = 0, write_interval: float = 0
+) -> CompactSQLiteYStore:
     return CompactSQLiteYStore(
         path="nb",
         log=LOG,
         db_path=str(db),
         squash_history_older_than=older_than,
         squash_no_more_often_than=interval,
+        write_interval=write_interval,
     )
+
+
+async def test_updates_that_come_together_are_written_as_one(tmp_path: Path):
+    """A room writes each transaction's update in a task of its own, as here."""
+    db = tmp_path / "store.db"
+    async with squashing(db, older_than=30, write_interval=0.2) as store:
+        doc = Doc()
+        text = doc.get("text", type=Text)
+        doc.observe(lambda event: asyncio.ensure_future(store.write(event.update)))
+        for cell in range(50):
+            text += f"cell {cell} done\n"
+        await asyncio.sleep(0.5)
+        rows = [update async for update in store.read()]
+    assert len(rows) == 1
+    assert await stored_text(CompactSQLiteYStore, db) == str(text)
 
 
 async def test_many_runs_leave_a_store_of_one_run(tmp_path: Path):
