@@ -65,6 +65,9 @@ class ServerState:
         self.replies: deque[Reply] = deque()
         self.requests: list[RecordedRequest] = []
         self.aborted: list[RecordedRequest] = []
+        self.first_text: list[tuple[RecordedRequest, float]] = []
+        """Streamed requests, each with when (``time.time()``, comparable with a browser's
+        ``Date.now()`` on the same machine) the first event with answer text was sent."""
         self.models = tuple(models)
         self.default_reply = default_reply
         self.counter = itertools.count(1)
@@ -99,6 +102,11 @@ class ServerState:
         with self.lock:
             self.aborted.append(request)
 
+    def record_first_text(self, request: RecordedRequest, at: float) -> None:
+        """Remember when the first text of the answer to ``request`` was sent."""
+        with self.lock:
+            self.first_text.append((request, at))
+
     def recorded(self) -> list[RecordedRequest]:
         """The requests so far, oldest first."""
         with self.lock:
@@ -110,6 +118,7 @@ class ServerState:
             self.replies.clear()
             self.requests.clear()
             self.aborted.clear()
+            self.first_text.clear()
 
 
 class ScriptedHTTPServer(ThreadingHTTPServer):
@@ -145,6 +154,7 @@ class _Handler(BaseHTTPRequestHandler):
     server: ScriptedHTTPServer
     timeout = 60
     _body_text = ""
+    _recorded: RecordedRequest | None = None
 
     def setup(self) -> None:
         super().setup()
@@ -190,6 +200,7 @@ class _Handler(BaseHTTPRequestHandler):
             recorded = RecordedRequest(method, path, body, headers, received_at)
             self.server.state.record(recorded)
         self._body_text = raw.decode("utf-8", "replace")
+        self._recorded = recorded
         try:
             route(self, body if body is not None else {})
         except (BrokenPipeError, ConnectionResetError):
@@ -227,7 +238,7 @@ class _Handler(BaseHTTPRequestHandler):
         )
         events = [f"data: {json.dumps(c, ensure_ascii=False)}\n\n" for c in chunks]
         events.append("data: [DONE]\n\n")
-        self._stream(reply, "text/event-stream", events)
+        self._stream(reply, "text/event-stream", events, text_from=1)  # after the role
 
     def _openai_models(self, body: Any) -> None:
         reply = self.server.state.take("models")
@@ -375,8 +386,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self.wfile.write(data)
 
-    def _stream(self, reply: Reply, content_type: str, events: list[str]) -> None:
-        """Send ``events`` as a chunked body, each in its own chunk, as the reply says."""
+    def _stream(
+        self, reply: Reply, content_type: str, events: list[str], *, text_from: int = 0
+    ) -> None:
+        """Send ``events`` as a chunked body, each in its own chunk, as the reply says;
+        note when event ``text_from`` (the first with the answer's text) went out."""
         self.send_response(200)
         self.send_header("Content-Type", content_type)
         self.send_header("Transfer-Encoding", "chunked")
@@ -393,6 +407,8 @@ class _Handler(BaseHTTPRequestHandler):
             data = event.encode()
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             self.wfile.flush()
+            if sent == text_from and reply.text and self._recorded is not None:
+                self.server.state.record_first_text(self._recorded, time.time())
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
