@@ -32,8 +32,8 @@ export function CompletionUsageLine(props: {
   }
   const title = [
     'Inline completions on this server since it started (all tabs and users):',
-    `${requests} model requests, ${input_tokens} input and ${output_tokens} output tokens,`,
-    `${failures} failed, ${cancelled} cancelled by typing on.`,
+    `model requests ${requests}, input tokens ${input_tokens}, output tokens ${output_tokens},`,
+    `failed ${failures}, cancelled by typing on ${cancelled}.`,
     status.model ? `Model: ${status.model}.` : '',
     status.usage.last_error ? `Last error: ${status.usage.last_error}` : ''
   ]

@@ -114,7 +114,7 @@ test('ghost text completes a column the previous cell printed; Tab accepts it; t
       return (
         usage.input_tokens - before.input_tokens >= 1234 &&
         title.includes(
-          `${usage.requests} model requests, ${usage.input_tokens} input and ${usage.output_tokens} output tokens`
+          `model requests ${usage.requests}, input tokens ${usage.input_tokens}, output tokens ${usage.output_tokens},`
         )
       );
     })
