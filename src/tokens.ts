@@ -6,6 +6,7 @@
 import { Token } from '@lumino/coreutils';
 
 import type { AgentService } from './agent/service';
+import type { CompletionUsage } from './completion/usage';
 
 /** Name of the map beside the cells where the server marks runs. */
 export const EXECUTION_BOARD = 'jupyter_loop:execution';
@@ -288,6 +289,8 @@ export interface ICompletionRequest {
   after: string;
   /** Empty or absent: the server's completion model. */
   model?: string;
+  /** The cells on screen: their recent outputs join the prompt. */
+  visible_cell_ids?: string[];
 }
 
 /** One line of a streamed completion: text, or the end (with an error). */
@@ -312,3 +315,12 @@ export interface ICompletionStatus {
     last_error: string | null;
   };
 }
+
+/**
+ * What inline completions cost on this server (requests, tokens, failures),
+ * shown in the assistant's panel.
+ */
+export const ICompletionUsage = new Token<CompletionUsage>(
+  'jupyter-loop:ICompletionUsage',
+  'The inline completions’ usage counters of the jupyter-loop server.'
+);

@@ -34,6 +34,29 @@ def notebook_with_table(root: Path, path: str = "prices.ipynb", secret: str = ""
     return path
 
 
+#: What a cell far above the edited one printed (not a neighbour: only on screen).
+FAR_OUTPUT = "saved to data/sales_q3_2024.parquet\n"
+
+
+def notebook_with_far_output(root: Path, path: str = "far.ipynb") -> str:
+    """``f0`` printed :data:`FAR_OUTPUT`; nine cells ``f1``..``f9`` follow, then ``c1``
+    (being edited): ``f0`` is too far above to be one of its neighbours."""
+    nb = nbformat.v4.new_notebook()
+    far = nbformat.v4.new_code_cell("save(sales)", execution_count=1)
+    far["id"] = "f0"
+    far.outputs = [nbformat.v4.new_output("stream", name="stdout", text=FAR_OUTPUT)]
+    nb.cells = [far]
+    for index in range(1, 10):
+        filler = nbformat.v4.new_code_cell(f"x{index} = {index}", execution_count=index + 1)
+        filler["id"] = f"f{index}"
+        nb.cells.append(filler)
+    edited = nbformat.v4.new_code_cell("pd.read_parquet(")
+    edited["id"] = "c1"
+    nb.cells.append(edited)
+    (root / path).write_text(nbformat.writes(nb), encoding="utf-8")
+    return path
+
+
 def request(path: str = "prices.ipynb", **extra: Any) -> dict[str, Any]:
     """A completion request for the end of ``df["pr`` in cell ``c1``."""
     return {

@@ -13,8 +13,10 @@ from agent_helpers import OLLAMA_CHAT, OPENAI_CHAT, openai_config
 from completion_helpers import (
     ANSWER,
     COMPLETION,
+    FAR_OUTPUT,
     INSERTED,
     lines,
+    notebook_with_far_output,
     notebook_with_table,
     request,
     sent_text,
@@ -91,8 +93,8 @@ async def test_usage_is_counted_without_a_journal(jp_fetch, api, jp_root_dir, mo
     assert journal["entries"] == []
 
 
-async def test_an_aborted_request_aborts_the_model_call(
-    jp_fetch, jp_root_dir, jp_http_port, jp_base_url, jp_auth_header, model_server
+async def test_an_aborted_request_aborts_the_model_call_and_counts_as_cancelled(
+    jp_fetch, api, jp_root_dir, jp_http_port, jp_base_url, jp_auth_header, model_server
 ):
     path = notebook_with_table(jp_root_dir)
     model_server.script(say("x" * 400, chunk_size=2, delay=0.05))
@@ -105,6 +107,12 @@ async def test_an_aborted_request_aborts_the_model_call(
                 break  # the user typed on: the browser aborts the fetch
     aborted = await wait_for(lambda: model_server.aborted, timeout=10)
     assert [r.path for r in aborted] == [OPENAI_CHAT]
+    for _ in range(100):  # counted when the cancelled call has wound down
+        usage = (await api(*COMPLETION, "status"))["usage"]
+        if usage["cancelled"]:
+            break
+        await asyncio.sleep(0.05)
+    assert (usage["requests"], usage["cancelled"], usage["failures"]) == (1, 1, 0)
 
 
 async def test_a_new_request_from_the_same_editor_cancels_the_previous(
@@ -136,6 +144,20 @@ async def test_two_requests_at_once_from_one_editor_make_one_model_call(
     assert answered == 1
 
 
+async def test_outputs_of_cells_in_view_reach_the_prompt(jp_fetch, jp_root_dir, model_server):
+    path = notebook_with_far_output(jp_root_dir)
+    model_server.set_default_reply(say('"data/sales_q3_2024.parquet")'))
+    body = request(path, before="pd.read_parquet(")
+    await stream(jp_fetch, body)  # the browser did not say what is in view: neighbours only
+    on_screen = ["f0", "f5", "f6", "f7", "f8", "f9", "c1"]
+    await stream(jp_fetch, {**body, "visible_cell_ids": on_screen, "editor_id": "tab-1:c1b"})
+    without, with_view = (b["messages"][-1]["content"] for b in model_server.bodies(OPENAI_CHAT))
+    assert FAR_OUTPUT.strip() not in without
+    assert "x9 = 9" in without and "x4 = 4" in without  # the six cells above
+    assert FAR_OUTPUT.strip() in with_view
+    assert "Outputs of other cells in view" in with_view and "In [1]: save(sales)" in with_view
+
+
 @pytest.mark.parametrize(
     ("body", "words", "code"),
     [
@@ -143,6 +165,8 @@ async def test_two_requests_at_once_from_one_editor_make_one_model_call(
         ({"path": "prices.ipynb", "editor_id": "e"}, "'cell_id'", 400),
         ({"path": "prices.ipynb", "cell_id": "c1"}, "'editor_id'", 400),
         (request(before=3), "'before'", 400),
+        (request(visible_cell_ids="c0"), "'visible_cell_ids'", 400),
+        (request(visible_cell_ids=["c0", 7]), "'visible_cell_ids'", 400),
         (request(path="../x.ipynb"), "not a path", 400),
         (request(path="missing.ipynb"), "No notebook", 404),
         (request(cell_id="nope"), "No cell with id", 404),

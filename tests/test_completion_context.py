@@ -1,13 +1,17 @@
-"""The pure parts of completions: the prompt (neighbours, outputs, budget, masking,
-variables) and how a streamed answer is tidied (fences, a repeat of the typed word)."""
+"""The pure parts of completions: the prompt (neighbours, cells in view, outputs, budget,
+masking, variables) and how a streamed answer is tidied (fences, a repeat of the typed word)."""
 
 from __future__ import annotations
 
 import doctest
+import json
+
+import nbformat
+from jupyter_ydoc import YNotebook
 
 from jupyter_loop.agent._map import CellSnapshot
 from jupyter_loop.completion import context, models, payloads, variables
-from jupyter_loop.completion.context import CONTEXT_CHARS, build_prompt
+from jupyter_loop.completion.context import CONTEXT_CHARS, VIEW_CHARS, build_prompt, nearby_cells
 from jupyter_loop.completion.models import FenceFilter, RepeatTrimmer
 from jupyter_loop.completion.variables import VariableRecord
 from jupyter_loop.secrets import SecretMasker
@@ -74,3 +78,42 @@ def test_plain_answers_pass_unchanged():
     assert feed_all(["sum()", "\n"], "df.") == "sum()\n"
     assert feed_all(["pr", "int(x)"], "x = 1\n") == "print(x)"  # no word being typed
     assert feed_all(["p"], 'df["pr') == "p"  # too short to tell: kept
+
+
+def test_cells_in_view_the_latest_runs_beyond_the_neighbours():
+    nb = nbformat.v4.new_notebook()
+    for index in range(20):
+        cell = nbformat.v4.new_code_cell(f"step({index})", execution_count=100 - index)
+        cell["id"] = f"c{index}"
+        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"out {index}\n")]
+        nb.cells.append(cell)
+    nb.cells[3].outputs = []  # in view, but nothing to show
+    notebook = YNotebook()
+    notebook.set(json.loads(nbformat.writes(nb)))
+    visible = [f"c{index}" for index in range(12)]
+    cells = nearby_cells(notebook, "c10", visible)
+    assert [c.id for c in cells.above] == ["c4", "c5", "c6", "c7", "c8", "c9"]
+    assert [c.id for c in cells.below] == ["c11", "c12"]
+    # In view and not neighbours: c0..c3, and c3 printed nothing.
+    assert [c.id for c in cells.in_view] == ["c0", "c1", "c2"]
+    assert nearby_cells(notebook, "c10").in_view == ()
+    assert len(nearby_cells(notebook, "c19", [f"c{i}" for i in range(20)]).in_view) == 4
+    # Of c0..c11 (c3 aside), the four run last (highest counts), in notebook order.
+    assert [c.id for c in nearby_cells(notebook, "c19", visible).in_view] == [
+        "c0",
+        "c1",
+        "c2",
+        "c4",
+    ]
+
+
+def test_outputs_in_view_come_first_within_their_budget():
+    big = [stream(f"line {i}\n" * 2_000) for i in range(3)]
+    in_view = [
+        CellSnapshot(f"v{i}", "code", f"show({i})", i + 1, outputs=[big[i]]) for i in range(3)
+    ]
+    near = [CellSnapshot("n", "code", "near = 1", 9)]
+    prompt = build_prompt("z", "", near, [], (), nonce="n", in_view=in_view)
+    view = prompt.prefix.split("# In [9]:")[0]
+    assert view.startswith("# In [1]: show(0)") and len(view) <= VIEW_CHARS + 10
+    assert prompt.user.index("Outputs of other cells in view") < prompt.user.index("Cells above")

@@ -6,6 +6,7 @@ import json
 import socket
 import subprocess
 import sys
+import time
 from typing import Any
 
 import httpx
@@ -196,6 +197,22 @@ def test_requests_are_recorded_with_path_body_and_headers(model_server):
     assert (second.path, second.body, second.headers["x-probe"]) == ("/api/tags", None, "1")
     model_server.reset()
     assert model_server.requests == []
+
+
+def test_when_the_first_text_went_out_is_recorded(model_server):
+    delay = 0.1
+    model_server.script(say("abc", delay=delay), say("abc", delay=delay))
+    began = time.time()
+    openai_chat(model_server, stream=True)  # role, text, finish, [DONE]: a delay before each
+    middle = time.time()
+    ollama_chat(model_server)  # text, done
+    end = time.time()
+    (openai, sent_openai), (ollama, sent_ollama) = model_server.first_text
+    assert (openai.path, ollama.path) == ("/v1/chat/completions", "/api/chat")
+    assert began + 2 * delay <= sent_openai <= middle - 2 * delay
+    assert middle + delay <= sent_ollama <= end - delay
+    model_server.reset()
+    assert model_server.first_text == []
 
 
 def test_a_cut_stream_closes_the_connection_midway(model_server):

@@ -1,7 +1,9 @@
 """What a completion model is sent: the cell around the cursor and what the notebook knows.
 
 Pure functions over cell snapshots (the same :class:`~jupyter_loop.agent._map.CellSnapshot`
-the assistant reads), with outputs summarised by the assistant's own summariser. Two
+the assistant reads), with outputs summarised by the assistant's own summariser: the
+neighbouring cells with their outputs, and the outputs of the other cells on the user's
+screen that ran most recently. Two
 shapes come out of one :class:`CompletionPrompt`: a fill-in-the-middle prompt (context as
 code comments, then the text before the cursor; the text after it as the suffix) for
 providers that take a suffix, and a chat prompt otherwise. Notebook content in the chat
@@ -48,6 +50,10 @@ OUTPUT_CHARS = 1_200
 """Characters of one cell's output summary at most."""
 CELL_CHARS = 4_000
 """Characters of the edited cell kept on each side of the cursor."""
+IN_VIEW_CELLS = 4
+"""Cells in view (beyond the neighbours) whose outputs are read at most: the ones run last."""
+VIEW_CHARS = 3_000
+"""Characters of the outputs of cells in view at most."""
 MAX_VARIABLES = 40
 CURSOR = "<CURSOR>"
 
@@ -78,20 +84,47 @@ class CompletionPrompt:
     user: str
 
 
-def neighbours(notebook: YNotebook, cell_id: str) -> tuple[list[CellSnapshot], list[CellSnapshot]]:
-    """The cells just above and just below ``cell_id`` (nearest last / first).
+@dataclass(frozen=True)
+class NearbyCells:
+    """The cells a completion reads besides the edited one.
 
-    Only these cells are read from the shared document, so a notebook's size does not
-    change what a completion costs.
+    Attributes:
+        above: The cells just above (nearest last).
+        below: The cells just below (nearest first).
+        in_view: Other cells on the user's screen that have outputs, the most recently run
+            ones, in notebook order.
+    """
+
+    above: tuple[CellSnapshot, ...]
+    below: tuple[CellSnapshot, ...]
+    in_view: tuple[CellSnapshot, ...] = ()
+
+
+def nearby_cells(notebook: YNotebook, cell_id: str, visible_ids: Sequence[str] = ()) -> NearbyCells:
+    """The neighbours of ``cell_id`` and the cells in view (``visible_ids``) run last.
+
+    Only these cells' contents are read from the shared document (of the others, only the
+    ids and execution counts of cells in view), so a notebook's size barely changes what a
+    completion costs.
     """
     with notebook.ydoc.transaction():
         index, _ = find_cell(notebook, cell_id)
         cells = notebook.ycells
-        above = [read_cell(cells[i]) for i in range(max(0, index - CELLS_BEFORE), index)]
-        below = [
-            read_cell(cells[i]) for i in range(index + 1, min(len(cells), index + 1 + CELLS_AFTER))
-        ]
-    return above, below
+        first, last = max(0, index - CELLS_BEFORE), min(len(cells), index + 1 + CELLS_AFTER)
+        above = tuple(read_cell(cells[i]) for i in range(first, index))
+        below = tuple(read_cell(cells[i]) for i in range(index + 1, last))
+        visible = set(visible_ids).difference(c.id for c in (*above, *below))
+        visible.discard(cell_id)
+        in_view: list[tuple[float, int]] = []
+        if visible:
+            for position, ycell in enumerate(cells):
+                count = ycell.get("execution_count")
+                if ycell.get("id") in visible and isinstance(count, int | float):
+                    if len(ycell.get("outputs") or ()):
+                        in_view.append((count, position))
+        latest = sorted(position for _, position in sorted(in_view)[-IN_VIEW_CELLS:])
+        shown = tuple(read_cell(cells[position]) for position in latest)
+    return NearbyCells(above, below, shown)
 
 
 def build_prompt(
@@ -103,20 +136,28 @@ def build_prompt(
     *,
     nonce: str,
     masker: SecretMasker | None = None,
+    in_view: Sequence[CellSnapshot] = (),
 ) -> CompletionPrompt:
-    """The prompt for completing between ``before`` and ``after``, secrets masked."""
+    """The prompt for completing between ``before`` and ``after``, secrets masked.
+
+    ``in_view`` are other cells on the user's screen: their outputs come first (the
+    farthest context), each headed by its source's first line.
+    """
     mask = masker.mask if masker is not None else _same
     before = mask(before[-CELL_CHARS:])
     after = mask(after[:CELL_CHARS])
     above_text, below_text = _within_budget(above, below)
     above_text, below_text = mask(above_text), mask(below_text)
+    view_text = mask(_outputs_in_view(in_view))
     names = mask("\n".join(v.line() for v in variables[:MAX_VARIABLES]))
-    prefix_parts = [above_text]
+    prefix_parts = [view_text, above_text]
     if names:
         prefix_parts.append(_comment("Kernel variables:\n" + names))
     prefix = "\n\n".join(part for part in prefix_parts if part)
     prefix = f"{prefix}\n\n{before}" if prefix else before
     sections = []
+    if view_text:
+        sections.append("Outputs of other cells in view:\n" + untrusted(view_text, nonce))
     if above_text:
         sections.append("Cells above, with what they printed:\n" + untrusted(above_text, nonce))
     if names:
@@ -146,6 +187,32 @@ def _within_budget(above: Sequence[CellSnapshot], below: Sequence[CellSnapshot])
         rendered_below.append(text)
         left -= len(text)
     return "\n\n".join(rendered_above), "\n\n".join(rendered_below)
+
+
+def _outputs_in_view(cells: Sequence[CellSnapshot]) -> str:
+    """The cells' outputs, each headed by its count and first line, within the budget.
+
+    Example:
+        >>> out = {"output_type": "stream", "name": "stdout", "text": "data/2024.csv\\n"}
+        >>> print(_outputs_in_view([CellSnapshot("a", "code", "ls()\\nx = 1", 3, outputs=[out])]))
+        # In [3]: ls()
+        # Out:
+        # [0] stdout
+        # data/2024.csv
+    """
+    left = VIEW_CHARS
+    parts = []
+    for cell in cells:
+        if left <= 0:
+            break
+        summary = summarize_outputs(cell.outputs, min(OUTPUT_CHARS, left)).text
+        if not summary:
+            continue
+        first_line = cell.source.split("\n", 1)[0]
+        text = _comment(f"In [{cell.execution_count}]: {first_line}\nOut:\n{summary}")[:left]
+        parts.append(text)
+        left -= len(text)
+    return "\n\n".join(parts)
 
 
 def render_cell(cell: CellSnapshot) -> str:

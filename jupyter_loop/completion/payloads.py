@@ -4,8 +4,8 @@ Example:
     >>> request = CompletionRequest.from_json(
     ...     {"path": "nb.ipynb", "cell_id": "c1", "editor_id": "t:c1", "before": "df[", "after": ""}
     ... )
-    >>> request.before, request.model
-    ('df[', None)
+    >>> request.before, request.model, request.visible_cell_ids
+    ('df[', None, ())
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from ..errors import BadRequest
 
 MAX_CELL_CHARS = 100_000
 """A cell longer than this is cut (around the cursor) before it is sent anywhere."""
+MAX_VISIBLE_CELLS = 200
+"""Ids of cells in view accepted at most (a tall screen of one-line cells shows ~100)."""
 
 
 def _text(data: dict[str, Any], key: str) -> str:
@@ -37,6 +39,19 @@ def _optional_name(data: dict[str, Any], key: str) -> str | None:
     return None if data.get(key) in (None, "") else _name(data, key)
 
 
+def _names(data: dict[str, Any], key: str) -> tuple[str, ...]:
+    value = data.get(key) or []
+    if (
+        not isinstance(value, list)
+        or len(value) > MAX_VISIBLE_CELLS
+        or not all(isinstance(item, str) and 0 < len(item) <= 256 for item in value)
+    ):
+        raise BadRequest(
+            f"'{key}' must be a list of at most {MAX_VISIBLE_CELLS} cell ids (non-empty strings)."
+        )
+    return tuple(value)
+
+
 @dataclass(frozen=True)
 class CompletionRequest:
     """Complete the text at the cursor of one cell's editor.
@@ -51,6 +66,8 @@ class CompletionRequest:
             keystroke ahead of the shared document).
         after: The cell's text after the cursor.
         model: The model to use; None: the configured completion model.
+        visible_cell_ids: The cells the editor's notebook shows on screen (empty: not
+            known); their recent outputs join the neighbouring cells in the prompt.
     """
 
     path: str
@@ -59,6 +76,7 @@ class CompletionRequest:
     before: str
     after: str
     model: str | None = None
+    visible_cell_ids: tuple[str, ...] = ()
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> CompletionRequest:
@@ -70,4 +88,5 @@ class CompletionRequest:
             before=_text(data, "before")[-MAX_CELL_CHARS:],
             after=_text(data, "after")[:MAX_CELL_CHARS],
             model=_optional_name(data, "model"),
+            visible_cell_ids=_names(data, "visible_cell_ids"),
         )

@@ -21,7 +21,7 @@ from ..agent.providers import ModelProvider, ProviderError, StreamEnd, TextDelta
 from ..agent.settings import AgentSettings
 from ..document import LiveDocuments
 from ..errors import JupyterLoopError
-from .context import CompletionPrompt, build_prompt, neighbours
+from .context import CompletionPrompt, build_prompt, nearby_cells
 from .models import FenceFilter, RepeatTrimmer, complete, says_no_fill_in_middle
 from .payloads import CompletionRequest
 from .variables import VariableRecord, VariableSource
@@ -46,7 +46,20 @@ class CompletionChunk:
 
 @dataclass
 class CompletionUsage:
-    """What completions cost since the server started (shown beside the assistant's usage)."""
+    """What completions cost since the server started (shown in the assistant's panel).
+
+    Counted for the whole server, not per user: the model's key and budget are the
+    server's (in a JupyterHub, the server is one user's anyway).
+
+    Attributes:
+        requests: Model calls made (failed and cancelled ones included).
+        input_tokens: Prompt tokens, as the model reported them.
+        output_tokens: Generated tokens, as the model reported them (a cancelled call
+            reports none).
+        failures: Calls that ended in an error.
+        cancelled: Calls cut off because the user typed on.
+        last_error: The last failure's message.
+    """
 
     requests: int = 0
     input_tokens: int = 0
@@ -128,7 +141,6 @@ class CompletionService:
         previous = self._jobs.pop(request.editor_id, None)
         if previous is not None:
             previous.cancel()
-            self.usage.cancelled += 1
         job = CompletionJob(request.editor_id)
         if self._provider is None:
             job.end()
@@ -152,6 +164,9 @@ class CompletionService:
             del self._jobs[job.editor_id]
 
     def _finished(self, job: CompletionJob) -> None:
+        if job.task is not None and job.task.cancelled():
+            # Typed on: a newer request from the editor, or the browser dropped the stream.
+            self.usage.cancelled += 1
         job.queue.put_nowait(None)  # also when cancelled before it ever ran
         self._forget(job)
 
@@ -220,16 +235,17 @@ class CompletionService:
     async def _prompt(self, request: CompletionRequest) -> CompletionPrompt:
         room = await self._docs.room_id(request.path)
         notebook = await self._docs.notebook(room)
-        above, below = neighbours(notebook, request.cell_id)
+        cells = nearby_cells(notebook, request.cell_id, request.visible_cell_ids)
         variables = await self._kernel_variables(request.path)
         return build_prompt(
             request.before,
             request.after,
-            above,
-            below,
+            cells.above,
+            cells.below,
             variables,
             nonce=new_nonce(),
             masker=self._masker,
+            in_view=cells.in_view,
         )
 
     async def _kernel_variables(self, path: str) -> list[VariableRecord]:

@@ -130,6 +130,13 @@ class ScriptedModelServer:
         with self._state.lock:
             return list(self._state.aborted)
 
+    @property
+    def first_text(self) -> list[tuple[RecordedRequest, float]]:
+        """Streamed answers: each request with when (``time.time()``) the first event
+        carrying text was sent (benchmarks compare it with a browser's clock)."""
+        with self._state.lock:
+            return list(self._state.first_text)
+
     def bodies(self, path: str) -> list[Any]:
         """The JSON bodies of the requests to ``path``."""
         return [r.body for r in self.requests if r.path == path]

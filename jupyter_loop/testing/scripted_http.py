@@ -62,6 +62,7 @@ class _Handler(BaseHTTPRequestHandler):
     server: ScriptedHTTPServer
     timeout = 60
     body_text = ""
+    recorded: RecordedRequest | None = None
 
     @property
     def state(self) -> ServerState:
@@ -111,6 +112,7 @@ class _Handler(BaseHTTPRequestHandler):
             recorded = RecordedRequest(method, path, body, headers, received_at)
             self.state.record(recorded)
         self.body_text = raw.decode("utf-8", "replace")
+        self.recorded = recorded
         try:
             route(self, body if body is not None else {})
         except (BrokenPipeError, ConnectionResetError):
@@ -152,8 +154,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self.wfile.write(data)
 
-    def stream(self, reply: Reply, content_type: str, events: list[str]) -> None:
-        """Send ``events`` as a chunked body, each in its own chunk, as the reply says."""
+    def stream(
+        self, reply: Reply, content_type: str, events: list[str], *, text_from: int = 0
+    ) -> None:
+        """Send ``events`` as a chunked body, each in its own chunk, as the reply says;
+        note when event ``text_from`` (the first with the answer's text) went out."""
         self.send_response(200)
         self.send_header("Content-Type", content_type)
         self.send_header("Transfer-Encoding", "chunked")
@@ -170,6 +175,8 @@ class _Handler(BaseHTTPRequestHandler):
             data = event.encode()
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             self.wfile.flush()
+            if sent == text_from and reply.text and self.recorded is not None:
+                self.state.record_first_text(self.recorded, time.time())
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 

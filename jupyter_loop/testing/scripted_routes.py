@@ -46,7 +46,9 @@ class Exchange(Protocol):
         cut: bool = False,
     ) -> None: ...
 
-    def stream(self, reply: Reply, content_type: str, events: list[str]) -> None: ...
+    def stream(
+        self, reply: Reply, content_type: str, events: list[str], *, text_from: int = 0
+    ) -> None: ...
 
 
 # -- OpenAI ------------------------------------------------------------------------------
@@ -78,7 +80,7 @@ def openai_chat(exchange: Exchange, body: Any) -> None:
     )
     events = [f"data: {json.dumps(c, ensure_ascii=False)}\n\n" for c in chunks]
     events.append("data: [DONE]\n\n")
-    exchange.stream(reply, "text/event-stream", events)
+    exchange.stream(reply, "text/event-stream", events, text_from=1)  # after the role
 
 
 def openai_models(exchange: Exchange, body: Any) -> None:

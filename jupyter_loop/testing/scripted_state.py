@@ -59,6 +59,9 @@ class ServerState:
         self.replies: deque[Reply] = deque()
         self.requests: list[RecordedRequest] = []
         self.aborted: list[RecordedRequest] = []
+        self.first_text: list[tuple[RecordedRequest, float]] = []
+        """Streamed requests, each with when (``time.time()``, comparable with a browser's
+        ``Date.now()`` on the same machine) the first event with answer text was sent."""
         self.models = tuple(models)
         self.default_reply = default_reply
         self.counter = itertools.count(1)
@@ -93,6 +96,11 @@ class ServerState:
         with self.lock:
             self.aborted.append(request)
 
+    def record_first_text(self, request: RecordedRequest, at: float) -> None:
+        """Remember when the first text of the answer to ``request`` was sent."""
+        with self.lock:
+            self.first_text.append((request, at))
+
     def recorded(self) -> list[RecordedRequest]:
         """The requests so far, oldest first."""
         with self.lock:
@@ -104,3 +112,4 @@ class ServerState:
             self.replies.clear()
             self.requests.clear()
             self.aborted.clear()
+            self.first_text.clear()

@@ -8,8 +8,10 @@ import {
 import { NotebookPanel } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { JSONValue, UUID } from '@lumino/coreutils';
+import { ISignal, Signal } from '@lumino/signaling';
 
 import { ICompletionChunk, ICompletionRequest } from '../tokens';
+import { visibleCellIds } from './visible';
 
 /** The provider's id in Settings → Inline Completer. */
 export const PROVIDER_ID = 'jupyter-loop:inline';
@@ -32,8 +34,8 @@ interface IFlight {
 
 /**
  * Ghost text from the server's completion service: the server adds the
- * neighbouring cells, their outputs and the kernel's variables to what the
- * editor sends. One request per editor at a time; typing on aborts it (and
+ * neighbouring cells, the outputs of the cells on screen and the kernel's
+ * variables to what the editor sends. One request per editor at a time; typing on aborts it (and
  * the server stops the model call). Quiet when the server has no provider.
  */
 export class LoopInlineProvider implements IInlineCompletionProvider {
@@ -60,6 +62,11 @@ export class LoopInlineProvider implements IInlineCompletionProvider {
 
   /** Whether the server can complete (unknown counts as yes until it says). */
   configured = true;
+
+  /** Emitted when a request ends: answered, failed or aborted. */
+  get landed(): ISignal<this, void> {
+    return this._landed;
+  }
 
   configure(settings: { [property: string]: JSONValue }): void {
     const model = settings.model;
@@ -97,7 +104,8 @@ export class LoopInlineProvider implements IInlineCompletionProvider {
           editor_id: editorId,
           before: request.text.slice(0, request.offset),
           after: request.text.slice(request.offset),
-          model: this._model || undefined
+          model: this._model || undefined,
+          visible_cell_ids: visibleCellIds(panel.content)
         },
         controller.signal
       ),
@@ -166,6 +174,7 @@ export class LoopInlineProvider implements IInlineCompletionProvider {
     if (this._flights.get(editorId) === flight) {
       this._flights.delete(editorId);
     }
+    this._landed.emit();
   }
 
   /** Say a failure once, not on every keystroke that meets it again. */
@@ -177,6 +186,7 @@ export class LoopInlineProvider implements IInlineCompletionProvider {
   }
 
   private _model = '';
+  private _landed = new Signal<this, void>(this);
   private _lastReported = '';
   private readonly _tab = UUID.uuid4();
   private readonly _flights = new Map<string, IFlight>();

@@ -2,14 +2,17 @@ import { NotebookPanel, INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { Contents } from '@jupyterlab/services';
 import { ReactWidget } from '@jupyterlab/ui-components';
+import type { Message } from '@lumino/messaging';
 import { ISignal, Signal } from '@lumino/signaling';
 import * as React from 'react';
 
 import { sessionOfPanel } from '../agent/panels';
 import { AgentService } from '../agent/service';
 import { AgentSession } from '../agent/session';
+import { CompletionUsage } from '../completion/usage';
 import { ApprovalCard } from './approval';
 import { Composer } from './composer';
+import { CompletionUsageLine } from './completionusage';
 import { TurnView } from './conversation';
 import { useSignal } from './hooks';
 import { assistantIcon } from './icons';
@@ -68,8 +71,19 @@ export class AgentPanel extends ReactWidget {
         rendermime={this._options.rendermime}
         inputRef={this._input}
         onReveal={this._options.onReveal}
+        completionUsage={this._options.completionUsage ?? null}
       />
     );
+  }
+
+  protected onAfterAttach(msg: Message): void {
+    super.onAfterAttach(msg);
+    void this._options.completionUsage?.refresh();
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    void this._options.completionUsage?.refresh();
   }
 
   dispose(): void {
@@ -111,6 +125,8 @@ export namespace AgentPanel {
     contents: Contents.IManager;
     /** Show a cell of the panel's notebook. */
     onReveal: (panel: NotebookPanel, cellId: string) => void;
+    /** The server's inline completion usage, shown at the foot (if any). */
+    completionUsage?: CompletionUsage | null;
   }
 }
 
@@ -121,6 +137,7 @@ function AgentView(props: {
   rendermime: IRenderMimeRegistry;
   inputRef: React.RefObject<HTMLTextAreaElement>;
   onReveal: (panel: NotebookPanel, cellId: string) => void;
+  completionUsage: CompletionUsage | null;
 }): JSX.Element {
   const { panel, service } = props;
   useSignal(panel.notebookChanged);
@@ -147,6 +164,9 @@ function AgentView(props: {
             ? 'Loading the notebook…'
             : 'Open a notebook to talk with the assistant about it.'}
         </p>
+      )}
+      {props.completionUsage && (
+        <CompletionUsageLine usage={props.completionUsage} />
       )}
     </div>
   );

@@ -12,7 +12,8 @@ import * as React from 'react';
 
 import { sessionOfPanel } from '../agent/panels';
 import { AgentService } from '../agent/service';
-import { IAgentService } from '../tokens';
+import { CompletionUsage } from '../completion/usage';
+import { IAgentService, ICompletionUsage } from '../tokens';
 import { askIcon, assistantIcon } from './icons';
 import { JournalTable } from './journal';
 import { AgentPanel, PANEL_ID } from './panel';
@@ -33,14 +34,15 @@ const CATEGORY = 'AI Assistant';
 /**
  * The AI assistant's side panel (right side bar), its commands (palette,
  * notebook toolbar, cell toolbar and context menu: see schema/agent-panel.json)
- * and the status-bar note that outputs are kept on the server.
+ * and the status-bar note that outputs are kept on the server. The panel's
+ * foot shows what inline completions cost, when that plugin is there.
  */
 export const panelPlugin: JupyterFrontEndPlugin<void> = {
   id: 'jupyter-loop:agent-panel',
   description: 'The AI assistant side panel and its commands.',
   autoStart: true,
   requires: [IAgentService, INotebookTracker, IRenderMimeRegistry],
-  optional: [ICommandPalette, IStatusBar, ILabShell],
+  optional: [ICommandPalette, IStatusBar, ILabShell, ICompletionUsage],
   activate: (
     app: JupyterFrontEnd,
     service: AgentService,
@@ -48,7 +50,8 @@ export const panelPlugin: JupyterFrontEndPlugin<void> = {
     rendermime: IRenderMimeRegistry,
     palette: ICommandPalette | null,
     statusBar: IStatusBar | null,
-    labShell: ILabShell | null
+    labShell: ILabShell | null,
+    completionUsage: CompletionUsage | null
   ): void => {
     const contents = app.serviceManager.contents;
     const reveal = (panel: NotebookPanel, cellId: string): void => {
@@ -66,7 +69,8 @@ export const panelPlugin: JupyterFrontEndPlugin<void> = {
       tracker,
       rendermime,
       contents,
-      onReveal: reveal
+      onReveal: reveal,
+      completionUsage
     });
     app.shell.add(panel, 'right', { rank: 600 });
 

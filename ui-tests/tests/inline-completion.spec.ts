@@ -1,6 +1,13 @@
 import { expect, galata, test } from '@jupyterlab/galata';
+import { Page } from '@playwright/test';
 
-import { ModelServer, cellSources, liveNotebook } from './agent-helpers';
+import {
+  ModelServer,
+  cellId,
+  cellSources,
+  liveNotebook,
+  openAssistant
+} from './agent-helpers';
 import { cellText } from './helpers';
 
 const model = ModelServer.of();
@@ -28,7 +35,19 @@ test.beforeEach(async () => {
   await model.reset();
 });
 
-test('ghost text completes a column the previous cell printed; Tab accepts it', async ({
+/** The server's completion usage (GET /api/jupyter-loop/completion/status). */
+async function completionUsage(page: Page): Promise<{
+  requests: number;
+  input_tokens: number;
+  output_tokens: number;
+}> {
+  const response = await page.request.get(
+    '/api/jupyter-loop/completion/status'
+  );
+  return (await response.json()).usage;
+}
+
+test('ghost text completes a column the previous cell printed; Tab accepts it; the panel counts it', async ({
   page
 }) => {
   // The column name is only in the output: the source builds it.
@@ -40,6 +59,17 @@ test('ghost text completes a column the previous cell printed; Tab accepts it', 
   await page.notebook.runCell(0);
   await expect.poll(() => cellText(page, 0)).toContain('price_eur_2024');
 
+  // The assistant's panel is open: its foot shows the server's completion
+  // usage, refreshed after this tab's completions end.
+  const before = await completionUsage(page);
+  const panel = await openAssistant(page);
+  const sentIds: string[][] = [];
+  page.on('request', request => {
+    if (request.url().includes('/jupyter-loop/completion/stream')) {
+      sentIds.push(JSON.parse(request.postData() ?? '{}').visible_cell_ids);
+    }
+  });
+
   // Answered only when the prompt carries the column name (from the output).
   // Like chat models do, the answer repeats the "pr" being typed: the ghost
   // text must not.
@@ -47,7 +77,8 @@ test('ghost text completes a column the previous cell printed; Tab accepts it', 
     text: 'price_eur_2024"]',
     requires: 'price_eur_2024',
     chunk_size: 3,
-    delay: 0.03
+    delay: 0.03,
+    usage: [1234, 7]
   });
   await page.notebook.enterCellEditingMode(1);
   await page.keyboard.type('df["pr');
@@ -67,6 +98,32 @@ test('ghost text completes a column the previous cell printed; Tab accepts it', 
   expect(sent).toContain('price_eur_2024');
   expect(sent).toContain('"model":"scripted-plain"');
   expect(sent).toContain('df[\\"pr<CURSOR>');
+
+  // Both cells are on screen: the browser said so.
+  const ids = [await cellId(page, 0), await cellId(page, 1)];
+  expect(sentIds.at(-1)).toEqual(ids);
+
+  const line = panel.locator('.jp-Loop-CompletionUsage');
+  await expect
+    .poll(async () => (await completionUsage(page)).requests)
+    .toBeGreaterThan(before.requests);
+  await expect
+    .poll(async () => {
+      const usage = await completionUsage(page);
+      const title = (await line.getAttribute('title')) ?? '';
+      return (
+        usage.input_tokens - before.input_tokens >= 1234 &&
+        title.includes(
+          `model requests ${usage.requests}, input tokens ${usage.input_tokens}, output tokens ${usage.output_tokens},`
+        )
+      );
+    })
+    .toBe(true);
+  const usage = await completionUsage(page);
+  await expect(line).toContainText(
+    `${usage.requests} request${usage.requests === 1 ? '' : 's'}`
+  );
+  await expect(line).toContainText(/[\d.k]+ in · [\d.k]+ out tokens/);
 });
 
 test('typing on aborts the model call of a suggestion still streaming', async ({
