@@ -40,7 +40,7 @@ from pycrdt import Array, Map, Text
 from ..document import ORIGIN, LiveDocuments, NotebookRef, find_cell
 from ..errors import NotFound
 from ..secrets import SecretMasker
-from ..tasks import spawn_logged
+from ..tasks import BackgroundTasks
 from .budget import OutputBudget
 from .cell_outputs import CellOutputs, SyncPlan
 from .masking import OutputMasking
@@ -172,6 +172,7 @@ class CellWriter:
         self._log = log
         self._policy = policy or OutputPolicy()
         self._timer: asyncio.TimerHandle | None = None
+        self._flushes = BackgroundTasks(log)
         self._lock = asyncio.Lock()
         self._index_hint: int | None = None
         self._last_rewrite = float("-inf")
@@ -260,7 +261,16 @@ class CellWriter:
 
     def _flush_soon(self) -> None:
         self._timer = None
-        spawn_logged(self.flush(), self._log, "writing outputs")
+        self._flushes.spawn(self.flush(), "writing outputs")
+
+    async def close(self, timeout: float = 3.0) -> None:
+        """Write what waits for its batch (a display update from another cell's run, say),
+        wait for the writes under way, and start no more: the server is stopping."""
+        try:
+            await self.flush()
+        except Exception:
+            self._log.exception("jupyter-loop could not write the outputs of %s", self.cell_id)
+        await self._flushes.close(timeout)
 
     async def flush(self, then: CellMutation | None = None) -> None:
         """Write what the document has not seen yet; then apply ``then`` in a transaction
