@@ -14,7 +14,7 @@ from conftest import wait_for
 from tornado.httpclient import HTTPClientError
 from traitlets.config import Config
 
-from jupyter_loop.execution.queue import failure_note
+from jupyter_loop.execution.cell_marks import failure_note
 
 # IPython counts the next run while this one executes.
 PRINTS_ITS_COUNT = (

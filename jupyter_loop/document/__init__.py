@@ -1,6 +1,6 @@
 """The one path into jupyter_server_ydoc's live shared notebooks."""
 
-from .cells import CellNotFound, code_cell, find_cell, set_source, source_hash
+from .cells import CellNotFound, code_cell, find_cell, find_cells, set_source, source_hash
 from .live import ORIGIN, LiveDocuments
 from .reference import NotebookRef, canonical_path
 
@@ -12,6 +12,7 @@ __all__ = [
     "canonical_path",
     "code_cell",
     "find_cell",
+    "find_cells",
     "set_source",
     "source_hash",
 ]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from queue import Empty
 from typing import Any, Protocol
 
 from jupyter_client.session import Session
@@ -29,8 +30,11 @@ from ..tasks import succeeded
 from .gateway_link import GatewayLink
 from .run import KERNEL_DIED, KERNEL_RESTARTED
 
-# Loop turns an input request waits at most for the IOPub messages sent before it.
-
+POLL_TIMEOUT = 1.0
+"""Seconds a receive waits before polling again. pyzmq's asyncio poll without a timeout
+can miss a message that arrives while a request is sent on the same socket (seen with a
+second execute request sent while a reply was awaited: the reply never came), so no
+receive waits for good."""
 
 IOPUB_CATCH_UP_TURNS = 1000
 """Event-loop turns an input request waits at most for IOPub messages sent before it."""
@@ -114,13 +118,15 @@ class ZmqLink:
         )
 
     async def _pump(
-        self, channel: str, get: Callable[[], Awaitable[dict[str, Any]]], deliver: Deliver
+        self, channel: str, get: Callable[..., Awaitable[dict[str, Any]]], deliver: Deliver
     ) -> None:
         while True:
             try:
-                message = await get()
+                message = await get(timeout=POLL_TIMEOUT)
                 if channel == "stdin":
                     await self._iopub_caught_up()
+            except Empty:
+                continue
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -180,6 +186,10 @@ class KernelChannel:
         self._listeners: dict[str, RunListener] = {}
         self._reader: asyncio.Task[None] | None = None
         self._ready: asyncio.Future[None] | None = None
+
+    @property
+    def connected(self) -> bool:
+        return self._ready is not None and succeeded(self._ready)
 
     async def ready(self, timeout: float) -> None:
         """Connect (once) and wait until the kernel answers; raise if it does not."""

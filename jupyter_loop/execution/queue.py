@@ -1,7 +1,9 @@
 """One kernel's run queue: cells run one at a time, in the order they were asked for.
 
-Like JupyterLab, an error (or an interrupt) drops whatever is still queued; a kernel
-restart or death ends the running cell and empties the queue.
+The next cell is handed to the kernel the moment the one before ends, before that one's
+results are written, so a Run All keeps the kernel busy. Like JupyterLab, an error (or
+an interrupt) drops whatever is still queued; a kernel restart or death ends the running
+cell and empties the queue.
 """
 
 from __future__ import annotations
@@ -13,22 +15,29 @@ from dataclasses import dataclass
 from typing import Any
 
 from jupyter_ydoc import YNotebook
-from pycrdt import Array, Map
+from pycrdt import Map
 
-from ..document import ORIGIN, CellNotFound, LiveDocuments, find_cell
+from ..document import ORIGIN, LiveDocuments, source_hash
 from ..errors import Conflict, JupyterLoopError, Unavailable
 from ..records import InputRequest
 from ..tasks import BackgroundTasks
 from . import board
+from .cell_marks import (
+    failure_note,
+    mark_dropped,
+    mark_finished,
+    mark_handed_over,
+    note_line,
+    source_of,
+    write_failure,
+)
 from .introspect import ReplyWaiter
 from .kernel import KernelChannel
 from .ledger import LedgerEntry, NullLedger, RunLedger
 from .ops import AppendStream, UpdateDisplay
 from .run import KERNEL_DIED, CellJob, CellRun, RunOutcome
 from .wal import RunEnd
-from .writer import CellWriter, OutputPolicy, output_map
-
-_NOTE_PREFIX = "[jupyter-loop] "
+from .writer import CellWriter, OutputPolicy
 
 
 @dataclass(frozen=True)
@@ -39,8 +48,23 @@ class QueueSettings:
     outputs: OutputPolicy = OutputPolicy()  # masking, budget and full-output store
 
 
+HANDED_AHEAD = 0
+"""Cells handed to the kernel beyond the running one. None: the next cell is handed over
+the moment the one before ends, before that one's results are written, so the kernel
+runs it meanwhile. Handing one more ahead kept the kernel no busier: with two requests
+in flight, pyzmq's asyncio poll missed replies (see ``kernel.POLL_TIMEOUT``)."""
+
+SOURCE_CHANGED = "This cell was not run: its source changed after the run was approved."
+
+
 class KernelQueue:
-    """Runs the cells queued on one kernel and writes what they produce."""
+    """Runs the cells queued on one kernel and writes what they produce.
+
+    A job moves from ``_jobs`` (waiting) to ``_handed`` (its execute request sent) when
+    at most :data:`HANDED_AHEAD` others wait in the kernel, and leaves it once its end is
+    written. The kernel runs what it was handed in order; on an error it aborts the
+    requests it holds (``stop_on_error``), and outputs reach each run by parent message id.
+    """
 
     def __init__(
         self,
@@ -61,8 +85,8 @@ class KernelQueue:
         self._channel = KernelChannel(kernel_manager, log, on_lost=self._kernel_lost)
         self._jobs: deque[CellJob] = deque()
         self._wakeup = asyncio.Event()
-        self._active: CellJob | None = None  # taken from the queue, not yet settled
-        self._current: CellRun | None = None  # its run, once it executes
+        self._handed: deque[CellRun] = deque()  # in the kernel's order, not yet settled
+        self._current: CellRun | None = None  # the one the kernel runs, while it does
         self._writers: dict[tuple[str, str], CellWriter] = {}
         self._worker: asyncio.Task[None] | None = None
         self._outcomes: dict[str, asyncio.Future[RunOutcome]] = {}
@@ -101,94 +125,181 @@ class KernelQueue:
     @property
     def idle(self) -> bool:
         """Nothing running or waiting: a cell submitted now starts at once."""
-        return self._active is None and not self._jobs
+        return not self._handed and not self._jobs
 
     def pending(self) -> list[CellJob]:
-        """The cell being run (or waiting for its kernel), then those queued."""
-        running = [self._active] if self._active is not None else []
-        return running + list(self._jobs)
+        """The cells handed to the kernel (the running one first), then those queued."""
+        return [run.job for run in self._handed] + list(self._jobs)
 
     async def _work(self) -> None:
-        while not self._closing or self._jobs:
-            if not self._jobs:
+        while not self._closing or self._jobs or self._handed:
+            if not self._jobs and not self._handed:
                 self._wakeup.clear()
                 await self._wakeup.wait()
                 continue
-            job = self._active = self._jobs.popleft()
-            try:
-                outcome = await self._run(job)
-            except Exception as e:  # writing into the document failed: say so, plainly
-                self._log.exception("jupyter-loop failed to run cell %s", job.cell_id)
-                outcome = RunOutcome("error", note=failure_note("running this cell", e))
-                await self._mark_failed(job, outcome)
-            finally:
-                self._active = None
-                self._docs.unpin(job.room_id)
-            self._settle(job, outcome)
-            if outcome.stops_queue:
-                await self.drop_queued()
+            await self._hand_over_more()
+            if self._handed:
+                await self._settle_head()
 
-    # -- running ---------------------------------------------------------------------
+    async def _settle_head(self) -> None:
+        """Wait for the oldest handed run to end, hand the kernel the next cell, then
+        write this one's end (the kernel runs the next one meanwhile)."""
+        run = self._handed[0]
+        try:
+            outcome = await self._outcome_of(run)
+            if not outcome.stops_queue:
+                await self._hand_over_more()
+            await self._end(run, outcome)
+        except Exception as e:  # writing into the document failed: say so, plainly
+            self._log.exception("jupyter-loop failed to run cell %s", run.job.cell_id)
+            outcome = RunOutcome("error", note=failure_note("running this cell", e))
+            await write_failure(self._docs, run.job, outcome, self._log)
+        finally:
+            self._handed.popleft()
+            self._docs.unpin(run.job.room_id)
+        self._settle(run.job, outcome)
+        if outcome.stops_queue:
+            await self.drop_queued()
 
-    async def _run(self, job: CellJob) -> RunOutcome:
-        writer = self._writer_for(job.room_id, job.cell_id)
-        self._ledger.mark_running(job.run_id)
-        if job.marked_running:
-            writer.reset(job.run_id)  # cleared when queued, in the same transaction
-        else:
-            await writer.start_run(
-                job.run_id,
-                then=lambda notebook, ycell: board.mark_started(notebook, ycell, job.run_id),
-            )
+    # -- handing cells to the kernel -------------------------------------------------
+
+    async def _hand_over_more(self) -> None:
+        while self._jobs and not self._closing and self._waiting_in_kernel() <= HANDED_AHEAD:
+            if any(run.done.done() and run.done.result().stops_queue for run in self._handed):
+                return  # that run's end drops the queue
+            job = self._jobs[0]
+            if any(run.job.cell_id == job.cell_id for run in self._handed):
+                return  # the cell's writer belongs to its earlier run until that one ends
+            self._jobs.popleft()
+            await self._hand_over(job)
+
+    def _waiting_in_kernel(self) -> int:
+        return sum(1 for run in self._handed if not run.done.done())
+
+    async def _hand_over(self, job: CellJob) -> None:
+        """Send the job's execute request; whatever fails ends its run with a note."""
         run = CellRun(
             job,
-            writer,
+            self._writer_for(job.room_id, job.cell_id, job.index_hint),
             on_display_update=self._update_display,
             on_input_request=self._input_requested,
         )
-        outcome = await self._attempt(run)
-        if outcome.note:
-            writer.push(AppendStream("stderr", f"{_NOTE_PREFIX}{outcome.note}\n"))
-        await writer.end_run(
-            then=lambda notebook, ycell: self._finish(notebook, ycell, run, outcome),
-            ending=RunEnd(outcome.status, outcome.execution_count, outcome.note),
-        )
-        # Save at once when nothing else of this notebook is queued; a Run All saves
-        # a little later, once for several cells.
-        more = any(queued.room_id == job.room_id for queued in self._jobs)
-        self._docs.save_soon(job.room_id, delay=0.5 if more else 0.0)
-        return outcome
-
-    async def _attempt(self, run: CellRun) -> RunOutcome:
-        """Connect and execute; whatever fails ends the run with a note saying what."""
+        self._handed.append(run)
+        self._ledger.mark_running(job.run_id)
         try:
-            await self._ready()
+            code = await self._start(run)
+        except Exception as e:
+            self._log.exception("jupyter-loop failed to start cell %s", job.cell_id)
+            run.end(RunOutcome("error", note=failure_note("running this cell", e)))
+            return
+        if code is None or not code.strip():
+            run.end(RunOutcome("ok"))  # gone, or emptied while it waited: nothing to run
+        elif job.approved_hash is not None and source_hash(code) != job.approved_hash:
+            run.end(RunOutcome("error", note=SOURCE_CHANGED))
+        elif await self._connected(run):
+            try:
+                run.msg_id = self._channel.execute(code, run)
+            except Exception as e:
+                self._log.exception("jupyter-loop failed running cell %s", job.cell_id)
+                run.end(RunOutcome("error", note=failure_note("running this cell", e)))
+
+    async def _start(self, run: CellRun) -> str | None:
+        """Clear the cell's outputs and take its source: the kernel runs the source the
+        cell has when it is handed over. ``None``: the cell is gone or no longer code.
+
+        A cell handed over as the one before it ends is cleared in that one's last
+        transaction (see :meth:`_end`); otherwise in a transaction of its own.
+        """
+        job = run.job
+        if job.marked_running:
+            run.writer.reset(job.run_id)  # cleared when queued, in the same transaction
+            return job.code
+        if len(self._handed) > 1:
+            run.writer.begin(job.run_id)
+            notebook = await self._docs.notebook(job.room_id)
+            return source_of(notebook, job)
+        taken: list[str | None] = []
+
+        def start(notebook: YNotebook, ycell: Map) -> None:
+            board.mark_started(notebook, ycell, job.run_id)
+            taken.append(str(ycell.get("source", "")))
+
+        await run.writer.start_run(job.run_id, then=start)
+        return taken[0] if taken else None
+
+    async def _connected(self, run: CellRun) -> bool:
+        """Wait until the kernel can take requests, or the run was ended meanwhile (the
+        kernel restarted, the server stops). A failure ends the run with a note."""
+        if self._channel.connected:
+            return True  # no trip through the event loop before a cell's execute request
+        connecting = asyncio.ensure_future(self._ready())
+        either: set[asyncio.Future[Any]] = {connecting, run.done}
+        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        if not connecting.done():
+            connecting.cancel()
+            return False
+        try:
+            connecting.result()
         except JupyterLoopError as e:
-            return RunOutcome("error", note=e.message)
+            run.end(RunOutcome("error", note=e.message))
         except Exception as e:
             self._log.exception("jupyter-loop could not connect to kernel %s", self.kernel_id)
-            return RunOutcome("error", note=failure_note("connecting to the kernel", e))
-        try:
-            return await self._execute(run)
-        except Exception as e:
-            self._log.exception("jupyter-loop failed running cell %s", run.job.cell_id)
-            return RunOutcome("error", note=failure_note("running this cell", e))
+            run.end(RunOutcome("error", note=failure_note("connecting to the kernel", e)))
+        return not run.done.done()
 
-    async def _mark_failed(self, job: CellJob, outcome: RunOutcome) -> None:
-        """Last resort when the writer failed: the note and the done marker, directly."""
+    async def _outcome_of(self, run: CellRun) -> RunOutcome:
+        """How the run ended; a kernel found dead meanwhile ends it (and those after it)."""
+        self._current = run
         try:
-            notebook = await self._docs.notebook(job.room_id)
-            _, ycell = find_cell(notebook, job.cell_id)
-            with notebook.ydoc.transaction(origin=ORIGIN):
-                outputs = ycell.get("outputs")
-                if isinstance(outputs, Array):
-                    text = f"{_NOTE_PREFIX}{outcome.note}\n"
-                    outputs.append(output_map(_stderr(text)))
-                board.mark_done(
-                    notebook, ycell, run_id=job.run_id, status=outcome.status, note=outcome.note
-                )
-        except Exception:
-            self._log.exception("jupyter-loop could not mark cell %s as failed", job.cell_id)
+            while True:
+                done, _ = await asyncio.wait({run.done}, timeout=self._settings.liveness_interval)
+                if done:
+                    return run.done.result()
+                if not await self._channel.alive():
+                    self._end_handed(KERNEL_DIED)
+                    await self._reconnect()
+        finally:
+            self._current = None
+
+    # -- ending runs -----------------------------------------------------------------
+
+    async def _end(self, run: CellRun, outcome: RunOutcome) -> None:
+        """Write the run's end; the start of the cell handed over after it (its outputs
+        cleared, shown running) goes in the same transaction. Saves at once when nothing
+        else of the notebook waits; a Run All saves a little later, once for several."""
+        job = run.job
+        if run.msg_id is not None:
+            self._channel.release(run.msg_id)
+        if outcome.note:
+            run.writer.push(AppendStream("stderr", note_line(outcome.note)))
+        following = self._handed[1] if len(self._handed) > 1 else None
+        started: list[bool] = []
+
+        def finish(notebook: YNotebook, ycell: Map) -> None:
+            mark_finished(notebook, ycell, run, outcome)
+            if following is not None and following.job.room_id == job.room_id:
+                mark_handed_over(notebook, following.job)
+                started.append(True)
+
+        try:
+            await run.writer.end_run(
+                then=finish, ending=RunEnd(outcome.status, outcome.execution_count, outcome.note)
+            )
+            if following is not None and not started:
+                notebook = await self._docs.notebook(following.job.room_id)
+                with notebook.ydoc.transaction(origin=ORIGIN):
+                    mark_handed_over(notebook, following.job)
+        finally:
+            if following is not None:
+                following.writer.opened()
+        more = any(other.room_id == job.room_id for other in self.pending()[1:])
+        self._docs.save_soon(job.room_id, delay=0.5 if more else 0.0)
+
+    def _end_handed(self, note: str | None) -> None:
+        """The kernel is gone: the cell it ran is cut off, those handed after it never ran."""
+        unfinished = [run for run in self._handed if not run.done.done()]
+        for index, run in enumerate(unfinished):
+            run.end(RunOutcome("cut_off", note=note) if index == 0 else RunOutcome("aborted"))
 
     async def _ready(self) -> None:
         await self._channel.ready(self._settings.kernel_ready_timeout)
@@ -217,37 +328,9 @@ class KernelQueue:
                 "with code run from elsewhere)."
             ) from None
 
-    async def _execute(self, run: CellRun) -> RunOutcome:
-        self._current = run
-        msg_id = self._channel.execute(run.job.code, run)
-        try:
-            while True:
-                done, _ = await asyncio.wait({run.done}, timeout=self._settings.liveness_interval)
-                if done:
-                    return run.done.result()
-                if not await self._channel.alive():
-                    await self._reconnect()
-                    run.end(RunOutcome("cut_off", note=KERNEL_DIED))
-        finally:
-            self._channel.release(msg_id)
-            self._current = None
-
-    def _finish(self, notebook: YNotebook, ycell: Map, run: CellRun, outcome: RunOutcome) -> None:
-        job = run.job
-        board.mark_done(
-            notebook,
-            ycell,
-            run_id=job.run_id,
-            status=outcome.status,
-            execution_count=outcome.execution_count,
-            note=outcome.note,
-        )
-        board.set_timing(ycell, run.timing if job.record_timing else None)
-        _apply_payload(notebook, ycell, outcome.payload)
-
     # -- display updates and stdin ---------------------------------------------------
 
-    def _writer_for(self, room_id: str, cell_id: str) -> CellWriter:
+    def _writer_for(self, room_id: str, cell_id: str, index_hint: int | None = None) -> CellWriter:
         key = (room_id, cell_id)
         writer = self._writers.get(key)
         if writer is None:
@@ -258,6 +341,7 @@ class KernelQueue:
                 interval=self._settings.batch_interval,
                 log=self._log,
                 policy=self._settings.outputs,
+                index_hint=index_hint,
             )
             self._writers[key] = writer
         return writer
@@ -304,30 +388,25 @@ class KernelQueue:
         """Forget the cells still waiting: their markers go back to idle."""
         dropped = list(self._jobs)
         self._jobs.clear()
-        for job in dropped:
-            try:
-                await self._mark_dropped(job)
-            finally:
+        try:
+            for room_id in dict.fromkeys(job.room_id for job in dropped):
+                await self._mark_dropped(room_id, [j for j in dropped if j.room_id == room_id])
+        finally:
+            for job in dropped:
                 self._docs.unpin(job.room_id)
                 self._settle(job, RunOutcome("aborted"))
 
-    async def _mark_dropped(self, job: CellJob) -> None:
+    async def _mark_dropped(self, room_id: str, jobs: list[CellJob]) -> None:
         try:
-            notebook = await self._docs.notebook(job.room_id)
-            _, ycell = find_cell(notebook, job.cell_id)
-        except (CellNotFound, JupyterLoopError):
+            notebook = await self._docs.notebook(room_id)
+        except JupyterLoopError:
             return
-        try:
-            with notebook.ydoc.transaction(origin=ORIGIN):
-                board.mark_done(notebook, ycell, run_id=job.run_id, status="aborted")
-        except Exception:  # one cell failing must not leave the others marked queued
-            self._log.exception("jupyter-loop could not mark cell %s as dropped", job.cell_id)
+        mark_dropped(notebook, jobs, self._log)
 
     async def end_all(self, note: str | None) -> None:
         """The kernel restarted or died: end the running cell and empty the queue."""
         await self.drop_queued()
-        if self._current is not None:
-            self._current.end(RunOutcome("cut_off", note=note))
+        self._end_handed(note)
         await self._reconnect()
 
     def _kernel_lost(self, note: str) -> None:
@@ -343,8 +422,7 @@ class KernelQueue:
         """End the running cell (its outputs and markers are written), then close."""
         self._closing = True
         await self.drop_queued()
-        if self._current is not None:
-            self._current.end(RunOutcome("cut_off", note=note))
+        self._end_handed(note)
         self._wakeup.set()
         if self._worker is not None:
             done, _ = await asyncio.wait({self._worker}, timeout=5)
@@ -353,39 +431,3 @@ class KernelQueue:
         await self._tasks.close(timeout=3)
         await asyncio.gather(*(writer.close() for writer in self._writers.values()))
         await self._channel.close()
-
-
-def failure_note(doing: str, error: Exception) -> str:
-    """What went wrong, in the words a user sees in the cell.
-
-    >>> failure_note("connecting to the kernel", TypeError("no kernel_id"))
-    'jupyter-loop failed while connecting to the kernel: TypeError: no kernel_id'
-    >>> failure_note("running this cell", TimeoutError())
-    'jupyter-loop failed while running this cell: it timed out'
-    """
-    detail = str(error) or ("it timed out" if isinstance(error, TimeoutError) else "")
-    name = "" if isinstance(error, TimeoutError) else f"{type(error).__name__}: "
-    return f"jupyter-loop failed while {doing}: {name}{detail}".rstrip(": ")
-
-
-def _stderr(text: str) -> dict[str, Any]:
-    return {"output_type": "stream", "name": "stderr", "text": text}
-
-
-def _apply_payload(notebook: YNotebook, ycell: Map, payload: list[dict[str, Any]]) -> None:
-    """Honour ``set_next_input`` (``%load``, ``%recall``), as JupyterLab's executor does."""
-    for item in payload:
-        if item.get("source") != "set_next_input":
-            continue
-        text = str(item.get("text", ""))
-        if item.get("replace"):
-            source = ycell["source"]
-            del source[0 : len(source)]
-            source += text
-            return
-        index, _ = find_cell(notebook, str(ycell["id"]))
-        new_cell = notebook.create_ycell(
-            {"cell_type": "code", "source": text, "metadata": {"trusted": False}}
-        )
-        notebook.ycells.insert(index + 1, new_cell)
-        return

@@ -22,7 +22,12 @@ status may be one of them."""
 
 @dataclass(frozen=True)
 class CellJob:
-    """A code cell waiting in a kernel's queue, with the source it had when queued."""
+    """A code cell waiting in a kernel's queue.
+
+    ``code`` is the source it had when queued; a job that waited runs the source the cell
+    has when it is handed to the kernel instead (see ``KernelQueue``), which must still
+    hash to ``approved_hash`` when the run was approved for a given source.
+    """
 
     room_id: str
     cell_id: str
@@ -31,6 +36,8 @@ class CellJob:
     by: str
     record_timing: bool = False
     marked_running: bool = False  # queued straight into the running state
+    approved_hash: str | None = None
+    index_hint: int | None = None  # where the cell was when queued (saves a search)
 
 
 @dataclass(frozen=True)
@@ -59,7 +66,7 @@ class CellRun:
         on_input_request: Callable[[CellRun, dict[str, Any]], None],
     ) -> None:
         self.job = job
-        self._writer = writer
+        self.writer = writer
         self._on_display_update = on_display_update
         self._on_input_request = on_input_request
         self._reply: dict[str, Any] | None = None
@@ -68,6 +75,7 @@ class CellRun:
         self.pending_input: tuple[InputRequest, dict[str, Any]] | None = None
         self._captured_by: set[str] = set()  # Output widgets capturing this run's output
         self._quiet: asyncio.TimerHandle | None = None  # see IDLE_GRACE
+        self.msg_id: str | None = None  # of its execute request, once handed to the kernel
         self.done: asyncio.Future[RunOutcome] = asyncio.get_running_loop().create_future()
 
     def on_iopub(self, message: dict[str, Any]) -> None:
@@ -93,7 +101,7 @@ class CellRun:
         if isinstance(op, UpdateDisplay):
             self._on_display_update(op)
         elif op is not None:
-            self._writer.push(op)
+            self.writer.push(op)
 
     def _track_output_widgets(self, message: dict[str, Any]) -> None:
         """Follow ``with output_widget:`` blocks of this run.

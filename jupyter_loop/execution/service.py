@@ -10,14 +10,15 @@ from typing import Any
 from jupyter_ydoc import YNotebook
 from pycrdt import Map
 
-from ..document import ORIGIN, LiveDocuments, find_cell, source_hash
+from ..document import ORIGIN, CellNotFound, LiveDocuments, find_cell, find_cells, source_hash
 from ..errors import BadRequest, Conflict, JupyterLoopError, NotFound, SourceChanged
 from ..payloads import InputReply, QueuedCell, RunRequest, RunTicket
 from ..tasks import BackgroundTasks
 from . import board
+from .cell_marks import failure_note
 from .introspect import EXPRESSION, EXPRESSION_KEY, VariablesReport, report_from_reply
 from .ledger import NullLedger, RunLedger
-from .queue import KernelQueue, QueueSettings, failure_note
+from .queue import KernelQueue, QueueSettings
 from .recovery import close_interrupted_runs
 from .run import KERNEL_DIED, KERNEL_RESTARTED, CellJob, RunOutcome
 
@@ -96,7 +97,8 @@ class ExecutionService:
         room_id = notebook_ref.room_id
         kernel_id = await self._kernel_for(request.kernel_id, notebook_ref.path)
         notebook = await self._docs.notebook(room_id)
-        cells = [_code_of(find_cell(notebook, cell_id)[1]) for cell_id in request.cell_ids]
+        located = find_cells(notebook, request.cell_ids)
+        cells = [_code_of(*_located(located, cell_id)) for cell_id in request.cell_ids]
         # No await from here on: the sources checked are the sources queued.
         _check_sources(cells, request.source_hashes or {})
         queue = self._queue(kernel_id)
@@ -104,7 +106,7 @@ class ExecutionService:
         queued: list[QueuedCell] = []
         jobs: list[CellJob] = []
         with notebook.ydoc.transaction(origin=ORIGIN):
-            for ycell, cell_id, code in cells:
+            for index, ycell, cell_id, code in cells:
                 run_id = uuid.uuid4().hex
                 if not code.strip():
                     board.mark_skipped(notebook, ycell, run_id=run_id)
@@ -115,7 +117,18 @@ class ExecutionService:
                 board.mark_queued(
                     notebook, ycell, run_id=run_id, kernel_id=kernel_id, by=user, state=state
                 )
-                job = CellJob(room_id, cell_id, code, run_id, user, request.record_timing, running)
+                approved = (request.source_hashes or {}).get(cell_id)
+                job = CellJob(
+                    room_id,
+                    cell_id,
+                    code,
+                    run_id,
+                    user,
+                    record_timing=request.record_timing,
+                    marked_running=running,
+                    approved_hash=approved,
+                    index_hint=index,
+                )
                 jobs.append(job)
                 queued.append(QueuedCell(cell_id, run_id, board.QUEUED))
         waiting: dict[str, asyncio.Future[RunOutcome]] = {}
@@ -276,19 +289,26 @@ class ExecutionService:
             self._watched.discard(kernel_id)
 
 
-def _check_sources(cells: list[tuple[Map, str, str]], expected: dict[str, str]) -> None:
+def _check_sources(cells: list[tuple[int, Map, str, str]], expected: dict[str, str]) -> None:
     """Raise :class:`SourceChanged` if a cell's source no longer has the expected hash."""
     changed = [
         cell_id
-        for _, cell_id, source in cells
+        for _, _, cell_id, source in cells
         if cell_id in expected and source_hash(source) != expected[cell_id]
     ]
     if changed:
         raise SourceChanged(changed)
 
 
-def _code_of(ycell: Map) -> tuple[Map, str, str]:
-    """A cell to run, its id and source; :class:`BadRequest` if it is not a code cell."""
+def _located(located: dict[str, tuple[int, Map]], cell_id: str) -> tuple[int, Map]:
+    if cell_id not in located:
+        raise CellNotFound(f"No cell with id '{cell_id}' in this notebook.")
+    return located[cell_id]
+
+
+def _code_of(index: int, ycell: Map) -> tuple[int, Map, str, str]:
+    """A cell to run: its index, map, id and source; :class:`BadRequest` if it is not a
+    code cell."""
     if ycell.get("cell_type") != "code":
         raise BadRequest(f"Cell '{ycell.get('id')}' is not a code cell.")
-    return ycell, str(ycell["id"]), str(ycell.get("source", ""))
+    return index, ycell, str(ycell["id"]), str(ycell.get("source", ""))

@@ -101,6 +101,7 @@ class CellWriter:
         interval: float,
         log: logging.Logger,
         policy: OutputPolicy | None = None,
+        index_hint: int | None = None,
     ) -> None:
         self.room_id = room_id
         self.cell_id = cell_id
@@ -111,8 +112,10 @@ class CellWriter:
         self._timer: asyncio.TimerHandle | None = None
         self._flushes = BackgroundTasks(log)
         self._lock = asyncio.Lock()
-        self._index_hint: int | None = None
+        self._index_hint = index_hint  # where the cell was last seen (see ``find_cell``)
         self._last_rewrite = float("-inf")
+        self._open = asyncio.Event()  # cleared from :meth:`begin` until :meth:`opened`
+        self._open.set()
         self.reset()
 
     def reset(self, run_id: str | None = None) -> None:
@@ -154,6 +157,20 @@ class CellWriter:
             notebook, ycell = found
             with notebook.ydoc.transaction(origin=ORIGIN):
                 then(notebook, ycell)  # clears the outputs the model no longer holds
+
+    def begin(self, run_id: str) -> None:
+        """A run starts whose clearing of the cell another transaction writes (the end of
+        the cell run before it, one update instead of two): edits wait in the model, and
+        nothing is written, until :meth:`opened`."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self.reset(run_id)
+        self._open.clear()
+
+    def opened(self) -> None:
+        """The document shows the run started: what waited is written from now on."""
+        self._open.set()
 
     async def end_run(self, then: CellMutation | None = None, ending: RunEnd | None = None) -> None:
         """The run is over: flush as :meth:`flush` does, then let go of the outputs'
@@ -206,11 +223,14 @@ class CellWriter:
 
     async def close(self, timeout: float = 3.0) -> None:
         """Write what waits for its batch (a display update from another cell's run, say),
-        wait for the writes under way, and start no more: the server is stopping."""
-        try:
-            await self.flush()
-        except Exception:
-            self._log.exception("jupyter-loop could not write the outputs of %s", self.cell_id)
+        wait for the writes under way, and start no more: the server is stopping. A run
+        whose start was never written (:meth:`begin` without :meth:`opened`) writes
+        nothing: its outputs would land on those of the run before."""
+        if self._open.is_set():
+            try:
+                await self.flush()
+            except Exception:
+                self._log.exception("jupyter-loop could not write the outputs of %s", self.cell_id)
         await self._flushes.close(timeout)
 
     async def flush(self, then: CellMutation | None = None) -> None:
@@ -225,6 +245,7 @@ class CellWriter:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        await self._open.wait()
         async with self._lock:
             if then is not None and self._masking is not None:
                 for op in self._masking.release():
