@@ -13,8 +13,9 @@ Then it reports the server's peak RSS while the loop ran, the bytes of the share
 document (as a Y update, and the cell's outputs as JSON), of the saved ``.ipynb``, and
 how much the YStore grew per run.
 
-Usage: ``python bench/print_loop.py [runs] [lines] [store_runs]`` (defaults 3, 200000
-and 200: the runs after which the YStore size is printed).
+Usage: ``python bench/print_loop.py [runs] [lines] [store_runs] [budget]`` (defaults 3,
+200000, 200: the runs after which the YStore size is printed, and the server's default
+output budget; a ``budget`` of 0 keeps everything in the notebook).
 """
 
 from __future__ import annotations
@@ -117,10 +118,13 @@ def kb(size: float) -> str:
     return f"{size / 1024:,.0f} KB"
 
 
-async def main(runs: int = 3, lines: int = 200_000, store_runs: int = 200) -> None:
+async def main(
+    runs: int = 3, lines: int = 200_000, store_runs: int = 200, budget: int | None = None
+) -> None:
     code = f"for i in range({lines}):\n    print(i)"
     home = Path(tempfile.mkdtemp(prefix="loop-bench-"))
-    server = ServerProcess(home)
+    options = [] if budget is None else [f"--JupyterLoopApp.output_budget_bytes={budget}"]
+    server = ServerProcess(home, *options)
     server.root.mkdir(parents=True)
     notebook = nbformat.v4.new_notebook()
     notebook.cells.append(nbformat.v4.new_code_cell(code, id="c0"))
@@ -181,7 +185,8 @@ async def main(runs: int = 3, lines: int = 200_000, store_runs: int = 200) -> No
     finally:
         server.kill()
     raw_s, loop_s = statistics.median(raw), statistics.median(loop)
-    print(f"{lines:,}-line print loop, {runs} runs each way, interleaved, same kernel")
+    kept = "the default output budget" if budget is None else f"output budget {budget}"
+    print(f"{lines:,}-line print loop, {runs} runs each way, interleaved, same kernel ({kept})")
     print(f"raw jupyter_client:   median {raw_s:.2f} s ({kb(expected)} of stream text)")
     print(f"jupyter-loop:         median {loop_s:.2f} s (REST request -> done seen by a Y client)")
     print(f"ratio:                {loop_s / raw_s:.2f}x (goal <= 1.2x)")
@@ -200,5 +205,5 @@ async def main(runs: int = 3, lines: int = 200_000, store_runs: int = 200) -> No
 
 
 if __name__ == "__main__":
-    args = [int(arg) for arg in sys.argv[1:4]]
+    args = [int(arg) for arg in sys.argv[1:5]]
     asyncio.run(main(*args))

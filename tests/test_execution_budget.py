@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 import doctest
+import weakref
 from typing import Any
 
 from jupyter_loop.execution import budget as budget_module
+from jupyter_loop.execution import budget_model as budget_model_module
 from jupyter_loop.execution import cell_outputs as cell_outputs_module
 from jupyter_loop.execution.budget import (
     LINE_COST,
@@ -25,53 +28,75 @@ from jupyter_loop.execution.budget import (
 )
 from jupyter_loop.execution.cell_outputs import CellOutputs
 from jupyter_loop.execution.ops import AppendOutput, AppendStream, ClearOutputs, UpdateDisplay
+from jupyter_loop.execution.record_edits import (
+    Discard,
+    NewOutput,
+    NewStream,
+    OutputUpdate,
+    StreamEdit,
+)
 
 SMALL = OutputBudget(head=200, tail_max=200, tail_keep=100)
 
 
 class Records:
-    """Run records in memory (see ``RunRecords``): counts what was opened."""
+    """A run's record in memory, from the model's record edits (as ``RunRecord`` writes
+    them): counts how often it was opened and discarded."""
 
     def __init__(self) -> None:
         self.opened = 0
         self.discarded = 0
         self.parts: list[dict[str, Any]] = []
-
-    def open(self) -> Records:
-        self.opened += 1
-        self.parts = []
-        return self
-
-    def discard(self) -> None:
-        self.discarded += 1
+        self._open = False
 
     def link(self, part: int | None) -> str:
         return "/full" if part is None else f"/full/{part}"
 
-    def new_stream(self, name: str, text: str) -> int:
-        self.parts.append({"output_type": "stream", "name": name, "text": text})
-        return len(self.parts) - 1
+    def take(self, model: CellOutputs) -> Records:
+        for edit in model.take_record_edits():
+            if isinstance(edit, Discard):
+                self.discarded += self._open
+                self._open = False
+                continue
+            if not self._open:
+                self.opened += 1
+                self._open, self.parts = True, []
+            if isinstance(edit, NewStream):
+                self.parts.append({"output_type": "stream", "name": edit.name, "text": edit.text})
+            elif isinstance(edit, StreamEdit):
+                text = self.parts[-1]["text"]
+                self.parts[-1]["text"] = text[: len(text) - len(edit.removed)] + edit.insert
+            elif isinstance(edit, NewOutput):
+                self.parts.append(edit.output)
+            elif isinstance(edit, OutputUpdate):
+                self.parts[edit.part] = edit.output
+        return self
 
-    def edit_stream(self, removed: str, insert: str) -> None:
-        text = self.parts[-1]["text"]
-        self.parts[-1]["text"] = text[: len(text) - len(removed)] + insert
 
-    def add_output(self, output: dict[str, Any]) -> int:
-        self.parts.append(output)
-        return len(self.parts) - 1
+_documents: weakref.WeakKeyDictionary[CellOutputs, list[dict[str, Any]]] = (
+    weakref.WeakKeyDictionary()
+)
 
-    def replace_output(self, part: int, output: dict[str, Any]) -> None:
-        self.parts[part] = output
 
-    def sync(self) -> None:
-        return None
+def document(model: CellOutputs) -> list[dict[str, Any]]:
+    """The model's outputs as the writer leaves them in the document (see ``outputs``)."""
+    return _documents.setdefault(model, [])
 
 
 def outputs(model: CellOutputs) -> list[dict[str, Any]]:
-    plan = model.plan()
-    model.committed()
+    """Write the model's plan into its document, as the writer does; returns the document."""
+    shown = document(model)
+    plan = model.plan(shown.__getitem__)
     assert plan is not None
-    return [item.as_output() for item in model.items]
+    if plan.delete_from is not None:
+        del shown[plan.delete_from :]
+    if plan.edit is not None:
+        removed, insert = plan.edit
+        text = shown[-1]["text"].encode()
+        shown[-1]["text"] = text[: len(text) - removed].decode() + insert
+    shown.extend(copy.deepcopy(plan.append))
+    model.committed()
+    return shown
 
 
 def display(text: str, display_id: str | None = None) -> AppendOutput:
@@ -80,7 +105,7 @@ def display(text: str, display_id: str | None = None) -> AppendOutput:
 
 
 def test_doctests() -> None:
-    for module in (budget_module, cell_outputs_module):
+    for module in (budget_module, budget_model_module, cell_outputs_module):
         assert doctest.testmod(module).failed == 0
 
 
@@ -217,27 +242,27 @@ def test_a_huge_error_keeps_the_ends_of_its_traceback() -> None:
 
 def test_a_run_within_the_budget_opens_no_record() -> None:
     records = Records()
-    model = CellOutputs(SMALL, records)
+    model = CellOutputs(SMALL, records.link)
     model.apply(AppendStream("stdout", "hello\n"))
     model.apply(display("x"))
     assert [o["output_type"] for o in outputs(model)] == ["stream", "display_data"]
-    assert records.opened == 0
+    assert records.take(model).opened == 0
 
 
 def test_a_long_stream_is_cut_into_head_marker_and_tail() -> None:
     records = Records()
-    model = CellOutputs(SMALL, records)
+    model = CellOutputs(SMALL, records.link)
     text = "".join(f"line {i}\n" for i in range(100))
     model.apply(AppendStream("stdout", text))
     head, marker, tail = outputs(model)
     assert text.startswith(head["text"]) and text.endswith(tail["text"])
     assert text_size(head["text"]) <= SMALL.head and text_size(tail["text"]) <= SMALL.tail_max
     assert marker["metadata"][METADATA_KEY]["full_output"] == "/full"
-    assert records.parts == [{"output_type": "stream", "name": "stdout", "text": text}]
+    assert records.take(model).parts == [{"output_type": "stream", "name": "stdout", "text": text}]
 
 
 def test_the_head_keeps_whole_lines_only() -> None:
-    model = CellOutputs(SMALL, Records())
+    model = CellOutputs(SMALL, Records().link)
     model.apply(AppendStream("stdout", "x" * 30 + "\npartial"))
     model.apply(AppendStream("stdout", " line " + "y" * 300 + "\n"))
     head, _, tail = outputs(model)
@@ -246,7 +271,7 @@ def test_the_head_keeps_whole_lines_only() -> None:
 
 
 def test_a_progress_line_rewrites_in_the_tail() -> None:
-    model = CellOutputs(SMALL, Records())
+    model = CellOutputs(SMALL, Records().link)
     model.apply(AppendStream("stdout", "".join(f"{i}\n" for i in range(100))))
     outputs(model)
     model.apply(AppendStream("stdout", "10%"))
@@ -256,17 +281,17 @@ def test_a_progress_line_rewrites_in_the_tail() -> None:
 
 def test_a_huge_rich_output_is_recorded_in_full_and_shown_as_a_placeholder() -> None:
     records = Records()
-    model = CellOutputs(OutputBudget(head=2000, tail_max=2000, tail_keep=1000), records)
+    model = CellOutputs(OutputBudget(head=2000, tail_max=2000, tail_keep=1000), records.link)
     model.apply(AppendStream("stdout", "first\n"))
     model.apply(display("z" * 3000))
     stream, placeholder = outputs(model)
     assert stream["text"] == "first\n"
     assert placeholder["metadata"][METADATA_KEY]["full_output"] == "/full/1"
-    assert records.parts[1]["data"]["text/plain"] == "z" * 3000
+    assert records.take(model).parts[1]["data"]["text/plain"] == "z" * 3000
 
 
 def test_old_outputs_leave_the_tail_and_are_counted() -> None:
-    model = CellOutputs(SMALL, Records())
+    model = CellOutputs(SMALL, Records().link)
     for i in range(40):
         model.apply(display(f"output {i:02d} " + "." * 20))
     shown = outputs(model)
@@ -280,24 +305,24 @@ def test_old_outputs_leave_the_tail_and_are_counted() -> None:
 
 def test_updating_a_display_that_left_the_tail_updates_the_record() -> None:
     records = Records()
-    model = CellOutputs(SMALL, records)
+    model = CellOutputs(SMALL, records.link)
     model.apply(display("a" * 50, display_id="d"))
     model.apply(AppendStream("stdout", "".join(f"{i}\n" for i in range(200))))
     outputs(model)
     assert model.has_display("d")
     model.apply(UpdateDisplay("d", {"text/plain": "new"}, {}))
-    assert records.parts[0]["data"]["text/plain"] == "new"
+    assert records.take(model).parts[0]["data"]["text/plain"] == "new"
 
 
 def test_clear_output_discards_the_record_and_starts_over() -> None:
     records = Records()
-    model = CellOutputs(SMALL, records)
+    model = CellOutputs(SMALL, records.link)
     model.apply(AppendStream("stdout", "x\n" * 100))
     outputs(model)
     model.apply(ClearOutputs())
     model.apply(AppendStream("stdout", "again\n"))
     assert outputs(model) == [{"output_type": "stream", "name": "stdout", "text": "again\n"}]
-    assert records.discarded == 1
+    assert records.take(model).discarded == 1
 
 
 def test_the_plan_never_starts_a_rewrite_with_a_stream() -> None:
@@ -308,13 +333,13 @@ def test_the_plan_never_starts_a_rewrite_with_a_stream() -> None:
     model.apply(AppendStream("stderr", "c\n"))
     outputs(model)
     model.apply(UpdateDisplay("d", {"text/plain": "e"}, {}))
-    plan = model.plan()
+    plan = model.plan(document(model).__getitem__)
     assert plan is not None and plan.delete_from == 1
     assert plan.append[0]["output_type"] == "display_data"
 
 
 def test_a_line_without_end_stays_bounded() -> None:
-    model = CellOutputs(SMALL, Records())
+    model = CellOutputs(SMALL, Records().link)
     for _ in range(2000):
         model.apply(AppendStream("stdout", "x" * 100))
     assert sum(item.size for item in model.items) < SMALL.head + SMALL.tail_max + 2048

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from conftest import wait_for
 
 
@@ -77,3 +78,18 @@ async def test_set_next_input_inserts_a_cell_below(
         await wait_for(lambda: tab.notebook.cell_number == 3)
         sources = [str(cell["source"]) for cell in tab.notebook.ycells]
         assert sources[1:] == ["x = 41 + 1", "print(1)"]
+
+
+@pytest.mark.parametrize("loop_config", [{"batch_interval": 30.0}])
+async def test_a_display_update_waiting_for_its_batch_is_written_when_the_server_stops(
+    jp_serverapp, write_notebook, start_kernel, run_cells, open_tab
+):
+    path = write_notebook("late.ipynb", "h = display('a', display_id=True)", "h.update('b')")
+    await start_kernel(path)
+    async with open_tab(path) as tab:
+        await run_cells(path, "c0")
+        await wait_for(lambda: tab.cell("c0").get("execution_count") == 1)
+        await run_cells(path, "c1")  # its end writes c1 at once; c0's update waits 30 s
+        await wait_for(lambda: tab.cell("c1").get("execution_count") == 2)
+        await jp_serverapp.web_app.settings["jupyter_loop_execution"].stop()
+        await wait_for(lambda: tab.cell("c0")["outputs"][0]["data"]["text/plain"] == "'b'", 5)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from jupyter_loop.execution.terminal import TailEdit, TerminalScreen
+from jupyter_loop.execution.terminal import LINE_LIMIT, TailEdit, TerminalScreen
 
 
 def render(*chunks: str) -> str:
@@ -62,3 +62,9 @@ def test_any_split_of_the_input_renders_the_same():
         cuts = sorted(generator.sample(range(1, len(text)), 6))
         pieces = [text[i:j] for i, j in zip([0, *cuts], [*cuts, len(text)], strict=True)]
         assert render(*pieces) == expected
+
+
+def test_a_line_past_the_limit_is_no_longer_rewritten():
+    screen = TerminalScreen()
+    screen.render("x" * (LINE_LIMIT + 1))
+    assert screen.render("\rab") == TailEdit(removed="", insert="ab")

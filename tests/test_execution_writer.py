@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import logging
 import random
+import tracemalloc
 from typing import Any
 
+import pytest
 from jupyter_ydoc import YNotebook
 
 from jupyter_loop.execution.budget import METADATA_KEY, OutputBudget, text_size, value_size
@@ -333,6 +335,37 @@ async def test_writes_stay_out_of_the_undo_stack():
     assert notebook.undo_manager.can_undo()
 
 
+async def test_outputs_cleared_elsewhere_mid_run_stay_cleared():
+    notebook = new_notebook()
+    writer = writer_for(notebook)
+    writer.push(AppendStream("stdout", "before\n"))
+    await writer.flush()
+    outputs = notebook.ycells[0]["outputs"]
+    with notebook.ydoc.transaction():  # a tab clears the cell's outputs
+        del outputs[0 : len(outputs)]
+    writer.push(AppendStream("stdout", "after\n"))
+    await writer.flush()
+    assert shown(notebook) == [{"output_type": "stream", "name": "stdout", "text": "after\n"}]
+
+
+async def test_the_writer_holds_no_second_copy_of_what_the_document_holds():
+    notebook = new_notebook()
+    writer = writer_for(notebook)  # no budget: the document holds all of it
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for batch in range(200):  # 10 KB a batch, 2 MB in all
+            writer.push(
+                AppendStream("stdout", "".join(f"{batch:03d}{i:096d}\n" for i in range(100)))
+            )
+            await writer.flush()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(notebook.ycells[0]["outputs"][0]["text"]) == 200 * 100 * 100
+    assert held < 100_000  # Python memory: a copy of the text would be 2 MB
+
+
 class MemoryRecorder:
     """A run record in memory: every output in full, as the output store keeps it."""
 
@@ -444,7 +477,8 @@ def check_budgeted(document: list[dict[str, Any]], reference: list[dict[str, Any
         assert same_output(kept, full, head=False, tail=offset == 0), (kept, full)
 
 
-async def test_random_output_within_a_budget_keeps_head_tail_and_the_full_record():
+@pytest.mark.parametrize("kept", [True, False], ids=["full output kept", "no store"])
+async def test_random_output_within_a_budget_keeps_head_tail_and_the_full_record(kept: bool):
     masker = SecretMasker([SECRET], token_patterns=False)
     omitted = placeholders = 0
     for seed in range(60):
@@ -452,7 +486,9 @@ async def test_random_output_within_a_budget_keeps_head_tail_and_the_full_record
         notebook = new_notebook()
         mirror = JupyterLabMirror(notebook)
         store, clock = MemoryStore(), FakeClock()
-        policy = OutputPolicy(budget=SMALL, masker=masker, store=store, clock=clock)
+        policy = OutputPolicy(
+            budget=SMALL, masker=masker, store=store if kept else None, clock=clock
+        )
         writer = writer_for(notebook, policy)
         reference = ReferenceCell(masker)
         for step in range(150):

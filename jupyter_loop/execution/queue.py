@@ -20,7 +20,7 @@ from pycrdt import Map
 from ..document import ORIGIN, LiveDocuments, source_hash
 from ..errors import Conflict, JupyterLoopError, Unavailable
 from ..records import InputRequest
-from ..tasks import spawn_logged
+from ..tasks import BackgroundTasks
 from . import board
 from .cell_marks import (
     failure_note,
@@ -81,6 +81,7 @@ class KernelQueue:
         self._docs = docs
         self._settings = settings
         self._log = log
+        self._tasks = BackgroundTasks(log)  # input prompts, ends of a lost kernel's runs
         self._channel = KernelChannel(kernel_manager, log, on_lost=self._kernel_lost)
         self._jobs: deque[CellJob] = deque()
         self._wakeup = asyncio.Event()
@@ -363,7 +364,7 @@ class KernelQueue:
         show = writer.flush(
             then=lambda nb, _: board.set_input_request(nb, run.job.cell_id, request)
         )
-        spawn_logged(show, self._log, "writing an input prompt")
+        self._tasks.spawn(show, "writing an input prompt")
 
     async def answer_input(self, room_id: str, cell_id: str, request_id: str, value: str) -> None:
         """Send the answer to the prompt the running cell shows; echo it like JupyterLab."""
@@ -410,7 +411,7 @@ class KernelQueue:
 
     def _kernel_lost(self, note: str) -> None:
         # Told by the connection itself (a gateway announces a kernel it restarted).
-        spawn_logged(self.end_all(note), self._log, "ending the runs of a dead kernel")
+        self._tasks.spawn(self.end_all(note), "ending the runs of a dead kernel")
 
     async def _reconnect(self) -> None:
         # Display ids and the connection belong to the old kernel process.
@@ -427,4 +428,6 @@ class KernelQueue:
             done, _ = await asyncio.wait({self._worker}, timeout=5)
             if not done:
                 self._worker.cancel()
+        await self._tasks.close(timeout=3)
+        await asyncio.gather(*(writer.close() for writer in self._writers.values()))
         await self._channel.close()

@@ -13,7 +13,7 @@ from pycrdt import Map
 from ..document import ORIGIN, CellNotFound, LiveDocuments, find_cell, find_cells, source_hash
 from ..errors import BadRequest, Conflict, JupyterLoopError, NotFound, SourceChanged
 from ..payloads import InputReply, QueuedCell, RunRequest, RunTicket
-from ..tasks import spawn_logged
+from ..tasks import BackgroundTasks
 from . import board
 from .cell_marks import failure_note
 from .introspect import EXPRESSION, EXPRESSION_KEY, VariablesReport, report_from_reply
@@ -50,6 +50,7 @@ class ExecutionService:
         self._log = log
         self._queues: dict[str, KernelQueue] = {}
         self._watched: set[str] = set()
+        self._tasks = BackgroundTasks(log)  # ends of runs on kernels that died or restarted
 
     def start(self) -> None:
         self._events.add_listener(schema_id=KERNEL_ACTIONS, listener=self._on_kernel_action)
@@ -65,6 +66,7 @@ class ExecutionService:
 
     async def stop(self) -> None:
         self._events.remove_listener(schema_id=KERNEL_ACTIONS, listener=self._on_kernel_action)
+        await self._tasks.close(timeout=3)
         queues = list(self._queues.values())
         self._queues.clear()
         await asyncio.gather(*(queue.stop() for queue in queues), return_exceptions=True)
@@ -269,7 +271,7 @@ class ExecutionService:
     def _end_runs(self, kernel_id: str, note: str | None) -> None:
         queue = self._queues.get(kernel_id)
         if queue is not None:
-            spawn_logged(queue.end_all(note), self._log, "ending the runs of a dead kernel")
+            self._tasks.spawn(queue.end_all(note), "ending the runs of a dead kernel")
 
     async def _on_kernel_action(self, logger: Any, schema_id: str, data: dict[str, Any]) -> None:
         kernel_id = str(data.get("kernel_id", ""))

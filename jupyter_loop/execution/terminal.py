@@ -26,6 +26,10 @@ from dataclasses import dataclass
 
 _CONTROL = re.compile(r"[\r\n\b]")
 
+LINE_LIMIT = 64 * 1024
+"""A line longer than this many characters is no longer rewritten as a whole by ``\\r``:
+the screen starts over after it (its memory and the cost of an edit stay bounded)."""
+
 
 @dataclass(frozen=True)
 class TailEdit:
@@ -79,6 +83,9 @@ class TerminalScreen:
         keep = _common_prefix(old, new)
         edit = TailEdit(removed=old[keep:], insert=new[keep:])
         self._finished.clear()
+        if len(self._line) > LINE_LIMIT:  # start over: later edits stay after this
+            self._line_start += len(self._line)
+            self._line, self._cursor = "", 0
         self._mark_line = self._line
         return edit
 

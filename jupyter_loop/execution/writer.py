@@ -4,8 +4,10 @@ live notebook.
 Every edit is applied at once to a bounded model of the cell's outputs
 (:class:`~.cell_outputs.CellOutputs`): secrets masked (:mod:`.masking`), stream text
 rendered like a terminal, a long output cut to its head and tail with a marker, a huge
-one replaced by a placeholder, and the full output handed to the output store. Memory
-therefore stays bounded however fast a kernel writes.
+one replaced by a placeholder, and the full output handed to the output store
+(:mod:`.run_record`). Memory therefore stays bounded however fast a kernel writes; and
+once written, the model lets go of what the document holds (a rewrite reads it back), so
+the writer keeps no second copy of the cell's outputs.
 
 Every ``interval`` seconds the document is brought up to date with that model, in the
 way JupyterLab 4 reads a shared code cell, so every tab renders exactly what the
@@ -40,12 +42,14 @@ from pycrdt import Array, Map, Text
 from ..document import ORIGIN, LiveDocuments, NotebookRef, find_cell
 from ..errors import NotFound
 from ..secrets import SecretMasker
-from ..tasks import spawn_logged
+from ..tasks import BackgroundTasks
 from .budget import OutputBudget
-from .cell_outputs import CellOutputs, SyncPlan
+from .cell_outputs import CellOutputs
 from .masking import OutputMasking
 from .ops import OutputOp
-from .outputs_store import OutputStore, RunKey, RunRecorder
+from .output_sync import SyncPlan
+from .outputs_store import OutputStore, RunKey
+from .run_record import RunRecord
 from .wal import OutputJournal, RunEnd, RunJournal
 
 CellMutation = Callable[[YNotebook, Map], None]
@@ -74,73 +78,6 @@ class OutputPolicy:
     catch_up_interval: float = 1.0
     clock: Callable[[], float] = time.monotonic
     journal: OutputJournal | None = None
-
-
-class _Records:
-    """A run's record in the output store, and the links to it.
-
-    The disk failing (full, read-only) must not cost the notebook its outputs: the record
-    is then given up, with a warning in the log.
-    """
-
-    def __init__(self, store: OutputStore, key: RunKey, prefix: str, log: logging.Logger) -> None:
-        self._store = store
-        self._key = key
-        self._log = log
-        self._url = f"{prefix.rstrip('/')}/{key.file_id}/{key.cell_id}/{key.run_id}"
-
-    def open(self) -> RunRecorder:
-        try:
-            return _SafeRecorder(self._store.recorder(self._key), self._log)
-        except OSError as e:
-            self._log.warning("jupyter-loop cannot keep the full output of a run: %s", e)
-            return _SafeRecorder(None, self._log)
-
-    def discard(self) -> None:
-        try:
-            self._store.discard(self._key)
-        except OSError as e:
-            self._log.warning("jupyter-loop could not remove a full output: %s", e)
-
-    def link(self, part: int | None) -> str:
-        return self._url if part is None else f"{self._url}/{part}"
-
-
-class _SafeRecorder:
-    """A recorder that stops recording, rather than raise, when the disk fails."""
-
-    def __init__(self, recorder: RunRecorder | None, log: logging.Logger) -> None:
-        self._recorder = recorder
-        self._log = log
-        self._parts = 0
-
-    def _do(self, action: Callable[[RunRecorder], Any]) -> Any:
-        if self._recorder is not None:
-            try:
-                return action(self._recorder)
-            except OSError as e:
-                self._log.warning("jupyter-loop stopped keeping a run's full output: %s", e)
-                self._recorder = None
-        return None
-
-    def _next(self, part: int | None) -> int:
-        self._parts = part + 1 if part is not None else self._parts + 1
-        return self._parts - 1
-
-    def new_stream(self, name: str, text: str) -> int:
-        return self._next(self._do(lambda recorder: recorder.new_stream(name, text)))
-
-    def edit_stream(self, removed: str, insert: str) -> None:
-        self._do(lambda recorder: recorder.edit_stream(removed, insert))
-
-    def add_output(self, output: dict[str, Any]) -> int:
-        return self._next(self._do(lambda recorder: recorder.add_output(output)))
-
-    def replace_output(self, part: int, output: dict[str, Any]) -> None:
-        self._do(lambda recorder: recorder.replace_output(part, output))
-
-    def sync(self) -> None:
-        self._do(lambda recorder: recorder.sync())
 
 
 def output_map(output: dict[str, Any]) -> Map:
@@ -173,6 +110,7 @@ class CellWriter:
         self._log = log
         self._policy = policy or OutputPolicy()
         self._timer: asyncio.TimerHandle | None = None
+        self._flushes = BackgroundTasks(log)
         self._lock = asyncio.Lock()
         self._index_hint = index_hint  # where the cell was last seen (see ``find_cell``)
         self._last_rewrite = float("-inf")
@@ -188,15 +126,12 @@ class CellWriter:
         cell go). The run lasts until :meth:`end_run`.
         """
         policy = self._policy
-        records = None
+        self._record: RunRecord | None = None
         if run_id is not None and policy.store is not None:
             key = RunKey(NotebookRef.of_room(self.room_id).file_id, self.cell_id, run_id)
-            try:
-                policy.store.begin_run(key)
-            except OSError as e:
-                self._log.warning("jupyter-loop could not remove earlier full outputs: %s", e)
-            records = _Records(policy.store, key, policy.link_prefix, self._log)
-        self._model = CellOutputs(policy.budget, records)
+            self._record = RunRecord.begin(policy.store, key, policy.link_prefix, self._log)
+        links = self._record.link if self._record is not None else None
+        self._model = CellOutputs(policy.budget, links)
         self._masking = OutputMasking(policy.masker) if policy.masker is not None else None
         self._doc_tail: int | None = None  # bytes of the document's last output, a stream
         self._running = run_id is not None
@@ -262,6 +197,13 @@ class CellWriter:
             self._backlog.append(op)
         else:
             self._model.apply(op)
+            self._keep_record()
+
+    def _keep_record(self) -> None:
+        """Hand the run's full record what the model left for it, at once: the edits hold
+        the output in full, beyond the budget."""
+        if self._record is not None:
+            self._record.apply(self._model.take_record_edits())
 
     def mask(self, text: str) -> str:
         """``text`` with secrets masked, as outputs are (an ``input()`` prompt)."""
@@ -277,7 +219,19 @@ class CellWriter:
 
     def _flush_soon(self) -> None:
         self._timer = None
-        spawn_logged(self.flush(), self._log, "writing outputs")
+        self._flushes.spawn(self.flush(), "writing outputs")
+
+    async def close(self, timeout: float = 3.0) -> None:
+        """Write what waits for its batch (a display update from another cell's run, say),
+        wait for the writes under way, and start no more: the server is stopping. A run
+        whose start was never written (:meth:`begin` without :meth:`opened`) writes
+        nothing: its outputs would land on those of the run before."""
+        if self._open.is_set():
+            try:
+                await self.flush()
+            except Exception:
+                self._log.exception("jupyter-loop could not write the outputs of %s", self.cell_id)
+        await self._flushes.close(timeout)
 
     async def flush(self, then: CellMutation | None = None) -> None:
         """Write what the document has not seen yet; then apply ``then`` in a transaction
@@ -296,7 +250,8 @@ class CellWriter:
             if then is not None and self._masking is not None:
                 for op in self._masking.release():
                     self._take(op)
-            self._model.sync_records()
+            if self._record is not None:
+                self._record.sync()
             if not self._model.dirty and not self._backlog and then is None:
                 return
             found = await self._cell()
@@ -345,7 +300,8 @@ class CellWriter:
                 self._model.apply(op)
             self._backlog.clear()
         self._resync(outputs)
-        plan = self._model.plan()
+        self._keep_record()
+        plan = self._model.plan(lambda index: outputs[index].to_py())
         if plan is None:
             return False
         policy = self._policy
