@@ -26,9 +26,9 @@ from __future__ import annotations
 import ast
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import Unavailable
 
@@ -162,6 +162,44 @@ class ReplyWaiter:
 
     def on_input_request(self, message: dict[str, Any]) -> None:
         pass  # sent with allow_stdin=False: never asked
+
+
+class SilentChannel(Protocol):
+    """What a silent request needs of a kernel connection (``kernel.KernelChannel``)."""
+
+    def evaluate(self, expressions: dict[str, str], listener: ReplyWaiter) -> str: ...
+
+    def release(self, msg_id: str) -> None: ...
+
+
+async def ask_silently(
+    channel: SilentChannel,
+    connect: Callable[[], Awaitable[None]],
+    expressions: dict[str, str],
+    timeout: float,
+) -> dict[str, Any]:
+    """The content of the reply to a silent request for ``expressions``.
+
+    ``timeout`` covers connecting too: a kernel that is still starting, or dead, makes the
+    caller wait no longer than one that is busy.
+    """
+
+    async def ask() -> dict[str, Any]:
+        await connect()
+        waiter = ReplyWaiter()
+        msg_id = channel.evaluate(expressions, waiter)
+        try:
+            return await waiter.reply
+        finally:
+            channel.release(msg_id)
+
+    try:
+        return await asyncio.wait_for(ask(), timeout)
+    except TimeoutError:
+        raise Unavailable(
+            f"The kernel did not answer within {timeout:g} s (still starting, or busy "
+            "with code run from elsewhere)."
+        ) from None
 
 
 def report_from_reply(content: dict[str, Any], mask: Mask = _unmasked) -> VariablesReport:

@@ -18,7 +18,7 @@ from jupyter_ydoc import YNotebook
 from pycrdt import Map
 
 from ..document import ORIGIN, LiveDocuments, source_hash
-from ..errors import Conflict, JupyterLoopError, Unavailable
+from ..errors import Conflict, JupyterLoopError
 from ..records import InputRequest
 from ..tasks import BackgroundTasks
 from . import board
@@ -31,7 +31,7 @@ from .cell_marks import (
     source_of,
     write_failure,
 )
-from .introspect import ReplyWaiter
+from .introspect import ask_silently
 from .kernel import KernelChannel
 from .ledger import LedgerEntry, NullLedger, RunLedger
 from .ops import AppendStream, UpdateDisplay
@@ -305,28 +305,8 @@ class KernelQueue:
         await self._channel.ready(self._settings.kernel_ready_timeout)
 
     async def evaluate(self, expressions: dict[str, str], timeout: float) -> dict[str, Any]:
-        """The ``user_expressions`` of a silent execute request (see ``introspect``).
-
-        ``timeout`` covers connecting too: a kernel that is still starting, or dead, makes
-        the caller wait no longer than one that is busy.
-        """
-
-        async def ask() -> dict[str, Any]:
-            await self._ready()
-            waiter = ReplyWaiter()
-            msg_id = self._channel.evaluate(expressions, waiter)
-            try:
-                return await waiter.reply
-            finally:
-                self._channel.release(msg_id)
-
-        try:
-            return await asyncio.wait_for(ask(), timeout)
-        except TimeoutError:
-            raise Unavailable(
-                f"The kernel did not answer within {timeout:g} s (still starting, or busy "
-                "with code run from elsewhere)."
-            ) from None
+        """The ``user_expressions`` of a silent execute request (see ``introspect``)."""
+        return await ask_silently(self._channel, self._ready, expressions, timeout)
 
     # -- display updates and stdin ---------------------------------------------------
 
@@ -428,6 +408,7 @@ class KernelQueue:
             done, _ = await asyncio.wait({self._worker}, timeout=5)
             if not done:
                 self._worker.cancel()
+                await asyncio.wait({self._worker})
         await self._tasks.close(timeout=3)
         await asyncio.gather(*(writer.close() for writer in self._writers.values()))
         await self._channel.close()
