@@ -34,13 +34,8 @@ from .terminal import TerminalScreen
 
 
 class CellOutputs(BudgetModel):
-    """A cell's outputs for one run, as the document should hold them.
-
-    Args:
-        budget: Byte limits (``None``: keep everything).
-        links: URL of a part of the run's full output (``None``: the whole run's text);
-            ``None``: no full output is kept, what is left out is lost.
-    """
+    """A cell's outputs for one run, as the document should hold them (arguments as
+    :class:`BudgetModel`'s)."""
 
     def __init__(
         self,
