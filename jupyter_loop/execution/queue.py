@@ -157,6 +157,8 @@ class KernelQueue:
         finally:
             self._handed.popleft()
             self._docs.unpin(run.job.room_id)
+            if self._handed:  # never left waiting for a start that failed to be written
+                self._handed[0].writer.opened()
         self._settle(run.job, outcome)
         if outcome.stops_queue:
             await self.drop_queued()
@@ -268,10 +270,6 @@ class KernelQueue:
         cleared, shown running) goes in the same transaction. Saves at once when nothing
         else of the notebook waits; a Run All saves a little later, once for several."""
         job = run.job
-        if run.msg_id is not None:
-            self._channel.release(run.msg_id)
-        if outcome.note:
-            run.writer.push(AppendStream("stderr", note_line(outcome.note)))
         following = self._handed[1] if len(self._handed) > 1 else None
         started: list[bool] = []
 
@@ -281,7 +279,11 @@ class KernelQueue:
                 mark_handed_over(notebook, following.job)
                 started.append(True)
 
-        try:
+        try:  # whatever happens, the cell handed over next may write its outputs after
+            if run.msg_id is not None:
+                self._channel.release(run.msg_id)
+            if outcome.note:
+                run.writer.push(AppendStream("stderr", note_line(outcome.note)))
             await run.writer.end_run(
                 then=finish, ending=RunEnd(outcome.status, outcome.execution_count, outcome.note)
             )
