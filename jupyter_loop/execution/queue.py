@@ -107,6 +107,12 @@ class KernelQueue:
             outcome: asyncio.Future[RunOutcome] = loop.create_future()
             self._outcomes[job.run_id] = outcome
             outcomes.append(outcome)
+        first = self._jobs[0] if not self._handed and self._jobs else None
+        if first is not None and first.marked_running and self._channel.connected:
+            # The kernel gets the cell before the request is even answered.
+            run = self._take(self._jobs.popleft())
+            run.writer.reset(first.run_id)  # cleared when queued, in the same transaction
+            self._send(run, first.code)
         self._wakeup.set()
         if self._worker is None or self._worker.done():
             self._worker = asyncio.ensure_future(self._work())
@@ -178,8 +184,8 @@ class KernelQueue:
     def _waiting_in_kernel(self) -> int:
         return sum(1 for run in self._handed if not run.done.done())
 
-    async def _hand_over(self, job: CellJob) -> None:
-        """Send the job's execute request; whatever fails ends its run with a note."""
+    def _take(self, job: CellJob) -> CellRun:
+        """The job's run, handed over from now on (it answers the messages of its request)."""
         run = CellRun(
             job,
             self._writer_for(job.room_id, job.cell_id, job.index_hint),
@@ -188,6 +194,18 @@ class KernelQueue:
         )
         self._handed.append(run)
         self._ledger.mark_running(job.run_id)
+        return run
+
+    def _send(self, run: CellRun, code: str) -> None:
+        try:
+            run.msg_id = self._channel.execute(code, run)
+        except Exception as e:
+            self._log.exception("jupyter-loop failed running cell %s", run.job.cell_id)
+            run.end(RunOutcome("error", note=failure_note("running this cell", e)))
+
+    async def _hand_over(self, job: CellJob) -> None:
+        """Send the job's execute request; whatever fails ends its run with a note."""
+        run = self._take(job)
         try:
             code = await self._start(run)
         except Exception as e:
@@ -199,11 +217,7 @@ class KernelQueue:
         elif job.approved_hash is not None and source_hash(code) != job.approved_hash:
             run.end(RunOutcome("error", note=SOURCE_CHANGED))
         elif await self._connected(run):
-            try:
-                run.msg_id = self._channel.execute(code, run)
-            except Exception as e:
-                self._log.exception("jupyter-loop failed running cell %s", job.cell_id)
-                run.end(RunOutcome("error", note=failure_note("running this cell", e)))
+            self._send(run, code)
 
     async def _start(self, run: CellRun) -> str | None:
         """Clear the cell's outputs and take its source: the kernel runs the source the
@@ -233,7 +247,7 @@ class KernelQueue:
         """Wait until the kernel can take requests, or the run was ended meanwhile (the
         kernel restarted, the server stops). A failure ends the run with a note."""
         if self._channel.connected:
-            return True  # no trip through the event loop before a cell's execute request
+            return True
         connecting = asyncio.ensure_future(self._ready())
         either: set[asyncio.Future[Any]] = {connecting, run.done}
         await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
