@@ -230,16 +230,23 @@ class LiveDocuments:
         """Save within ``delay`` seconds; requests made meanwhile share that one save.
 
         A run's end asks for a save; a Run All of many short cells then saves a few
-        times rather than once per cell, and never makes a cell wait for the disk.
+        times rather than once per cell, and never makes a cell wait for the disk. The
+        room is pinned until then: a run with no tab open must not lose its end to the
+        room's clean-up.
         """
         if room_id in self._pending_saves:
             return
         self._pending_saves.add(room_id)
+        self.pin(room_id)
 
         async def save_later() -> None:
-            await asyncio.sleep(delay)
-            self._pending_saves.discard(room_id)
-            await self.save(room_id)
+            try:
+                await asyncio.sleep(delay)
+                self._pending_saves.discard(room_id)
+                await self.save(room_id)
+            finally:
+                self._pending_saves.discard(room_id)
+                self.unpin(room_id)
 
         self._spawn(save_later())
 

@@ -281,8 +281,7 @@ class KernelQueue:
 
     async def _end(self, run: CellRun, outcome: RunOutcome) -> None:
         """Write the run's end; the start of the cell handed over after it (its outputs
-        cleared, shown running) goes in the same transaction. Saves at once when nothing
-        else of the notebook waits; a Run All saves a little later, once for several."""
+        cleared, shown running) goes in the same transaction."""
         job = run.job
         following = self._handed[1] if len(self._handed) > 1 else None
         started: list[bool] = []
@@ -308,8 +307,9 @@ class KernelQueue:
         finally:
             if following is not None:
                 following.writer.opened()
-        more = any(other.room_id == job.room_id for other in self.pending()[1:])
-        self._docs.save_soon(job.room_id, delay=0.5 if more else 0.0)
+        # Within half a second, not at once: a save competed with sending this end to the
+        # tabs, and runs ending meanwhile share it (the output journal covers a crash).
+        self._docs.save_soon(job.room_id, delay=0.5)
 
     def _end_handed(self, note: str | None) -> None:
         """The kernel is gone: the cell it ran is cut off, those handed after it never ran."""
