@@ -18,8 +18,7 @@ from jupyter_ydoc import YNotebook
 from pycrdt import Map
 
 from ..document import ORIGIN, LiveDocuments, source_hash
-from ..errors import Conflict, JupyterLoopError
-from ..records import InputRequest
+from ..errors import JupyterLoopError
 from ..tasks import BackgroundTasks
 from . import board
 from .cell_marks import (
@@ -35,6 +34,7 @@ from .introspect import ask_silently
 from .kernel import KernelChannel
 from .ledger import LedgerEntry, NullLedger, RunLedger
 from .ops import AppendStream, UpdateDisplay
+from .prompts import hide_prompt, show_prompt, take_answer
 from .run import KERNEL_DIED, CellJob, CellRun, RunOutcome
 from .wal import RunEnd
 from .writer import CellWriter, OutputPolicy
@@ -349,34 +349,13 @@ class KernelQueue:
                 writer.push(op)
 
     def _input_requested(self, run: CellRun, message: dict[str, Any]) -> None:
-        content = message.get("content", {})
-        writer = self._writer_for(run.job.room_id, run.job.cell_id)
-        request = InputRequest(
-            request_id=str(message["header"]["msg_id"]),
-            prompt=writer.mask(str(content.get("prompt", ""))),
-            password=bool(content.get("password", False)),
-        )
-        run.pending_input = (request, message["header"])
-        show = writer.flush(
-            then=lambda nb, _: board.set_input_request(nb, run.job.cell_id, request)
-        )
-        self._tasks.spawn(show, "writing an input prompt")
+        self._tasks.spawn(show_prompt(run, message), "writing an input prompt")
 
     async def answer_input(self, room_id: str, cell_id: str, request_id: str, value: str) -> None:
         """Send the answer to the prompt the running cell shows; echo it like JupyterLab."""
-        run = self._current
-        if run is None or (run.job.room_id, run.job.cell_id) != (room_id, cell_id):
-            raise Conflict("This cell is not waiting for input.")
-        if run.pending_input is None or run.pending_input[0].request_id != request_id:
-            raise Conflict("This prompt has already been answered.")
-        request, header = run.pending_input
-        run.pending_input = None
-        shown = "\u00b7" * 8 if request.password else value
-        writer = self._writer_for(room_id, cell_id)
-        # JupyterLab's stdin widget echoes the prompt, a space, then the answer.
-        writer.push(AppendStream("stdin", f"{request.prompt} {shown}\n"))
+        run, header = take_answer(self._current, room_id, cell_id, request_id, value)
         self._channel.send_input(value, parent=header)
-        await writer.flush(then=lambda nb, _: board.set_input_request(nb, cell_id, None))
+        await hide_prompt(run)
 
     # -- stopping --------------------------------------------------------------------
 
