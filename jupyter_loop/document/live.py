@@ -241,11 +241,12 @@ class LiveDocuments:
 
         async def save_later() -> None:
             try:
-                await asyncio.sleep(delay)
-                self._pending_saves.discard(room_id)
+                try:
+                    await asyncio.sleep(delay)
+                finally:
+                    self._pending_saves.discard(room_id)  # asks from now on: a save of their own
                 await self.save(room_id)
             finally:
-                self._pending_saves.discard(room_id)
                 self.unpin(room_id)
 
         self._spawn(save_later())
