@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
@@ -67,10 +66,7 @@ class RunsHandler(ExecutionHandler):
     async def post(self) -> None:
         request = RunRequest.from_json(self.body_object())
         ticket = await self.execution.run(request, self.user_name())
-        # One turn of the event loop lets an idle kernel's queue send the first cell before
-        # the reply is written and logged, so the kernel starts that much sooner.
-        await asyncio.sleep(0)
-        self.reply(ticket.to_json(), status=202)
+        self.reply(ticket.to_json(), status=202)  # an idle kernel has the first cell already
 
     @web.authenticated
     @authorized(action="read")
