@@ -25,21 +25,9 @@ from jupyter_loop.execution.budget import OutputBudget
 from jupyter_loop.execution.ops import AppendStream
 from jupyter_loop.execution.outputs_store import FileOutputStore
 from jupyter_loop.execution.writer import CellWriter, OutputPolicy
+from jupyter_loop.testing.one_notebook import OneNotebook
 
 BATCH = 2_000  # lines a batch: what a fast loop prints in one batch interval
-
-
-class OneNotebook:
-    """The live documents, reduced to one in-memory notebook."""
-
-    def __init__(self, notebook: YNotebook) -> None:
-        self._notebook = notebook
-
-    async def notebook(self, room_id: str) -> YNotebook:
-        return self._notebook
-
-    async def save_if_due(self, room_id: str) -> None:
-        return None
 
 
 async def held(policy: OutputPolicy, lines: int) -> int:

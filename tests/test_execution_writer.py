@@ -27,19 +27,7 @@ from jupyter_loop.execution.ops import (
 from jupyter_loop.execution.outputs_store import RunKey
 from jupyter_loop.execution.writer import CellWriter, OutputPolicy
 from jupyter_loop.secrets import SecretMasker
-
-
-class FakeDocuments:
-    """Serves one in-memory notebook as the live room."""
-
-    def __init__(self, notebook: YNotebook) -> None:
-        self._notebook = notebook
-
-    async def notebook(self, room_id: str) -> YNotebook:
-        return self._notebook
-
-    async def save_if_due(self, room_id: str) -> None:
-        return None
+from jupyter_loop.testing.one_notebook import OneNotebook
 
 
 class JupyterLabMirror:
@@ -221,7 +209,7 @@ def new_notebook() -> YNotebook:
 
 def writer_for(notebook: YNotebook, policy: OutputPolicy | None = None) -> CellWriter:
     writer = CellWriter(
-        FakeDocuments(notebook),  # type: ignore[arg-type]
+        OneNotebook(notebook),  # type: ignore[arg-type]
         "json:notebook:file",
         "c",
         interval=10.0,  # flushed by hand

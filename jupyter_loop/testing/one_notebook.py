@@ -1,0 +1,22 @@
+"""All of ``LiveDocuments`` that a ``CellWriter`` uses, over one in-memory notebook.
+
+For exercising the writer alone (its tests, ``bench/writer_memory.py``): no server, no
+room, no saves.
+"""
+
+from __future__ import annotations
+
+from jupyter_ydoc import YNotebook
+
+
+class OneNotebook:
+    """Serves one in-memory notebook as the live room of every id."""
+
+    def __init__(self, notebook: YNotebook) -> None:
+        self._notebook = notebook
+
+    async def notebook(self, room_id: str) -> YNotebook:
+        return self._notebook
+
+    async def save_if_due(self, room_id: str) -> None:
+        return None
