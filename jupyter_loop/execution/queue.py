@@ -49,7 +49,7 @@ class QueueSettings:
 
 
 HANDED_AHEAD = 0
-"""Cells handed to the kernel beyond the running one. None: the next cell is handed over
+"""Cells handed to the kernel beyond the running one. Zero: the next cell is handed over
 the moment the one before ends, before that one's results are written, so the kernel
 runs it meanwhile. Handing one more ahead kept the kernel no busier: with two requests
 in flight, pyzmq's asyncio poll missed replies (see ``kernel.POLL_TIMEOUT``)."""
@@ -62,8 +62,8 @@ class KernelQueue:
 
     A job moves from ``_jobs`` (waiting) to ``_handed`` (its execute request sent) when
     at most :data:`HANDED_AHEAD` others wait in the kernel, and leaves it once its end is
-    written. The kernel runs what it was handed in order; on an error it aborts the
-    requests it holds (``stop_on_error``), and outputs reach each run by parent message id.
+    written. The kernel runs what it was handed in order (``stop_on_error`` would abort
+    what it held past an error), and outputs reach each run by parent message id.
     """
 
     def __init__(
