@@ -29,6 +29,7 @@ from .mcp_server.config import ExternalConfig
 from .mcp_server.endpoint import McpEndpoint
 from .mcp_server.endpoint import route_table as mcp_routes
 from .outputs_handlers import route_table as output_routes
+from .run_socket import route_table as run_socket_routes
 from .status_handlers import route_table as status_routes
 from .stopping import stop_on_sigint
 from .ystore import choose_compact_store
@@ -158,6 +159,7 @@ class JupyterLoopApp(
 
     def initialize_handlers(self) -> None:
         self.handlers.extend(route_table())
+        self.handlers.extend(run_socket_routes())
         self.handlers.extend(output_routes())
         self.handlers.extend(agent_routes())
         self.handlers.extend(completion_routes())

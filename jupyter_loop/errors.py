@@ -12,6 +12,10 @@ class JupyterLoopError(Exception):
         super().__init__(message)
         self.message = message
 
+    def to_json(self) -> dict[str, str]:
+        """What a client is told: the message, and the kind of error as ``reason``."""
+        return {"message": self.message, "reason": type(self).__name__}
+
 
 class BadRequest(JupyterLoopError):
     status = 400

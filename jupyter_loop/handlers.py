@@ -16,6 +16,15 @@ from .payloads import InputReply, RunRequest, parse_json_object
 NAMESPACE = "jupyter-loop"
 
 
+def name_of(user: Any) -> str:
+    """A Jupyter user as people know them (not an anonymous user's random id)."""
+    for attribute in ("display_name", "name", "username"):
+        value = getattr(user, attribute, None)
+        if value:
+            return str(value)
+    return "anonymous"
+
+
 class LoopHandler(APIHandler):
     """Maps service errors to HTTP statuses with the service's message."""
 
@@ -24,12 +33,7 @@ class LoopHandler(APIHandler):
 
     def user_name(self) -> str:
         """Who made the request, as people know them (not an anonymous user's random id)."""
-        user = self.current_user
-        for attribute in ("display_name", "name", "username"):
-            value = getattr(user, attribute, None)
-            if value:
-                return str(value)
-        return "anonymous"
+        return name_of(self.current_user)
 
     def reply(self, payload: Any, status: int = 200) -> None:
         self.set_status(status)
@@ -40,7 +44,7 @@ class LoopHandler(APIHandler):
         if isinstance(error, JupyterLoopError):
             self.set_status(error.status)
             self.set_header("Content-Type", "application/json")
-            self.finish(json.dumps({"message": error.message, "reason": type(error).__name__}))
+            self.finish(json.dumps(error.to_json()))
             return
         super().write_error(status_code, **kwargs)
 

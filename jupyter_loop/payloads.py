@@ -105,6 +105,33 @@ class RunRequest:
 
 
 @dataclass(frozen=True)
+class SocketRun:
+    """A run request on the runs websocket: the body of ``POST runs`` as ``run``, and the
+    ``request_id`` its answer carries (the tab matches answers to requests by it)."""
+
+    request_id: str
+    run: RunRequest
+
+    @staticmethod
+    def request_id_of(data: dict[str, Any]) -> str:
+        """Read first, so that the answer to a malformed request still carries it."""
+        request_id = _string(data, "request_id") or ""
+        if len(request_id) > REQUEST_ID_LIMIT:
+            raise BadRequest(f"'request_id' must be at most {REQUEST_ID_LIMIT} characters.")
+        return request_id
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SocketRun:
+        run = data.get("run")
+        if not isinstance(run, dict):
+            raise BadRequest("'run' must be a JSON object: what POST runs takes.")
+        return cls(request_id=cls.request_id_of(data), run=RunRequest.from_json(run))
+
+
+REQUEST_ID_LIMIT = 100
+
+
+@dataclass(frozen=True)
 class InputReply:
     """The answer to a pending ``input()`` prompt of a cell."""
 

@@ -109,10 +109,12 @@ class KernelQueue:
             outcomes.append(outcome)
         first = self._jobs[0] if not self._handed and self._jobs else None
         if first is not None and first.marked_running and self._channel.connected:
-            # The kernel gets the cell before the request is even answered.
+            # The kernel gets the cell before the request is even answered. Its writer
+            # starts afresh after the send (no message is read before the next turn); the
+            # marker written next clears the cell's outputs.
             run = self._take(self._jobs.popleft())
-            run.writer.reset(first.run_id)  # cleared when queued, in the same transaction
             self._send(run, first.code)
+            run.writer.reset(first.run_id)
         self._wakeup.set()
         if self._worker is None or self._worker.done():
             self._worker = asyncio.ensure_future(self._work())

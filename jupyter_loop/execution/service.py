@@ -10,7 +10,7 @@ from typing import Any
 from jupyter_ydoc import YNotebook
 from pycrdt import Map
 
-from ..document import ORIGIN, CellNotFound, LiveDocuments, find_cell, find_cells, source_hash
+from ..document import ORIGIN, CellNotFound, LiveDocuments, find_cells, source_hash
 from ..errors import BadRequest, Conflict, JupyterLoopError, NotFound, SourceChanged
 from ..payloads import InputReply, QueuedCell, RunRequest, RunTicket
 from ..tasks import BackgroundTasks
@@ -102,56 +102,29 @@ class ExecutionService:
         # No await from here on: the sources checked are the sources queued.
         _check_sources(cells, request.source_hashes or {})
         queue = self._queue(kernel_id)
-        starts_now = queue.idle
-        queued: list[QueuedCell] = []
-        jobs: list[CellJob] = []
+        jobs = _jobs_for(cells, room_id, user, request, starts_now=queue.idle)
+        to_run = [job for job in jobs if not _skipped(job)]
+        # The queue first (an idle kernel gets its cell now), then the markers: the
+        # kernel runs while every tab is told, and nothing awaits in between.
+        futures = self._submit(queue, to_run) if to_run else []
         with notebook.ydoc.transaction(origin=ORIGIN):
-            for index, ycell, cell_id, code in cells:
-                run_id = uuid.uuid4().hex
-                if not code.strip():
-                    board.mark_skipped(notebook, ycell, run_id=run_id)
-                    queued.append(QueuedCell(cell_id, run_id, board.DONE))
-                    continue
-                running = starts_now and not jobs
-                state = board.RUNNING if running else board.QUEUED
-                board.mark_queued(
-                    notebook, ycell, run_id=run_id, kernel_id=kernel_id, by=user, state=state
-                )
-                approved = (request.source_hashes or {}).get(cell_id)
-                job = CellJob(
-                    room_id,
-                    cell_id,
-                    code,
-                    run_id,
-                    user,
-                    record_timing=request.record_timing,
-                    marked_running=running,
-                    approved_hash=approved,
-                    index_hint=index,
-                )
-                jobs.append(job)
-                queued.append(QueuedCell(cell_id, run_id, board.QUEUED))
-        waiting: dict[str, asyncio.Future[RunOutcome]] = {}
-        if jobs:
-            futures = self._submit(queue, notebook, jobs)
-            waiting = {job.cell_id: future for job, future in zip(jobs, futures, strict=True)}
-        ticket = RunTicket(path=notebook_ref.path, kernel_id=kernel_id, cells=tuple(queued))
-        return ticket, waiting
+            for (_, ycell, _, _), job in zip(cells, jobs, strict=True):
+                _mark(notebook, ycell, job, kernel_id)
+        queued = tuple(
+            QueuedCell(job.cell_id, job.run_id, board.DONE if _skipped(job) else board.QUEUED)
+            for job in jobs
+        )
+        ticket = RunTicket(path=notebook_ref.path, kernel_id=kernel_id, cells=queued)
+        return ticket, {job.cell_id: future for job, future in zip(to_run, futures, strict=True)}
 
-    def _submit(
-        self, queue: KernelQueue, notebook: YNotebook, jobs: list[CellJob]
-    ) -> list[asyncio.Future[RunOutcome]]:
-        """Hand the marked jobs to their queue; if that fails, no cell stays marked."""
+    def _submit(self, queue: KernelQueue, jobs: list[CellJob]) -> list[asyncio.Future[RunOutcome]]:
+        """Hand the jobs to their queue, before any cell is marked: if that fails, the
+        request fails and no cell shows queued."""
         try:
             return queue.submit(jobs)
         except Exception as e:
             self._log.exception("jupyter-loop could not queue cells")
-            note = failure_note("queueing this cell", e)
-            with notebook.ydoc.transaction(origin=ORIGIN):
-                for job in jobs:
-                    _, ycell = find_cell(notebook, job.cell_id)
-                    board.mark_done(notebook, ycell, run_id=job.run_id, status="error", note=note)
-            raise JupyterLoopError(note) from e
+            raise JupyterLoopError(failure_note("queueing this cell", e)) from e
 
     async def answer_input(self, reply: InputReply) -> None:
         room_id = await self._docs.room_id(reply.path)
@@ -298,6 +271,54 @@ def _check_sources(cells: list[tuple[int, Map, str, str]], expected: dict[str, s
     ]
     if changed:
         raise SourceChanged(changed)
+
+
+def _jobs_for(
+    cells: list[tuple[int, Map, str, str]],
+    room_id: str,
+    user: str,
+    request: RunRequest,
+    *,
+    starts_now: bool,
+) -> list[CellJob]:
+    """A job per requested cell, in order; an empty cell's is skipped, not queued. With
+    ``starts_now`` (an idle queue) the first cell to run is marked running at once."""
+    jobs: list[CellJob] = []
+    first = starts_now
+    for index, _, cell_id, code in cells:
+        running = first and bool(code.strip())
+        first = first and not running
+        approved = (request.source_hashes or {}).get(cell_id)
+        jobs.append(
+            CellJob(
+                room_id,
+                cell_id,
+                code,
+                uuid.uuid4().hex,
+                user,
+                record_timing=request.record_timing,
+                marked_running=running,
+                approved_hash=approved,
+                index_hint=index,
+            )
+        )
+    return jobs
+
+
+def _skipped(job: CellJob) -> bool:
+    """An empty cell: nothing to run, shown done at once (as JupyterLab does)."""
+    return not job.code.strip()
+
+
+def _mark(notebook: YNotebook, ycell: Map, job: CellJob, kernel_id: str) -> None:
+    """Show the job's cell skipped, running (an idle kernel has it) or queued."""
+    if _skipped(job):
+        board.mark_skipped(notebook, ycell, run_id=job.run_id)
+        return
+    state = board.RUNNING if job.marked_running else board.QUEUED
+    board.mark_queued(
+        notebook, ycell, run_id=job.run_id, kernel_id=kernel_id, by=job.by, state=state
+    )
 
 
 def _located(located: dict[str, tuple[int, Map]], cell_id: str) -> tuple[int, Map]:

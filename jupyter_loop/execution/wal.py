@@ -5,9 +5,11 @@ a cell prints; after a crash jupyter_server_ydoc rebuilds a room from the file w
 its YStore disagrees with it, so whatever came since the last save was lost. Every
 output edit a cell's writer takes (already masked) is therefore also appended to a file
 of the run's own, ``<run_id>.jsonl``: a header line, one line per edit, and an end line
-once the run is over. Lines are gathered and written together at most every
-``interval`` seconds (group commit) from a worker thread, and ``fsync``-ed unless told
-not to, so the event loop never waits for the disk.
+once the run is over. An edit waits at most ``interval`` seconds for those that follow,
+then all are written together (group commit) from a worker thread, and ``fsync``-ed
+unless told not to, so the event loop never waits for the disk. Waiting first, rather
+than writing the first edit at once, keeps the disk off a short run's way: the run has
+ended before its lines are written, with those of the runs after it.
 
 After a restart, :func:`~.recovery.close_interrupted_runs` replays every journal left on
 disk into its cell through the ordinary writer, so the reopened notebook and its file
@@ -203,6 +205,7 @@ class OutputJournal:
         self._worker: asyncio.Task[None] | None = None
         self._doomed: list[RunJournal] = []  # removed by the commit, after its writes
         self._stopping = False
+        self._stopped = asyncio.Event()  # cuts a commit's wait short: the server stops
         self._failed = False
 
     # -- lifecycle -------------------------------------------------------------------
@@ -214,6 +217,7 @@ class OutputJournal:
     async def stop(self) -> None:
         """Commit what is pending, then close the files (journals stay for the next start)."""
         self._stopping = True
+        self._stopped.set()
         self._wake.set()
         if self._worker is not None:
             await asyncio.gather(self._worker, return_exceptions=True)
@@ -270,10 +274,12 @@ class OutputJournal:
         # The only task that touches the files: writes and removals never race.
         while not self._stopping:
             await self._wake.wait()
+            try:  # later edits share this commit
+                await asyncio.wait_for(self._stopped.wait(), self._interval)
+            except TimeoutError:
+                pass
             self._wake.clear()
             await self._commit()
-            if not self._stopping:
-                await asyncio.sleep(self._interval)  # later edits share the next commit
         await self._commit()
 
     async def commit(self) -> None:
