@@ -6,14 +6,15 @@ import { ServerConnection } from '@jupyterlab/services';
  *
  * @param endPoint - path under `/api/jupyter-loop/`
  * @param init - fetch options; a JSON body is sent as is
+ * @param settings - the server connection (by default, the page's)
  * @returns the decoded JSON reply
  * @throws ServerConnection.ResponseError carrying the server's message
  */
 export async function requestAPI<T>(
   endPoint: string,
-  init: RequestInit = {}
+  init: RequestInit = {},
+  settings: ServerConnection.ISettings = ServerConnection.makeSettings()
 ): Promise<T> {
-  const settings = ServerConnection.makeSettings();
   const url = URLExt.join(settings.baseUrl, 'api', 'jupyter-loop', endPoint);
   let response: Response;
   try {

@@ -11,6 +11,7 @@ import type { CompletionUsage } from './completion/usage';
 /** Name of the map beside the cells where the server marks runs. */
 export const EXECUTION_BOARD = 'jupyter_loop:execution';
 
+/** What `POST runs` (or a frame of the runs socket) asks the server to run. */
 export interface IRunRequest {
   path: string;
   cell_ids: string[];

@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_ydoc import YNotebook
 from pycrdt import Map
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
-from tornado.websocket import websocket_connect
+from tornado.websocket import WebSocketClientConnection, websocket_connect
 
 from ..document.reference import NotebookRef
 from .ychannel import TornadoChannel
@@ -179,6 +180,12 @@ class ServerProcess:
         )
         return TornadoChannel(connection, room), YNotebook()
 
+    async def open_run_socket(self) -> WebSocketClientConnection:
+        """The runs websocket a tab keeps open (``run_socket.py``)."""
+        url = self.url("api", "jupyter-loop", "runs", "socket").replace("http", "ws", 1)
+        request = HTTPRequest(url, headers={"Authorization": f"token {TOKEN}"})
+        return await websocket_connect(request)
+
     def _post_kept_alive(self, url: str, body: Any) -> Any:
         """POST over one connection kept open between calls, as a browser's ``fetch`` does
         (tornado's client opens a new connection per request, about 1 ms more). It blocks
@@ -201,9 +208,12 @@ class ServerProcess:
         *,
         cell_ids: tuple[str, ...] = ("c0",),
         timeout: float = 60,
+        socket: WebSocketClientConnection | None = None,
     ) -> float:
         """Seconds from one run request for ``cell_ids`` until ``board`` (a synced Y map of
-        run markers) shows the last of them done: what a browser tab waits for."""
+        run markers) shows the last of them done: what a browser tab waits for. The
+        request goes over ``socket`` (see :meth:`open_run_socket`), as a tab sends it,
+        or else as ``POST runs``."""
         last = cell_ids[-1]
         done = asyncio.Event()
         wanted: dict[str, str] = {}
@@ -215,16 +225,32 @@ class ServerProcess:
 
         subscription = board.observe(check)
         start = time.perf_counter()
-        ticket = self._post_kept_alive(
-            "/api/jupyter-loop/runs",
-            {"path": path, "cell_ids": list(cell_ids), "kernel_id": kernel_id},
-        )
+        body = {"path": path, "cell_ids": list(cell_ids), "kernel_id": kernel_id}
+        if socket is None:
+            ticket = self._post_kept_alive("/api/jupyter-loop/runs", body)
+        else:
+            ticket = await ask_run_socket(socket, body)
         wanted["run_id"] = ticket["cells"][-1]["run_id"]
         check(None)
         await asyncio.wait_for(done.wait(), timeout)
         elapsed = time.perf_counter() - start
         board.unobserve(subscription)
         return elapsed
+
+
+async def ask_run_socket(socket: WebSocketClientConnection, run: dict[str, Any]) -> Any:
+    """Send one run request over the runs websocket; its ticket (raises if refused)."""
+    request_id = uuid.uuid4().hex
+    await socket.write_message(json.dumps({"request_id": request_id, "run": run}))
+    while True:
+        message = await socket.read_message()
+        if message is None:
+            raise RuntimeError("The runs socket closed before it answered.")
+        answer = json.loads(message)
+        if answer.get("request_id") == request_id:
+            if "error" in answer:
+                raise RuntimeError(f"Run refused: {answer['error']}")
+            return answer["ticket"]
 
 
 async def reply_and_idle(client: AsyncKernelClient, msg_id: str, timeout: float = 30) -> None:

@@ -1,7 +1,9 @@
 import { PromiseDelegate } from '@lumino/coreutils';
 
-import { postJSON, requestAPI } from '../request';
-import { IQueuedCell, IRunTicket } from '../tokens';
+import { IQueuedCell, IRunRequest, IRunTicket } from '../tokens';
+
+/** Sends one run request to the server (see `RunSocket`). */
+export type SendRun = (request: IRunRequest) => Promise<IRunTicket>;
 
 interface IPending {
   cellId: string;
@@ -18,7 +20,8 @@ export class RunBatcher {
   constructor(
     readonly path: string,
     readonly kernelId: string,
-    readonly recordTiming: boolean
+    readonly recordTiming: boolean,
+    private readonly _sendRun: SendRun
   ) {}
 
   /** Queue a cell; resolves with what the server queued for it. */
@@ -35,15 +38,12 @@ export class RunBatcher {
     const batch = this._pending;
     this._pending = [];
     try {
-      const ticket = await requestAPI<IRunTicket>(
-        'runs',
-        postJSON({
-          path: this.path,
-          cell_ids: batch.map(item => item.cellId),
-          kernel_id: this.kernelId,
-          record_timing: this.recordTiming
-        })
-      );
+      const ticket = await this._sendRun({
+        path: this.path,
+        cell_ids: batch.map(item => item.cellId),
+        kernel_id: this.kernelId,
+        record_timing: this.recordTiming
+      });
       for (const item of batch) {
         const queued = ticket.cells.find(cell => cell.cell_id === item.cellId);
         if (queued) {

@@ -12,6 +12,7 @@ import { nullTranslator } from '@jupyterlab/translation';
 import { ICellMarker } from '../tokens';
 import { RunBatcher } from './batcher';
 import { boardOf } from './board';
+import { RunSocket } from './runsocket';
 
 /**
  * Runs cells on the server: the request names the cells, the server reads their
@@ -134,7 +135,9 @@ export class ServerCellExecutor implements INotebookCellExecutor {
     const key = `${kernelId}\n${path}\n${recordTiming}`;
     let batcher = this._batchers.get(key);
     if (!batcher) {
-      batcher = new RunBatcher(path, kernelId, recordTiming);
+      batcher = new RunBatcher(path, kernelId, recordTiming, request =>
+        this._socket.run(request)
+      );
       this._batchers.set(key, batcher);
     }
     return batcher;
@@ -159,6 +162,7 @@ export class ServerCellExecutor implements INotebookCellExecutor {
   }
 
   private _batchers = new Map<string, RunBatcher>();
+  private _socket = new RunSocket();
   private _tracker: INotebookTracker | null = null;
 }
 
