@@ -56,14 +56,18 @@ export class RunSocket {
     this._socket?.close();
   }
 
-  private _connected(): Promise<WebSocket | null> {
+  private async _connected(): Promise<WebSocket | null> {
     if (Date.now() < this._refusedUntil) {
-      return Promise.resolve(null);
+      return null;
     }
     if (!this._opening) {
       this._opening = this._open();
     }
-    return this._opening;
+    const socket = await this._opening;
+    if (!socket) {
+      this._opening = null; // refused: the next try after a while opens a new one
+    }
+    return socket;
   }
 
   private _open(): Promise<WebSocket | null> {
@@ -79,7 +83,13 @@ export class RunSocket {
       url += `?token=${encodeURIComponent(settings.token)}`;
     }
     const opened = new PromiseDelegate<WebSocket | null>();
-    const socket = new settings.WebSocket(url);
+    let socket: WebSocket;
+    try {
+      socket = new settings.WebSocket(url);
+    } catch {
+      this._refusedUntil = Date.now() + REFUSED_FOR; // an unusable URL
+      return Promise.resolve(null);
+    }
     socket.onopen = () => {
       this._socket = socket;
       opened.resolve(socket);

@@ -37,8 +37,8 @@ class ScriptedServer {
   urls: string[] = [];
   clients: IClient[] = [];
 
-  async start(): Promise<void> {
-    const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  async start(port = 0): Promise<void> {
+    const server = new WebSocketServer({ host: '127.0.0.1', port });
     server.on('connection', (client, request) => {
       this.clients.push(client);
       this.urls.push(request.url ?? '');
@@ -161,7 +161,7 @@ describe('RunSocket', () => {
     expect((await again).cells[0].cell_id).toBe('c1');
   });
 
-  it('sends runs over REST for a while when the socket cannot open', async () => {
+  it('sends runs over REST for a while when the socket cannot open, then tries again', async () => {
     const closedPort = server.port;
     await server.stop();
     const posted: string[] = [];
@@ -183,7 +183,20 @@ describe('RunSocket', () => {
       `POST http://127.0.0.1:${closedPort}/api/jupyter-loop/runs ${JSON.stringify(request('c0'))}`,
       `POST http://127.0.0.1:${closedPort}/api/jupyter-loop/runs ${JSON.stringify(request('c1'))}`
     ]);
+    // Half a minute later the socket is tried again, and the server has one now.
+    const later = Date.now() + 31000;
+    const clock = jest.spyOn(Date, 'now').mockImplementation(() => later);
     server = new ScriptedServer();
-    await server.start(); // for afterEach
+    await server.start(closedPort);
+    const overSocket = refused.run(request('c2'));
+    await server.framesArrived(1);
+    server.answer({
+      request_id: server.frames[0].request_id,
+      ticket: ticket('c2')
+    });
+    expect((await overSocket).cells[0].cell_id).toBe('c2');
+    expect(posted).toHaveLength(2);
+    clock.mockRestore();
+    refused.dispose();
   });
 });
