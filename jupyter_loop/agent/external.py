@@ -253,7 +253,7 @@ class ExternalAgent:
         await show_approval(self._docs, room_id, approval)
         try:
             decision, by = await asyncio.wait_for(asyncio.shield(waiting), self.approval_timeout)
-        except TimeoutError:
+        except asyncio.TimeoutError:
             self._desk.withdraw(approval_id)
             return False, f"nobody answered the approval within {self.approval_timeout:g} s."
         finally:

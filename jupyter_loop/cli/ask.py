@@ -83,7 +83,7 @@ class TurnFollower:
                     return str(turn["state"])
             try:
                 await asyncio.wait_for(self._changed.wait(), 1.0)
-            except TimeoutError:
+            except asyncio.TimeoutError:
                 pass
 
     def _print_entries(self, live: Any) -> None:

@@ -132,7 +132,7 @@ class RunFollower:
     async def _next_change(self) -> None:
         try:
             await asyncio.wait_for(self._changed.wait(), 1.0)
-        except TimeoutError:
+        except asyncio.TimeoutError:
             pass
 
     def _write(self, text: str) -> None:

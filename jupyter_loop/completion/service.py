@@ -253,7 +253,7 @@ class CompletionService:
             return []
         try:
             found = await asyncio.wait_for(self._variables.variables(path), VARIABLES_TIMEOUT)
-        except (TimeoutError, JupyterLoopError):
+        except (asyncio.TimeoutError, JupyterLoopError):
             return []
         return list(found)
 

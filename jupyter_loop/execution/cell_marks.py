@@ -6,6 +6,7 @@ update for every tab), except :func:`write_failure`, the last resort that makes 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -29,8 +30,9 @@ def failure_note(doing: str, error: Exception) -> str:
     >>> failure_note("running this cell", TimeoutError())
     'jupyter-loop failed while running this cell: it timed out'
     """
-    detail = str(error) or ("it timed out" if isinstance(error, TimeoutError) else "")
-    name = "" if isinstance(error, TimeoutError) else f"{type(error).__name__}: "
+    timed_out = isinstance(error, (TimeoutError, asyncio.TimeoutError))  # one on 3.11+
+    detail = str(error) or ("it timed out" if timed_out else "")
+    name = "" if timed_out else f"{type(error).__name__}: "
     return f"jupyter-loop failed while {doing}: {name}{detail}".rstrip(": ")
 
 

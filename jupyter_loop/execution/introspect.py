@@ -195,7 +195,7 @@ async def ask_silently(
 
     try:
         return await asyncio.wait_for(ask(), timeout)
-    except TimeoutError:
+    except asyncio.TimeoutError:
         raise Unavailable(
             f"The kernel did not answer within {timeout:g} s (still starting, or busy "
             "with code run from elsewhere)."

@@ -164,7 +164,7 @@ async def _started(manager: Any, timeout: float) -> None:
     if isinstance(starting, asyncio.Future) and not succeeded(starting):
         try:
             await asyncio.wait_for(asyncio.shield(starting), timeout)
-        except TimeoutError as e:
+        except asyncio.TimeoutError as e:
             raise Unavailable(f"The kernel did not start within {timeout:g} s.") from e
         except Exception as e:
             raise Unavailable(f"The kernel failed to start: {str(e) or type(e).__name__}") from e

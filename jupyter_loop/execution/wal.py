@@ -276,7 +276,7 @@ class OutputJournal:
             await self._wake.wait()
             try:  # later edits share this commit
                 await asyncio.wait_for(self._stopped.wait(), self._interval)
-            except TimeoutError:
+            except asyncio.TimeoutError:
                 pass
             self._wake.clear()
             await self._commit()
