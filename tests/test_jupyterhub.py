@@ -1,8 +1,9 @@
 """Smoke test behind JupyterHub: a single-user server under ``/user/NAME/``.
 
 A real hub (DummyAuthenticator, SimpleLocalProcessSpawner, configurable-http-proxy)
-spawns ``jupyterhub-singleuser`` with jupyter-loop; a chatty cell runs through the
-proxy with a hub token and no client connected.
+spawns ``jupyterhub-singleuser`` with jupyter-loop; a chatty cell, asked for on the
+runs socket as a tab asks, runs through the proxy with a hub token and no client
+connected.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ from typing import Any
 import pytest
 from conftest import notebook_json
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
+from tornado.websocket import websocket_connect
 
 from jupyter_loop.execution.budget import METADATA_KEY
 from jupyter_loop.testing.hub_process import TOKEN, HubProcess
+from jupyter_loop.testing.server_process import ask_run_socket
 
 pytestmark = [
     pytest.mark.slow,
@@ -61,8 +64,11 @@ async def test_a_chatty_run_behind_the_hub_is_saved_whole_with_user_links(hub: H
     await hub.call(f"{base}api/contents/{path}", method="PUT", body=model)
     session = {"path": path, "type": "notebook", "name": "", "kernel": {"name": "python3"}}
     await hub.call(f"{base}api/sessions", method="POST", body=session)
-    body = {"path": path, "cell_ids": ["c0", "c1"]}
-    await hub.call(f"{base}api/jupyter-loop/runs", method="POST", body=body)
+    # As a tab behind the hub sends it: on the runs socket, through the proxy.
+    url = f"{hub.url.replace('http', 'ws', 1)}{base}api/jupyter-loop/runs/socket"
+    socket = await websocket_connect(HTTPRequest(url, headers={"Authorization": f"token {TOKEN}"}))
+    await ask_run_socket(socket, {"path": path, "cell_ids": ["c0", "c1"]})
+    socket.close()
 
     async def saved() -> list[dict[str, Any]]:
         while True:
