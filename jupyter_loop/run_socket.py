@@ -57,18 +57,30 @@ class RunsSocketHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
             request = SocketRun.from_json(data)
             ticket = await self.execution.run(request.run, name_of(self.current_user))
         except JupyterLoopError as e:
-            self._answer(request_id, error={"status": e.status, **e.to_json()})
+            self._answer(request_id, error=e)
             return
         except Exception:
             self.log.exception("jupyter-loop could not queue cells")
-            error = JupyterLoopError("The server failed to queue these cells.")
-            self._answer(request_id, error={"status": error.status, **error.to_json()})
+            self._answer(
+                request_id, error=JupyterLoopError("The server failed to queue these cells.")
+            )
             return
         self._answer(request_id, ticket=ticket.to_json())
 
-    def _answer(self, request_id: str | None, **answer: Any) -> None:
+    def _answer(
+        self,
+        request_id: str | None,
+        *,
+        ticket: dict[str, Any] | None = None,
+        error: JupyterLoopError | None = None,
+    ) -> None:
+        answer: dict[str, Any] = {"request_id": request_id}
+        if error is not None:
+            answer["error"] = {"status": error.status, **error.to_json()}
+        else:
+            answer["ticket"] = ticket
         try:
-            self.write_message(json.dumps({"request_id": request_id, **answer}))
+            self.write_message(json.dumps(answer))
         except WebSocketClosedError:
             pass  # the tab went away: its cells are queued all the same
 
