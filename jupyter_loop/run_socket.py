@@ -57,17 +57,16 @@ class RunsSocketHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
             request = SocketRun.from_json(data)
             ticket = await self.execution.run(request.run, name_of(self.current_user))
         except JupyterLoopError as e:
-            self._answer(request_id, error=e)
+            await self._answer(request_id, error=e)
             return
         except Exception:
             self.log.exception("jupyter-loop could not queue cells")
-            self._answer(
-                request_id, error=JupyterLoopError("The server failed to queue these cells.")
-            )
+            failed = JupyterLoopError("The server failed to queue these cells.")
+            await self._answer(request_id, error=failed)
             return
-        self._answer(request_id, ticket=ticket.to_json())
+        await self._answer(request_id, ticket=ticket.to_json())
 
-    def _answer(
+    async def _answer(
         self,
         request_id: str | None,
         *,
@@ -79,8 +78,8 @@ class RunsSocketHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
             answer["error"] = {"status": error.status, **error.to_json()}
         else:
             answer["ticket"] = ticket
-        try:
-            self.write_message(json.dumps(answer))
+        try:  # awaited: a write cut short by a closing tab fails here, not unheard
+            await self.write_message(json.dumps(answer))
         except WebSocketClosedError:
             pass  # the tab went away: its cells are queued all the same
 
