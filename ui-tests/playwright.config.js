@@ -26,6 +26,10 @@ module.exports = {
   expect: { ...base.expect, timeout: 20000 },
   workers: 1,
   retries: process.env.CI ? 1 : 0,
+  // In CI a run that goes wrong as a whole (a server that stopped answering) ends within
+  // bounds and says so, instead of using up CI's time one 2-minute test timeout at a time.
+  globalTimeout: process.env.CI ? 30 * 60 * 1000 : 0,
+  maxFailures: process.env.CI ? 5 : 0,
   use: {
     ...base.use,
     baseURL: `http://localhost:${port}`,
