@@ -35,6 +35,7 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
+from jupyter_server.serverapp import ServerApp
 from jupyter_server_ydoc.stores import SQLiteYStore
 from pycrdt import merge_updates
 from traitlets import Float, Int
@@ -70,9 +71,6 @@ def choose_compact_store(config: Config) -> None:
 class CompactSQLiteYStore(SQLiteYStore):
     """jupyter-collaboration's SQLite store with bounded history."""
 
-    # Rooms that jupyter-loop opens with no tab connected get a store built without the
-    # server's configuration (jupyter-collaboration's get_document): the defaults below
-    # are what they use.
     squash_history_older_than = Int(
         10,
         allow_none=True,
@@ -97,6 +95,12 @@ class CompactSQLiteYStore(SQLiteYStore):
     )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if kwargs.get("config") is None and ServerApp.initialized():
+            # jupyter-collaboration builds the store of a room opened on the server (its
+            # ``get_document``, as jupyter-loop opens a notebook no tab has open) without
+            # the server's configuration: its ``db_path`` would be the default file in the
+            # server's working directory, a database of its own beside the configured one.
+            kwargs["config"] = ServerApp.instance().config
         super().__init__(*args, **kwargs)
         self.register_compression_callbacks(unchanged, unchanged)
         self._waiting: list[bytes] = []

@@ -185,3 +185,26 @@ async def test_an_installed_server_squashes_a_chatty_notebooks_store(server: Ser
         reloaded = YNotebook()
         await reader.apply_updates(reloaded.ydoc)
     assert reloaded.ycells[0]["outputs"].to_py() == outputs
+
+
+@pytest.mark.timeout(120)
+async def test_a_notebook_run_with_no_tab_open_is_stored_where_configured(server: ServerProcess):
+    """jupyter-collaboration builds the store of a room opened on the server (as
+    jupyter-loop opens a notebook no tab shows) without the server's configuration."""
+    server.root.mkdir(parents=True)
+    (server.root / "alone.ipynb").write_text(notebook_json("print('ran')"), encoding="utf-8")
+    server.start()
+    await server.ready()
+    kernel_id = await server.start_kernel("alone.ipynb")
+    body = {"path": "alone.ipynb", "cell_ids": ["c0"], "kernel_id": kernel_id}
+    await server.api("api", "jupyter-loop", "runs", method="POST", body=body)
+    deadline = time.monotonic() + 60
+    while "ran" not in json.dumps(server.saved("alone.ipynb")["cells"][0]["outputs"]):
+        assert time.monotonic() < deadline, "the run did not end"
+        await asyncio.sleep(0.2)
+    await asyncio.sleep(1)  # the store is written a moment after the document
+    server.kill()
+    assert not (server.home / ".jupyter_ystore.db").exists()  # the server's working directory
+    with sqlite3.connect(server.ystore) as db:
+        (rows,) = db.execute("SELECT count(*) FROM yupdates").fetchone()
+    assert rows > 0

@@ -53,13 +53,8 @@ class ServerProcess:
 
     @property
     def ystore(self) -> Path:
-        """jupyter-collaboration's store of Y updates, its cache of the live documents.
-
-        jupyter-collaboration 5 opens the store without its configuration (the
-        ``db_path`` option below reaches only version 4), so the store lands in the
-        working directory: the server runs in ``home`` to keep it there."""
-        configured = self.home / "ystore.db"
-        return configured if configured.exists() else self.home / ".jupyter_ystore.db"
+        """jupyter-collaboration's store of Y updates, its cache of the live documents."""
+        return self.home / "ystore.db"
 
     def start(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -74,7 +69,7 @@ class ServerProcess:
             "--ServerApp.port_retries=0", "--ServerApp.open_browser=False",
             "--ServerApp.allow_root=True", f"--ServerApp.root_dir={self.root}",
             f"--IdentityProvider.token={TOKEN}",
-            f"--SQLiteYStore.db_path={self.home / 'ystore.db'}",
+            f"--SQLiteYStore.db_path={self.ystore}",
             f"--BaseFileIdManager.db_path={self.home / 'fileid.db'}",
             "--YDocExtension.document_save_delay=0.5",
             "--JupyterLoopApp.save_interval=0.5",
