@@ -104,6 +104,9 @@ class RunRequest:
         )
 
 
+REQUEST_ID_LIMIT = 100
+
+
 @dataclass(frozen=True)
 class SocketRun:
     """A run request on the runs websocket: the body of ``POST runs`` as ``run``, and the
@@ -126,9 +129,6 @@ class SocketRun:
         if not isinstance(run, dict):
             raise BadRequest("'run' must be a JSON object: what POST runs takes.")
         return cls(request_id=cls.request_id_of(data), run=RunRequest.from_json(run))
-
-
-REQUEST_ID_LIMIT = 100
 
 
 @dataclass(frozen=True)
