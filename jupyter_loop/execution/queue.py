@@ -30,14 +30,15 @@ from .cell_marks import (
     source_of,
     write_failure,
 )
+from .cell_writers import CellWriters
 from .introspect import ask_silently
 from .kernel import KernelChannel
 from .ledger import LedgerEntry, NullLedger, RunLedger
-from .ops import AppendStream, UpdateDisplay
+from .ops import AppendStream
 from .prompts import hide_prompt, show_prompt, take_answer
 from .run import KERNEL_DIED, CellJob, CellRun, RunOutcome
 from .wal import RunEnd
-from .writer import CellWriter, OutputPolicy
+from .writer import OutputPolicy
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ class KernelQueue:
         self._wakeup = asyncio.Event()
         self._handed: deque[CellRun] = deque()  # in the kernel's order, not yet settled
         self._current: CellRun | None = None  # the one the kernel runs, while it does
-        self._writers: dict[tuple[str, str], CellWriter] = {}
+        self._writers = CellWriters(docs, settings.batch_interval, settings.outputs, log)
         self._worker: asyncio.Task[None] | None = None
         self._outcomes: dict[str, asyncio.Future[RunOutcome]] = {}
         self._closing = False
@@ -190,8 +191,8 @@ class KernelQueue:
         """The job's run, handed over from now on (it answers the messages of its request)."""
         run = CellRun(
             job,
-            self._writer_for(job.room_id, job.cell_id, job.index_hint),
-            on_display_update=self._update_display,
+            self._writers.of(job.room_id, job.cell_id, job.index_hint),
+            on_display_update=self._writers.update_display,
             on_input_request=self._input_requested,
         )
         self._handed.append(run)
@@ -326,29 +327,7 @@ class KernelQueue:
         """The ``user_expressions`` of a silent execute request (see ``introspect``)."""
         return await ask_silently(self._channel, self._ready, expressions, timeout)
 
-    # -- display updates and stdin ---------------------------------------------------
-
-    def _writer_for(self, room_id: str, cell_id: str, index_hint: int | None = None) -> CellWriter:
-        key = (room_id, cell_id)
-        writer = self._writers.get(key)
-        if writer is None:
-            writer = CellWriter(
-                self._docs,
-                room_id,
-                cell_id,
-                interval=self._settings.batch_interval,
-                log=self._log,
-                policy=self._settings.outputs,
-                index_hint=index_hint,
-            )
-            self._writers[key] = writer
-        return writer
-
-    def _update_display(self, op: UpdateDisplay) -> None:
-        # Display ids belong to the kernel: the handle may come from any cell it ran.
-        for writer in self._writers.values():
-            if writer.has_display(op.display_id):
-                writer.push(op)
+    # -- stdin -----------------------------------------------------------------------
 
     def _input_requested(self, run: CellRun, message: dict[str, Any]) -> None:
         self._tasks.spawn(show_prompt(run, message), "writing an input prompt")
@@ -407,5 +386,5 @@ class KernelQueue:
                 self._worker.cancel()
                 await asyncio.wait({self._worker})
         await self._tasks.close(timeout=3)
-        await asyncio.gather(*(writer.close() for writer in self._writers.values()))
+        await self._writers.close()
         await self._channel.close()
