@@ -199,9 +199,10 @@ async def test_a_notebook_run_with_no_tab_open_is_stored_where_configured(server
     body = {"path": "alone.ipynb", "cell_ids": ["c0"], "kernel_id": kernel_id}
     await server.api("api", "jupyter-loop", "runs", method="POST", body=body)
     deadline = time.monotonic() + 60
-    while "ran" not in json.dumps(server.saved("alone.ipynb")["cells"][0]["outputs"]):
-        assert time.monotonic() < deadline, "the run did not end"
+    while not (saved := server.saved("alone.ipynb")) or not saved.cells[0].outputs:
+        assert time.monotonic() < deadline, "the run did not end"  # (None: read mid-save)
         await asyncio.sleep(0.2)
+    assert saved.cells[0].outputs[0]["text"] == "ran\n"
     await asyncio.sleep(1)  # the store is written a moment after the document
     server.kill()
     assert not (server.home / ".jupyter_ystore.db").exists()  # the server's working directory
