@@ -78,10 +78,10 @@ async def test_a_chatty_run_behind_the_hub_is_saved_whole_with_user_links(hub: H
                 # jupyter_server writes a notebook in place, from a worker thread: a read
                 # that comes mid-save finds it cut short ("Unreadable Notebook"). Next try.
                 assert e.code == 400 and e.response and b"Unreadable" in e.response.body, e
-                model = {"content": {"cells": [{}]}}
-            cells: list[dict[str, Any]] = model["content"]["cells"]
-            if all(cell.get("execution_count") for cell in cells):
-                return cells
+            else:
+                cells: list[dict[str, Any]] = model["content"]["cells"]
+                if all(cell.get("execution_count") for cell in cells):
+                    return cells
             await asyncio.sleep(0.5)
 
     chatty, huge = await asyncio.wait_for(saved(), timeout=120)
