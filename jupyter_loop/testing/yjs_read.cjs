@@ -1,0 +1,35 @@
+// Reads Y updates as a browser tab does: with Yjs, the library JupyterLab holds the notebook in.
+//
+// stdin: JSON {"docs": {"name": ["base64 update", ...]}}; each doc's updates are applied in
+// order to a fresh Y.Doc. stdout: JSON {"name": {"pending": [[client, clock], ...],
+// "pending_deletes": bool, "cells": [...], "meta": {...}, "state": {...}}}, the roots read
+// with the types jupyter_ydoc gives them. pycrdt (yrs) is another implementation: what it
+// shows is not proof of what a tab shows.
+'use strict';
+const path = require('path');
+const Y = require(require.resolve('yjs', {
+  paths: [process.env.LOOP_NODE_MODULES || path.join(__dirname, '..', '..', 'node_modules')]
+}));
+
+let input = '';
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', chunk => (input += chunk));
+process.stdin.on('end', () => {
+  const { docs } = JSON.parse(input);
+  const result = {};
+  for (const [name, updates] of Object.entries(docs)) {
+    const doc = new Y.Doc();
+    for (const update of updates) {
+      Y.applyUpdate(doc, new Uint8Array(Buffer.from(update, 'base64')));
+    }
+    const pending = doc.store.pendingStructs;
+    result[name] = {
+      pending: pending ? [...pending.missing.entries()] : [],
+      pending_deletes: doc.store.pendingDs !== null,
+      cells: doc.getArray('cells').toJSON(),
+      meta: doc.getMap('meta').toJSON(),
+      state: doc.getMap('state').toJSON()
+    };
+  }
+  process.stdout.write(JSON.stringify(result));
+});
