@@ -110,6 +110,7 @@ class LiveDocuments:
         room = self._room(room_id)
         document = getattr(room, "_document", None)
         if isinstance(document, YNotebook) and getattr(room, "ready", False):
+            await self._observed(room)
             if self._pins[room_id]:
                 self._hold(room_id)
             return document  # the live room, looked up again: no lock, no loading
@@ -122,9 +123,24 @@ class LiveDocuments:
             raise NotFound(f"The notebook could not be loaded: {e}") from e
         if not isinstance(document, YNotebook):
             raise NotFound("The notebook could not be loaded.")
+        await self._observed(self._room(room_id))
         if self._pins[room_id]:
             self._hold(room_id)
         return document
+
+    @staticmethod
+    async def _observed(room: Any) -> None:
+        """Wait until the room sends the document's updates to its store and its clients.
+
+        A room is ready as soon as it is loaded, but it subscribes to the document a turn
+        of the event loop later, in a task of its own. A write made in between is neither
+        stored nor sent: a tab holds every later update of our client pending in Yjs
+        (it waits for the structs it never got) and so never shows a count or an output
+        of ours again, even after a restart, when the room is loaded from the store.
+        """
+        observed = getattr(room, "ydoc_observed", None)
+        if observed is not None and not observed.is_set():
+            await observed.wait()
 
     def _room(self, room_id: str) -> Any | None:
         return self._extension().ywebsocket_server.rooms.get(room_id)
