@@ -21,6 +21,15 @@ and written together: a Run All writes a few times a second instead of once per 
 file, not the store, holds a notebook: a store a moment behind after a crash is brought
 up to date from the file when the room is loaded again, as jupyter-collaboration does.
 
+A room writes into its document when it is made (jupyter_server_ydoc sets the path),
+before the document is loaded from the store and before the room observes it: when the
+stored document matches the file, nothing writes those first structs of the room's client
+to the store, and every later update of that client (all of jupyter-loop's outputs)
+hangs on them in Yjs after the next restart, while pycrdt shows it (a tab opens blank).
+So loading stores what the room wrote first, and a stored document with such holes
+(written before this was so) is dropped and the room loads from the file:
+``docs/upstream/room-first-write.md`` has the minimal reproduction.
+
 pycrdt-store applies the updates it squashes only through its decompression hook, so
 without one a squash would store an empty document: the store registers identity hooks
 (compression itself is not used, as pycrdt-store 0.1.5 loads rooms without decompressing).
@@ -37,9 +46,14 @@ from typing import Any
 import anyio
 from jupyter_server.serverapp import ServerApp
 from jupyter_server_ydoc.stores import SQLiteYStore
-from pycrdt import merge_updates
+from pycrdt import Doc, merge_updates
+from pycrdt.store import YDocNotFound
 from traitlets import Float, Int
 from traitlets.config import Config
+
+from .document.update_holes import holes
+
+EMPTY_STATE = Doc().get_state()
 
 
 def unchanged(update: bytes) -> bytes:
@@ -104,6 +118,42 @@ class CompactSQLiteYStore(SQLiteYStore):
         super().__init__(*args, **kwargs)
         self.register_compression_callbacks(unchanged, unchanged)
         self._waiting: list[bytes] = []
+
+    async def apply_updates(self, ydoc: Doc) -> None:
+        """Load the stored document into the room's, then store what the room wrote first.
+
+        Raises ``YDocNotFound`` (the room then loads the file) when nothing is stored, or
+        when the stored document lacks structs it builds on: Yjs would hold them back.
+        """
+        written_by_room = ydoc.get_update() if ydoc.get_state() != EMPTY_STATE else None
+        stored: Doc[Any] = Doc()
+        await super().apply_updates(stored)
+        state = stored.get_update()
+        missing = holes(state)
+        if missing:
+            self.log.warning(
+                "jupyter-loop: the stored history of %s lacks %d range(s) of updates a browser "
+                "would wait for; it is dropped and the document is loaded from its file.",
+                self.path,
+                len(missing),
+            )
+            await self._forget_document()
+            raise YDocNotFound
+        ydoc.apply_update(state)
+        if written_by_room is not None:
+            await super().write(written_by_room)
+
+    async def _forget_document(self) -> None:
+        """Delete this document's stored history (and its checkpoint, where kept)."""
+        async with self.lock:
+            async with self._db:
+                cursor = await self._db.cursor()
+                await cursor.execute("DELETE FROM yupdates WHERE path = ?", (self.path,))
+                tables = await cursor.execute(
+                    "SELECT name FROM sqlite_master WHERE name = 'ycheckpoints'"
+                )
+                if await tables.fetchall():
+                    await cursor.execute("DELETE FROM ycheckpoints WHERE path = ?", (self.path,))
 
     async def write(self, data: bytes) -> None:
         """Store an update with those that come within ``write_interval`` seconds.

@@ -8,6 +8,7 @@ and compares what it shows with what the server's pycrdt shows.
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
 import sqlite3
 import time
@@ -17,17 +18,25 @@ from pathlib import Path
 
 import pytest
 from conftest import notebook_json, wait_for
-from pycrdt import Doc, Provider
+from pycrdt import Array, Doc, Map, Provider
+from pycrdt.store import YDocNotFound
 
 from jupyter_loop.testing.server_process import ServerProcess
 from jupyter_loop.testing.yjs import disagreements, read_with_yjs
+from jupyter_loop.ystore import CompactSQLiteYStore
 
+LOG = logging.getLogger("test")
 PATH = "nb.ipynb"
 CELL = "import time\nfor i in range(5):\n    print('line', i, flush=True)\n    time.sleep(0.05)"
+DEFAULT_PLACE = ".jupyter_ystore.db"
+"""Where jupyter-collaboration's store writes by default: the server's working directory.
+It builds the store of a room opened on the server without the server's configuration,
+so with its own store class every room shares that file only when it is configured too."""
 STORES = {
     "compact": (),
     "jupyter-collaboration's": (
         "--YDocExtension.ystore_class=jupyter_server_ydoc.stores.SQLiteYStore",
+        f"--SQLiteYStore.db_path={DEFAULT_PLACE}",
     ),
 }
 
@@ -40,18 +49,12 @@ def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ServerPro
 
 
 def stored_rows(server: ServerProcess) -> dict[str, list[bytes]]:
-    """Every stored update, by document. jupyter-collaboration's own store writes the rooms
-    it opens on the server's behalf to its default file, in the server's working directory."""
+    """Every stored update, by document, in the order they were stored."""
+    store = server.home / DEFAULT_PLACE
     rows: dict[str, list[bytes]] = defaultdict(list)
-    for store in (server.ystore, server.home / ".jupyter_ystore.db"):
-        if not store.exists():
-            continue
-        with sqlite3.connect(store) as db:
-            if not db.execute("SELECT name FROM sqlite_master WHERE name='yupdates'").fetchall():
-                continue
-            query = "SELECT path, yupdate FROM yupdates ORDER BY timestamp"
-            for path, update in db.execute(query):
-                rows[path].append(bytes(update))
+    with sqlite3.connect(store if store.exists() else server.ystore) as db:
+        for path, update in db.execute("SELECT path, yupdate FROM yupdates ORDER BY timestamp"):
+            rows[path].append(bytes(update))
     return rows
 
 
@@ -89,7 +92,8 @@ async def test_a_notebook_run_with_no_tab_across_restarts_reads_whole_in_yjs(
     (server.root / PATH).write_text(notebook_json(CELL), encoding="utf-8")
     server.start()
     await server.ready()
-    for _ in range(2):
+    # The third start loads the room from a store that matches the file, then runs.
+    for _ in range(3):
         await run_with_no_tab(server)
         await restart(server)
 
@@ -111,3 +115,58 @@ async def test_a_notebook_run_with_no_tab_across_restarts_reads_whole_in_yjs(
         (cell,) = tab.cells
         assert cell["execution_count"] == 1
         assert cell["outputs"][0]["text"] == "".join(f"line {i}\n" for i in range(5))
+
+
+async def test_a_room_loaded_from_a_store_in_step_with_the_file_stores_all_it_writes(
+    server: ServerProcess,
+):
+    """A room loaded from a store that matches the file writes nothing to it at load, but
+    it wrote into its document when it was made (jupyter_server_ydoc sets the path): that
+    first struct of its client must reach the store too, or every later update of the
+    client (all our outputs) waits for it in Yjs."""
+    server.root.mkdir(parents=True)
+    (server.root / PATH).write_text(notebook_json(CELL), encoding="utf-8")
+    server.start()
+    await server.ready()
+    channel, notebook = await server.open_room(PATH)
+    async with Provider(notebook.ydoc, channel):
+        await wait_for(lambda: notebook.cell_number == 1)
+        before = (server.root / PATH).stat().st_mtime_ns
+        source = notebook.ycells[0]["source"]  # bound first: ``ymap[key] +=`` empties it
+        source += "\n# typed in a tab"
+        # Saved by the room: the file and the store now hold the same notebook.
+        await wait_for(lambda: (server.root / PATH).stat().st_mtime_ns != before)
+        await asyncio.sleep(1)
+    channel.close()
+    await restart(server)  # the next room loads from the store, which matches the file
+    await run_with_no_tab(server)
+    server.kill()
+
+    rows = stored_rows(server)
+    views = read_with_yjs(rows)
+    for room, updates in rows.items():
+        loaded = Doc()
+        for update in updates:
+            loaded.apply_update(update)
+        assert disagreements(loaded, views[room]) == [], room
+        (cell,) = views[room].cells
+        assert cell["outputs"][0]["text"] == "".join(f"line {i}\n" for i in range(5))
+
+
+async def test_a_stored_history_with_holes_is_dropped_and_the_file_loaded(tmp_path: Path):
+    """Stores written before the fix hold such holes: the room loads from the file instead
+    of a document that a tab would show without its counts and outputs."""
+    db = str(tmp_path / "ystore.db")
+    doc: Doc = Doc()
+    doc.get("state", type=Map)["path"] = "nb.ipynb"  # the room's first write, never stored
+    before = doc.get_state()
+    doc.get("cells", type=Array).append(Map({"id": "c0", "execution_count": 1.0}))
+    async with CompactSQLiteYStore(path="nb", log=LOG, db_path=db) as store:
+        await store.write(doc.get_update(before))
+    async with CompactSQLiteYStore(path="nb", log=LOG, db_path=db) as store:
+        room_doc: Doc = Doc()
+        with pytest.raises(YDocNotFound):
+            await store.apply_updates(room_doc)
+        assert room_doc.get("cells", type=Array).to_py() in (None, [])
+    with sqlite3.connect(db) as rows:
+        assert rows.execute("SELECT count(*) FROM yupdates").fetchone() == (0,)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import weakref
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -27,7 +28,9 @@ from jupyter_ydoc import YNotebook
 from tornado.web import HTTPError
 
 from ..errors import BadRequest, JupyterLoopError, NotFound, Unavailable
+from ..ystore import CompactSQLiteYStore
 from .reference import NotebookRef, canonical_path
+from .update_holes import own_structs
 
 ORIGIN = "jupyter_loop"
 """Origin of every transaction we make: keeps our writes out of the server's undo stack."""
@@ -64,6 +67,7 @@ class LiveDocuments:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._save_listeners: list[Callable[[str, float], None]] = []
         self._before_save: list[Callable[[], Awaitable[None]]] = []
+        self._whole: weakref.WeakSet[Any] = weakref.WeakSet()
 
     # -- resolving -----------------------------------------------------------------
 
@@ -111,6 +115,7 @@ class LiveDocuments:
         document = getattr(room, "_document", None)
         if isinstance(document, YNotebook) and getattr(room, "ready", False):
             await self._observed(room)
+            await self._store_first_writes(room)
             if self._pins[room_id]:
                 self._hold(room_id)
             return document  # the live room, looked up again: no lock, no loading
@@ -123,7 +128,9 @@ class LiveDocuments:
             raise NotFound(f"The notebook could not be loaded: {e}") from e
         if not isinstance(document, YNotebook):
             raise NotFound("The notebook could not be loaded.")
-        await self._observed(self._room(room_id))
+        room = self._room(room_id)
+        await self._observed(room)
+        await self._store_first_writes(room)
         if self._pins[room_id]:
             self._hold(room_id)
         return document
@@ -141,6 +148,25 @@ class LiveDocuments:
         observed = getattr(room, "ydoc_observed", None)
         if observed is not None and not observed.is_set():
             await observed.wait()
+
+    async def _store_first_writes(self, room: Any) -> None:
+        """Store what the room's own client wrote before its store saw it, once a room.
+
+        A room writes the notebook's path into its document before loading it; when the
+        stored document matches the file, nothing stores that write, and every later
+        update of the room's client (all our outputs) hangs on it in Yjs after the next
+        restart. jupyter-loop's own store does this as it loads a room
+        (``ystore.CompactSQLiteYStore.apply_updates``); a store of another class gets it
+        here, before our first write. (``docs/upstream/room-first-write.md``)
+        """
+        ystore = getattr(room, "ystore", None)
+        if ystore is None or isinstance(ystore, CompactSQLiteYStore) or room in self._whole:
+            return
+        self._whole.add(room)
+        try:
+            await ystore.write(own_structs(room.ydoc))
+        except Exception as e:  # a store closed under us: the file still holds the notebook
+            self._log.warning("jupyter-loop could not write to the YStore: %s", e)
 
     def _room(self, room_id: str) -> Any | None:
         return self._extension().ywebsocket_server.rooms.get(room_id)

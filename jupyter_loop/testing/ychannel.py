@@ -30,3 +30,7 @@ class TornadoChannel:
 
     async def recv(self) -> bytes:
         return await self.__anext__()
+
+    def close(self) -> None:
+        """Close the websocket, as a tab that is closed does."""
+        self._connection.close()

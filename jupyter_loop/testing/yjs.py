@@ -99,10 +99,40 @@ def disagreements(doc: Doc, seen: YjsView) -> list[str]:
         problems.append("Yjs holds back deletions it cannot place")
     ours = pycrdt_roots(doc)
     for name, _ in ROOTS:
-        theirs = getattr(seen, name)
-        if normalized(ours[name]) != normalized(theirs):
-            problems.append(f"{name}: pycrdt {shorten(ours[name])} != Yjs {shorten(theirs)}")
+        difference = first_difference(normalized(ours[name]), normalized(getattr(seen, name)))
+        if difference is not None:
+            problems.append(f"{name}{difference}")
     return problems
+
+
+def first_difference(ours: Any, theirs: Any, where: str = "") -> str | None:
+    """Where two JSON values first differ, and how (pycrdt's value first).
+
+    >>> first_difference({"a": [1, {"b": 2}]}, {"a": [1, {"b": 3}]})
+    "['a'][1]['b']: pycrdt 2 != Yjs 3"
+    >>> first_difference([1], [1, 2])
+    ': pycrdt 1 items != Yjs 2 items'
+    """
+    if isinstance(ours, dict) and isinstance(theirs, dict):
+        for key in sorted(set(ours) | set(theirs), key=str):
+            if key not in ours or key not in theirs:
+                side = "Yjs" if key in theirs else "pycrdt"
+                return f"{where}[{key!r}]: only {side} has it"
+            found = first_difference(ours[key], theirs[key], f"{where}[{key!r}]")
+            if found is not None:
+                return found
+        return None
+    if isinstance(ours, list) and isinstance(theirs, list):
+        if len(ours) != len(theirs):
+            return f"{where}: pycrdt {len(ours)} items != Yjs {len(theirs)} items"
+        for index, (mine, other) in enumerate(zip(ours, theirs, strict=True)):
+            found = first_difference(mine, other, f"{where}[{index}]")
+            if found is not None:
+                return found
+        return None
+    if ours != theirs:
+        return f"{where}: pycrdt {shorten(ours)} != Yjs {shorten(theirs)}"
+    return None
 
 
 def normalized(value: Any) -> Any:

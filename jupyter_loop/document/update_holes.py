@@ -1,0 +1,238 @@
+"""Where a Y update has holes: ranges of a client's structs it lacks but builds on.
+
+Yjs (the browser) integrates a client's structs only in clock order: a struct whose
+earlier clocks it has never seen waits as *pending*, and so does everything that hangs on
+it. pycrdt (yrs) is more lenient and shows such items, so a document the server reads
+whole can reach a tab with a count, an output or a run mark that never appears. The
+full state of a whole document (``doc.get_update()``) has no holes: every client's
+structs start at clock 0 and run without a skip. This module reads the struct part of an
+update (format v1, as ``yjs``'s ``readClientsStructRefs`` defines it) and says where a
+client's range starts late or skips.
+
+We read the binary ourselves because neither library exposes it: pycrdt has no decoder
+for updates, and asking Yjs (node) is not something a server may depend on.
+
+Example:
+    >>> from pycrdt import Array, Doc, Map
+    >>> doc = Doc()
+    >>> doc.get("state", type=Map)["path"] = "nb.ipynb"  # clock 0
+    >>> before = doc.get_state()
+    >>> doc.get("cells", type=Array).append(Map({"id": "c1"}))
+    >>> holes(doc.get_update())
+    []
+    >>> lenient = Doc()
+    >>> lenient.apply_update(doc.get_update(before))  # without clock 0
+    >>> (hole,) = holes(lenient.get_update())
+    >>> hole.client == doc.client_id, hole.clock, hole.length
+    (True, 0, 1)
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+from pycrdt import Doc, write_var_uint
+
+GC, DELETED, JSON, BINARY, STRING, EMBED, FORMAT, TYPE, ANY, DOC, SKIP = range(11)
+HAS_ORIGIN, HAS_RIGHT_ORIGIN, HAS_PARENT_SUB, CONTENT = 0x80, 0x40, 0x20, 0x1F
+XML_ELEMENT, XML_HOOK = 3, 5
+"""Type refs that carry a name (``YXmlElement``, ``YXmlHook``)."""
+
+
+@dataclass(frozen=True)
+class Hole:
+    """Clocks ``[clock, clock + length)`` of ``client`` that the update lacks."""
+
+    client: int
+    clock: int
+    length: int
+
+
+class UnreadableUpdate(ValueError):
+    """The bytes are not a Y update of format v1."""
+
+
+def holes(update: bytes) -> list[Hole]:
+    """The ranges a document that applies ``update`` alone would wait for, as Yjs does:
+    clocks a client's structs skip or start after, and structs an item builds on (its
+    neighbours when it was inserted, its parent) that the update does not hold.
+
+    Meant for a document's full state: there a client's first clock above 0 is a hole.
+
+    >>> holes(bytes(2))  # an empty update: no structs, no deletions
+    []
+    """
+    reader = _Reader(update)
+    found: set[Hole] = set()
+    held: dict[int, list[tuple[int, int]]] = {}
+    needed: list[tuple[int, int]] = []
+    try:
+        for _ in range(reader.var_uint()):
+            count, client, clock = reader.var_uint(), reader.var_uint(), reader.var_uint()
+            if clock > 0:
+                found.add(Hole(client, 0, clock))
+            ranges = held.setdefault(client, [])
+            for _ in range(count):
+                info = reader.byte()
+                if info & CONTENT == SKIP:
+                    length = reader.var_uint()
+                    found.add(Hole(client, clock, length))
+                else:
+                    if info & CONTENT == GC:
+                        length = reader.var_uint()
+                    else:
+                        length = _read_item(reader, info, needed)
+                    ranges.append((clock, clock + length))
+                clock += length
+    except IndexError as e:
+        raise UnreadableUpdate("the update ends in the middle of a struct") from e
+    for client, clock in needed:
+        if not any(start <= clock < end for start, end in held.get(client, ())):
+            found.add(Hole(client, clock, 1))
+    return sorted(found, key=lambda hole: (hole.client, hole.clock))
+
+
+def _read_item(reader: _Reader, info: int, needed: list[tuple[int, int]]) -> int:
+    """Read an item, noting the ids it builds on; return its length in clocks."""
+    if info & HAS_ORIGIN:
+        client, clock = reader.var_uint(), reader.var_uint()
+        needed.append((client, clock))
+    if info & HAS_RIGHT_ORIGIN:
+        needed.append((reader.var_uint(), reader.var_uint()))
+    if not info & (HAS_ORIGIN | HAS_RIGHT_ORIGIN):  # the parent is written out
+        if reader.var_uint() == 1:
+            reader.string()  # a root type's name
+        else:
+            needed.append((reader.var_uint(), reader.var_uint()))  # the parent item
+        if info & HAS_PARENT_SUB:
+            reader.string()
+    return _content_length(reader, info & CONTENT)
+
+
+def _content_length(reader: _Reader, kind: int) -> int:
+    """Read an item's content; return its length in clocks."""
+    if kind == DELETED:
+        return reader.var_uint()
+    if kind == JSON:
+        count = reader.var_uint()
+        for _ in range(count):
+            reader.string()
+        return count
+    if kind == BINARY:
+        reader.take(reader.var_uint())
+        return 1
+    if kind == STRING:
+        return len(reader.string().encode("utf-16-le")) // 2  # Yjs counts UTF-16 units
+    if kind == EMBED:
+        reader.string()
+        return 1
+    if kind == FORMAT:
+        reader.string(), reader.string()
+        return 1
+    if kind == TYPE:
+        if reader.var_uint() in (XML_ELEMENT, XML_HOOK):
+            reader.string()
+        return 1
+    if kind == ANY:
+        count = reader.var_uint()
+        for _ in range(count):
+            reader.any()
+        return count
+    if kind == DOC:
+        reader.string(), reader.any()
+        return 1
+    raise UnreadableUpdate(f"unknown content kind {kind}")
+
+
+class _Reader:
+    """lib0's decoding of the numbers, strings and values a Y update is made of."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+        self._at = 0
+
+    def byte(self) -> int:
+        value = self._data[self._at]
+        self._at += 1
+        return value
+
+    def take(self, count: int) -> bytes:
+        if self._at + count > len(self._data):
+            raise IndexError("past the end")
+        chunk = self._data[self._at : self._at + count]
+        self._at += count
+        return chunk
+
+    def var_uint(self) -> int:
+        value, shift = 0, 0
+        while True:
+            byte = self.byte()
+            value |= (byte & 0x7F) << shift
+            if byte < 0x80:
+                return value
+            shift += 7
+
+    def var_int(self) -> int:
+        byte = self.byte()
+        value, negative, multiplier = byte & 0x3F, byte & 0x40, 64
+        while byte & 0x80:
+            byte = self.byte()
+            value += (byte & 0x7F) * multiplier
+            multiplier *= 128
+        return -value if negative else value
+
+    def string(self) -> str:
+        return self.take(self.var_uint()).decode("utf-8")
+
+    def any(self) -> Any:
+        tag = self.byte()
+        if tag in (127, 126):  # undefined, null
+            return None
+        if tag == 125:
+            return self.var_int()
+        if tag == 124:
+            return struct.unpack(">f", self.take(4))[0]
+        if tag in (123, 122):  # float64, bigint64
+            return self.take(8)
+        if tag in (121, 120):
+            return tag == 120
+        if tag == 119:
+            return self.string()
+        if tag == 118:
+            return {self.string(): self.any() for _ in range(self.var_uint())}
+        if tag == 117:
+            return [self.any() for _ in range(self.var_uint())]
+        if tag == 116:
+            return self.take(self.var_uint())
+        raise UnreadableUpdate(f"unknown value tag {tag}")
+
+
+def own_structs(doc: Doc) -> bytes:
+    """Every struct ``doc``'s own client wrote (and the delete set): what fills its holes.
+
+    >>> from pycrdt import Map
+    >>> doc = Doc()
+    >>> doc.get("state", type=Map)["path"] = "nb.ipynb"
+    >>> other = Doc()
+    >>> other.apply_update(doc.get_update())
+    >>> other.get("state", type=Map)["path"] = "renamed.ipynb"  # builds on doc's path
+    >>> [hole.client == doc.client_id for hole in holes(own_structs(other))]
+    [True]
+    >>> from pycrdt import merge_updates
+    >>> holes(merge_updates(own_structs(other), own_structs(doc)))
+    []
+    """
+    reader = _Reader(doc.get_state())
+    others = [
+        (client, clock)
+        for client, clock in (
+            (reader.var_uint(), reader.var_uint()) for _ in range(reader.var_uint())
+        )
+        if client != doc.client_id
+    ]
+    vector = write_var_uint(len(others)) + b"".join(
+        write_var_uint(client) + write_var_uint(clock) for client, clock in others
+    )
+    return doc.get_update(vector)
