@@ -30,6 +30,7 @@ from .mcp_server.endpoint import McpEndpoint
 from .mcp_server.endpoint import route_table as mcp_routes
 from .outputs_handlers import route_table as output_routes
 from .run_socket import route_table as run_socket_routes
+from .saves import choose_replacing_saves
 from .status_handlers import route_table as status_routes
 from .stopping import stop_on_sigint
 from .ystore import choose_compact_store
@@ -83,6 +84,7 @@ class JupyterLoopApp(
     def _link_jupyter_server_extension(self, serverapp: ServerApp) -> None:
         super()._link_jupyter_server_extension(serverapp)
         choose_compact_store(serverapp.config)
+        choose_replacing_saves(serverapp)
 
     @default("data_dir")
     def _default_data_dir(self) -> str:
