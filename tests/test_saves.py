@@ -5,11 +5,11 @@ of jupyter_server's saving (checkpoints, modes, symlinks, ``use_atomic_writing``
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import stat
 import sys
 from collections.abc import Iterator
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -85,45 +85,57 @@ async def test_a_kill_at_any_point_of_a_save_leaves_a_whole_notebook(
     assert len(notebook.cells) == len(old.cells)
 
 
-@pytest.fixture
-def loop_config() -> dict[str, Any]:
-    return {"save_interval": 0.1}
+def printed_lines(notebook: Any) -> list[str]:
+    outputs = notebook["cells"][0].get("outputs", []) if notebook else []
+    return "".join("".join(o.get("text", "")) for o in outputs).split()
 
 
-@pytest.mark.timeout(120)
-async def test_reads_during_a_stream_of_saves_never_fail(
-    jp_fetch: Any, jp_root_dir: Path, start_kernel: Any, run_cells: Any
-) -> None:
-    path = "printing.ipynb"
-    lines = 150
+@pytest.mark.timeout(180)
+async def test_reads_during_a_stream_of_saves_never_fail(tmp_path: Path) -> None:
+    """A reader (git, nbconvert, the CLI, a hub's health check) reads the notebook through
+    the contents API while a printing cell makes the server save it every 0.1 s."""
+    server, path, lines = (
+        ServerProcess(tmp_path, "--JupyterLoopApp.save_interval=0.1"),
+        "p.ipynb",
+        200,
+    )
     printer = (
         f"import time\nfor i in range({lines}):\n    print(i, flush=True)\n    time.sleep(0.02)"
     )
-    nbformat.write(heavy_notebook(printer), jp_root_dir / path)
-    await start_kernel(path)
-    await run_cells(path, "c0")
-    statuses: list[int] = []
+    last = str(lines - 1)
+    server.root.mkdir(parents=True)
+    nbformat.write(heavy_notebook(printer, cells=30), server.root / path)
+    server.start()
+    failures: list[str] = []
     versions: set[str] = set()
-
-    def printed_all(notebook: Any) -> bool:
-        text = "".join(o.get("text", "") for o in notebook["cells"][0].get("outputs", []))
-        return text.split()[-1:] == [str(lines - 1)]
-
-    async def read() -> bool:
-        response = await jp_fetch("api", "contents", path, raise_error=False)
-        statuses.append(response.code)
-        if response.code != 200:
-            return False
-        model = json.loads(response.body)
-        versions.add(model["last_modified"])
-        return printed_all(model["content"])
+    reading = True
 
     async def reader() -> None:
-        while not await read():
-            pass
+        while reading:
+            try:
+                model = await server.api("api", "contents", path)
+                versions.add(model["last_modified"])
+            except HTTPClientError as error:
+                body = error.response.body[:200] if error.response else b""
+                failures.append(f"{error.code} {body!r}")
 
-    await asyncio.wait_for(asyncio.gather(reader(), reader()), timeout=100)
-    assert [code for code in statuses if code != 200] == []
+    try:
+        await server.ready()
+        await server.start_kernel(path)
+        readers = asyncio.gather(reader(), reader())
+        await server.api(
+            "api", "jupyter-loop", "runs", method="POST", body={"path": path, "cell_ids": ["c0"]}
+        )
+        with suppress(AssertionError):  # the file may never get there: said below
+            await wait_for(lambda: printed_lines(server.saved(path))[-1:] == [last], timeout=60)
+        reading = False
+        await readers
+    finally:
+        server.kill()
+    assert failures == []
+    # Nothing moved aside as .invalid, no backup left: the notebook, whole, with every line.
+    assert sorted(p.name for p in server.root.iterdir() if p.is_file()) == [path]
+    assert printed_lines(server.saved(path))[-1:] == [last]
     assert len(versions) >= 5, "the reads did not overlap a stream of saves"
 
 
