@@ -19,6 +19,7 @@ from .completion.handlers import route_table as completion_routes
 from .completion.service import CompletionService
 from .completion.variables import KernelVariables
 from .document import LiveDocuments
+from .document.saved_hash import SavedHashes
 from .execution.ledger import RunLedger
 from .execution.outputs_config import OutputsConfig
 from .execution.queue import QueueSettings
@@ -97,6 +98,9 @@ class JupyterLoopApp(
         self.documents = LiveDocuments(
             server.web_app.settings, self.log, save_interval=self.save_interval
         )
+        # A tab's Save must not find the file changed by the server's own saves.
+        self.saved_hashes = SavedHashes(server.web_app.settings, self.log)
+        self.saved_hashes.start(server.contents_manager)
         self.outputs = self.output_store(self.data_dir)
         self.outputs.sweep()
         masker = self.secret_masker(self.openai_api_key)
@@ -174,5 +178,6 @@ class JupyterLoopApp(
         await asyncio.wait_for(self.agent.stop(), timeout=10)
         await asyncio.wait_for(self.execution.stop(), timeout=10)
         await self.documents.stop()
+        await self.saved_hashes.stop()
         if self.journal is not None:
             await asyncio.wait_for(self.journal.stop(), timeout=10)

@@ -56,12 +56,13 @@ import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from typing import IO, Any
+from typing import IO, Any, TypeVar, cast
 
 from jupyter_server.serverapp import ServerApp
 from jupyter_server.services.contents.fileio import FileManagerMixin, atomic_writing
 from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
 
+Manager = TypeVar("Manager")
 TEMP_SUFFIX = ".saving"
 STALE_TEMP_SECONDS = 600.0  # no save takes this long: a temp file this old was cut off
 _swept: set[str] = set()  # files whose cut-off temps this process has looked for
@@ -138,8 +139,8 @@ def replacing_writing(
     if original is not None and (
         original.st_nlink > 1 or not os.access(directory, os.W_OK | os.X_OK)
     ):
-        with atomic_writing(target, text=text, encoding=encoding, log=log, **kwargs) as file:
-            yield file
+        with atomic_writing(target, text=text, encoding=encoding, log=log, **kwargs) as in_place:
+            yield in_place
         return
     if original is not None and not os.access(target, os.W_OK):
         # jupyter_server refuses it too (its backup copy); a rename would not notice.
@@ -185,11 +186,13 @@ class ReplacingSavesMixin(FileManagerMixin):
                 yield file
 
 
-class ReplacingAsyncLargeFileManager(AsyncLargeFileManager, ReplacingSavesMixin):
+class ReplacingAsyncLargeFileManager(  # type: ignore[misc]  # jupyter_server's own bases disagree
+    AsyncLargeFileManager, ReplacingSavesMixin
+):
     """jupyter_server's default contents manager with saves that cannot tear."""
 
 
-def with_replacing_saves(manager: type) -> type:
+def with_replacing_saves(manager: type[Manager]) -> type[Manager]:
     """``manager`` with :class:`ReplacingSavesMixin` under it, if it writes files.
 
     The mixin goes *last* among the bases: Python's method order then places it just
@@ -201,9 +204,10 @@ def with_replacing_saves(manager: type) -> type:
     if not issubclass(manager, FileManagerMixin) or issubclass(manager, ReplacingSavesMixin):
         return manager
     if manager is AsyncLargeFileManager:
-        return ReplacingAsyncLargeFileManager
+        return cast("type[Manager]", ReplacingAsyncLargeFileManager)
     # Same name, so the server's log and ``--help`` read as the user's class.
-    return type(manager.__name__, (manager, ReplacingSavesMixin), {"__module__": __name__})
+    derived = type(manager.__name__, (manager, ReplacingSavesMixin), {"__module__": __name__})
+    return cast("type[Manager]", derived)
 
 
 def choose_replacing_saves(server: ServerApp) -> None:

@@ -7,7 +7,8 @@ chosen point and kill the server there, which no real save can be asked to do:
   ``pause_at`` (before its first byte, halfway through its bytes, or with all bytes written
   but the save not yet closed), creates ``paused_file`` and waits there for good.
 * :class:`DelayedSavesContentsManager`: every notebook save waits ``save_delay`` seconds
-  before it writes, as a save does on a busy machine or a slow disk.
+  before it writes, as a save does on a busy machine or a slow disk (``saving_file`` is
+  created when one starts waiting).
 
 Both override only jupyter_server's own methods (``atomic_writing``, ``save``) and reach
 the real ones through ``super()``, so whatever layer the server puts under them (jupyter-loop's
@@ -78,8 +79,11 @@ class PausingContentsManager(AsyncLargeFileManager):
 
 class DelayedSavesContentsManager(AsyncLargeFileManager):
     save_delay = Float(0.0, config=True, help="Seconds each notebook save waits first.")
+    saving_file = Unicode("", config=True, help="Created when a delayed save starts waiting.")
 
     async def save(self, model: dict[str, Any], path: str = "") -> dict[str, Any]:
         if model.get("type") == "notebook" and self.save_delay > 0:
+            if self.saving_file:
+                Path(self.saving_file).touch()
             await asyncio.sleep(self.save_delay)
         return dict(await super().save(model, path))
