@@ -160,6 +160,25 @@ async def test_checkpoints_and_permission_bits_survive_saves(api: Any, jp_root_d
     assert [name for name in os.listdir(jp_root_dir) if name.endswith(".saving")] == []
 
 
+def process_umask() -> int:
+    """Read without changing it (``os.umask`` sets it, racing the server's threads)."""
+    status = Path("/proc/self/status").read_text()
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("Umask")), 8)
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads the umask from /proc")
+async def test_a_new_file_gets_the_mode_open_would_give_it(api: Any, jp_root_dir: Path) -> None:
+    await api(
+        "api",
+        "contents",
+        "new.txt",
+        method="PUT",
+        body={"type": "file", "format": "text", "content": "hi"},
+    )
+    assert (jp_root_dir / "new.txt").read_text() == "hi"
+    assert stat.S_IMODE((jp_root_dir / "new.txt").stat().st_mode) == 0o666 & ~process_umask()
+
+
 async def test_a_symlinked_notebook_is_saved_through_its_link(api: Any, jp_root_dir: Path) -> None:
     real = jp_root_dir / "real.ipynb"
     nbformat.write(heavy_notebook("print('first')", cells=2), real)
