@@ -72,7 +72,8 @@ test.describe.serial('Notebook Run', () => {
 
     const saved = readNotebookOnDisk(`${tmpPath}/${fileName}`);
     // nbformat may store a string as a list of lines.
-    const text = (value: string | string[]) => ([] as string[]).concat(value).join('');
+    const text = (value: string | string[]) =>
+      ([] as string[]).concat(value).join('');
     expect(text(saved.cells[5].outputs[0].data['text/plain'])).toBe('4');
     expect(saved.cells[4].outputs[0].data['image/png']).toBeTruthy();
   });
