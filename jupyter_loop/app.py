@@ -19,6 +19,7 @@ from .completion.handlers import route_table as completion_routes
 from .completion.service import CompletionService
 from .completion.variables import KernelVariables
 from .document import LiveDocuments
+from .document.saved_hash import SavedHashes
 from .execution.ledger import RunLedger
 from .execution.outputs_config import OutputsConfig
 from .execution.queue import QueueSettings
@@ -30,6 +31,7 @@ from .mcp_server.endpoint import McpEndpoint
 from .mcp_server.endpoint import route_table as mcp_routes
 from .outputs_handlers import route_table as output_routes
 from .run_socket import route_table as run_socket_routes
+from .saves import choose_replacing_saves
 from .status_handlers import route_table as status_routes
 from .stopping import stop_on_sigint
 from .ystore import choose_compact_store
@@ -83,6 +85,7 @@ class JupyterLoopApp(
     def _link_jupyter_server_extension(self, serverapp: ServerApp) -> None:
         super()._link_jupyter_server_extension(serverapp)
         choose_compact_store(serverapp.config)
+        choose_replacing_saves(serverapp)
 
     @default("data_dir")
     def _default_data_dir(self) -> str:
@@ -95,6 +98,9 @@ class JupyterLoopApp(
         self.documents = LiveDocuments(
             server.web_app.settings, self.log, save_interval=self.save_interval
         )
+        # A tab's Save must not find the file changed by the server's own saves.
+        self.saved_hashes = SavedHashes(server.web_app.settings, self.log)
+        self.saved_hashes.start(server.contents_manager)
         self.outputs = self.output_store(self.data_dir)
         self.outputs.sweep()
         masker = self.secret_masker(self.openai_api_key)
@@ -172,5 +178,6 @@ class JupyterLoopApp(
         await asyncio.wait_for(self.agent.stop(), timeout=10)
         await asyncio.wait_for(self.execution.stop(), timeout=10)
         await self.documents.stop()
+        await self.saved_hashes.stop()
         if self.journal is not None:
             await asyncio.wait_for(self.journal.stop(), timeout=10)

@@ -89,10 +89,10 @@ def write_notebook(jp_root_dir: Path) -> Callable[..., str]:
 
 @pytest.fixture
 def read_notebook(jp_root_dir: Path) -> Callable[[str], Any]:
-    """Read a notebook from disk; ``None`` while the server is half-way through saving it.
+    """Read a notebook from disk; ``None`` while it is not there or not a notebook.
 
-    Jupyter's "atomic" writing rewrites the file in place (keeping a backup), so a
-    reader can briefly see an empty or truncated file: poll with :func:`wait_for`.
+    The server's saves rename a whole file into place (``jupyter_loop/saves.py``), so a
+    reader sees the old notebook or the new one: poll with :func:`wait_for` for a change.
     """
 
     def read(path: str) -> Any:

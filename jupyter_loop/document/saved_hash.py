@@ -1,0 +1,102 @@
+"""Keep a tab's idea of the notebook file in step with the server's own saves.
+
+When a user saves (Ctrl-S), JupyterLab first asks for the file's hash and compares it with
+the hash it knows from its last open or save; if they differ it stops on "File Changed …
+Overwrite / Revert?". Under real-time collaboration a tab learns the hash of a save the
+server made from the room's document state (``hash``), which jupyter-collaboration sets
+when a save completes (``DocumentRoom._maybe_save_document``).
+
+The gap: every change to the document cancels the room's save task in flight
+(``_on_document_change`` starts a new debounced save and cancels the previous one). The
+file write itself is shielded and completes, but the cancelled task never records the new
+hash. jupyter-loop writes outputs into the document many times a second while a cell runs,
+so a save (its own, forced every ``save_interval`` and after each run, or the room's
+autosave) is cancelled this way most of the time, and the file on disk then carries a hash
+no tab has heard of until some later save completes: up to ``save_interval`` during a run,
+and for good when a tab edit cancels the last save after a run (the next autosave waits
+for a quiet document). A Ctrl-S in that window asks Overwrite / Revert.
+
+Here each save of a notebook the contents manager makes (a post-save hook, jupyter_server's
+public API) is followed by a check, once that save's room step is over (the room's file
+lock): if the file on disk is the room's own last write (same ``last_modified`` as its
+loader recorded) and the room's ``hash`` is not the file's, the room's ``hash`` is set to
+it, under the room's update lock as jupyter-collaboration does, so the change does not
+itself start a save. A file changed by anyone else (``last_modified`` differs) is left to
+jupyter-collaboration's out-of-band watcher.
+
+Rejected: holding the room's update lock while jupyter-loop writes outputs, so its writes
+never cancel a save. That also stops them from starting the room's autosave, which
+``save_interval = None`` relies on, and makes every output batch wait on that lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from jupyter_server.utils import ensure_async, to_api_path
+
+from .reference import NotebookRef
+
+_YDOC_EXTENSION = "jupyter_server_ydoc"
+
+
+class SavedHashes:
+    """Sets a room's recorded hash after any save of its notebook whose hash it missed."""
+
+    def __init__(self, settings: dict[str, Any], log: logging.Logger) -> None:
+        self._settings = settings
+        self._log = log
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def start(self, contents_manager: Any) -> None:
+        contents_manager.register_post_save_hook(self._after_save)
+
+    async def stop(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=3)
+
+    def _after_save(self, model: Any, os_path: str, contents_manager: Any, **_: Any) -> None:
+        if not os_path.endswith(".ipynb"):
+            return
+        path = to_api_path(os_path, contents_manager.root_dir)
+        try:
+            task = asyncio.get_running_loop().create_task(self.catch_up(path))
+        except RuntimeError:  # a save made outside the server's event loop: no room to tell
+            return
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def catch_up(self, path: str) -> None:
+        """Record the file's hash in the notebook's room, if the room wrote the file and
+        its recorded hash is not the file's."""
+        try:
+            await self._catch_up(path)
+        except Exception as e:  # a check that fails leaves the room as upstream left it
+            self._log.debug("jupyter-loop could not check the saved hash of %s: %s", path, e)
+
+    async def _catch_up(self, path: str) -> None:
+        extension = self._settings.get(_YDOC_EXTENSION)
+        file_id = self._settings["file_id_manager"].get_id(path)
+        if extension is None or file_id is None:
+            return
+        room = extension.ywebsocket_server.rooms.get(NotebookRef(path, str(file_id)).room_id)
+        loader = getattr(room, "_file", None)
+        document = getattr(room, "_document", None)
+        if loader is None or document is None:
+            return
+        contents = self._settings["contents_manager"]
+        # The loader's lock is held for the whole of a room's save (write, then its hash):
+        # once we have it, that save is over and its last_modified recorded.
+        async with loader._lock:
+            disk = await ensure_async(contents.get(path, content=False, require_hash=True))
+            written_by_room = disk["last_modified"] == loader.last_modified
+        if not written_by_room or document.hash == disk["hash"]:
+            return
+        async with room._update_lock:
+            if loader.last_modified == disk["last_modified"] and document.hash != disk["hash"]:
+                document.hash = disk["hash"]
+                self._log.debug("jupyter-loop recorded the hash of a save of %s", path)

@@ -1,0 +1,89 @@
+"""Contents managers set into a test server's config (``ServerApp.contents_manager_class``).
+
+Real jupyter_server file managers with one behaviour added, so a test can stop a save at a
+chosen point and kill the server there, which no real save can be asked to do:
+
+* :class:`PausingContentsManager`: while ``armed_file`` exists, the next save stops at
+  ``pause_at`` (before its first byte, halfway through its bytes, or with all bytes written
+  but the save not yet closed), creates ``paused_file`` and waits there for good.
+* :class:`DelayedSavesContentsManager`: every notebook save waits ``save_delay`` seconds
+  before it writes, as a save does on a busy machine or a slow disk (``saving_file`` is
+  created when one starts waiting).
+
+Both override only jupyter_server's own methods (``atomic_writing``, ``save``) and reach
+the real ones through ``super()``, so whatever layer the server puts under them (jupyter-loop's
+saves that cannot tear) still does the writing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
+from traitlets import Enum, Float, Unicode
+
+PAUSE_POINTS = ("start", "middle", "written")
+
+
+class PausingFile:
+    """A file object whose first write stops at the chosen point."""
+
+    def __init__(self, file: IO[Any], pause_at: str, paused_file: str) -> None:
+        self._file = file
+        self._pause_at = pause_at
+        self._paused_file = paused_file
+        self._first = True
+
+    def pause(self) -> None:
+        self._file.flush()  # what was written is in the file, as a kill would leave it
+        Path(self._paused_file).touch()
+        while True:  # until the test kills the server
+            time.sleep(1)
+
+    def write(self, data: Any) -> int:
+        first, self._first = self._first, False
+        if first and self._pause_at == "start":
+            self.pause()
+        if first and self._pause_at == "middle":
+            self._file.write(data[: len(data) // 2])
+            self.pause()
+        return int(self._file.write(data))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._file, name)
+
+
+class PausingContentsManager(AsyncLargeFileManager):
+    armed_file = Unicode("", config=True, help="The next save pauses while this file exists.")
+    paused_file = Unicode("", config=True, help="Created when a save has paused.")
+    pause_at = Enum(PAUSE_POINTS, "middle", config=True, help="Where the save pauses.")
+
+    @contextmanager
+    def atomic_writing(self, os_path: str, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        armed = bool(self.armed_file) and Path(self.armed_file).exists()
+        with super().atomic_writing(os_path, *args, **kwargs) as file:
+            if not armed:
+                yield file
+                return
+            Path(self.armed_file).unlink()
+            pausing = PausingFile(file, self.pause_at, self.paused_file)
+            yield pausing
+            if self.pause_at == "written":
+                pausing.pause()
+
+
+class DelayedSavesContentsManager(AsyncLargeFileManager):
+    save_delay = Float(0.0, config=True, help="Seconds each notebook save waits first.")
+    saving_file = Unicode("", config=True, help="Created when a delayed save starts waiting.")
+
+    async def save(self, model: dict[str, Any], path: str = "") -> dict[str, Any]:
+        if model.get("type") == "notebook" and self.save_delay > 0:
+            if self.saving_file:
+                Path(self.saving_file).touch()
+            await asyncio.sleep(self.save_delay)
+        return dict(await super().save(model, path))
