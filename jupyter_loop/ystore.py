@@ -21,14 +21,15 @@ and written together: a Run All writes a few times a second instead of once per 
 file, not the store, holds a notebook: a store a moment behind after a crash is brought
 up to date from the file when the room is loaded again, as jupyter-collaboration does.
 
-A room writes into its document when it is made (jupyter_server_ydoc sets the path),
-before the document is loaded from the store and before the room observes it: when the
-stored document matches the file, nothing writes those first structs of the room's client
-to the store, and every later update of that client (all of jupyter-loop's outputs)
-hangs on them in Yjs after the next restart, while pycrdt shows it (a tab opens blank).
-So loading stores what the room wrote first, and a stored document with such holes
-(written before this was so) is dropped and the room loads from the file:
-``docs/upstream/room-first-write.md`` has the minimal reproduction.
+A room writes into its document before it observes it (the path when it is made; on the
+JupyterLab 4.5 line also ``dirty`` once loaded): when the stored document matches the
+file, nothing writes those first structs of the room's client to the store, and every
+later update of that client (a save's hash, all of jupyter-loop's outputs) hangs on them
+in Yjs after the next restart, while pycrdt shows it (a tab opens blank). So the room's
+first observed update is stored together with everything the room's client wrote before
+it, and a stored document with such holes (written before this was so) is dropped and
+the room loads from the file: ``docs/upstream/room-first-write.md`` has the minimal
+reproduction.
 
 pycrdt-store applies the updates it squashes only through its decompression hook, so
 without one a squash would store an empty document: the store registers identity hooks
@@ -51,9 +52,7 @@ from pycrdt.store import YDocNotFound
 from traitlets import Float, Int
 from traitlets.config import Config
 
-from .document.update_holes import holes
-
-EMPTY_STATE = Doc().get_state()
+from .document.update_holes import holes, own_structs
 
 
 def unchanged(update: bytes) -> bytes:
@@ -118,14 +117,15 @@ class CompactSQLiteYStore(SQLiteYStore):
         super().__init__(*args, **kwargs)
         self.register_compression_callbacks(unchanged, unchanged)
         self._waiting: list[bytes] = []
+        self._room_document: Doc[Any] | None = None
 
     async def apply_updates(self, ydoc: Doc) -> None:
-        """Load the stored document into the room's, then store what the room wrote first.
+        """Load the stored document into the room's.
 
         Raises ``YDocNotFound`` (the room then loads the file) when nothing is stored, or
         when the stored document lacks structs it builds on: Yjs would hold them back.
         """
-        written_by_room = ydoc.get_update() if ydoc.get_state() != EMPTY_STATE else None
+        self._room_document = ydoc
         stored: Doc[Any] = Doc()
         await super().apply_updates(stored)
         state = stored.get_update()
@@ -140,8 +140,11 @@ class CompactSQLiteYStore(SQLiteYStore):
             await self._forget_document()
             raise YDocNotFound
         ydoc.apply_update(state)
-        if written_by_room is not None:
-            await super().write(written_by_room)
+
+    async def encode_state_as_update(self, ydoc: Doc) -> None:
+        """Store the room's whole document (it was loaded from its file)."""
+        self._room_document = ydoc
+        await self._write_batched(ydoc.get_update())
 
     async def _forget_document(self) -> None:
         """Delete this document's stored history (and its checkpoint, where kept)."""
@@ -156,6 +159,18 @@ class CompactSQLiteYStore(SQLiteYStore):
                     await cursor.execute("DELETE FROM ycheckpoints WHERE path = ?", (self.path,))
 
     async def write(self, data: bytes) -> None:
+        """Store an update the room observed; the first carries what came before it.
+
+        The first update a room observes is stored with every struct the room's own
+        client wrote before (see the module's docstring): a few bytes of state, or the
+        notebook when the room loaded it from its file (a copy the squash folds away).
+        """
+        if self._room_document is not None:
+            data = merge_updates(own_structs(self._room_document), data)
+            self._room_document = None
+        await self._write_batched(data)
+
+    async def _write_batched(self, data: bytes) -> None:
         """Store an update with those that come within ``write_interval`` seconds.
 
         The room runs each write as a task of its own: the first of a batch waits and

@@ -14,6 +14,7 @@ import sqlite3
 import time
 from collections import defaultdict
 from collections.abc import Iterator
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -21,11 +22,13 @@ from conftest import notebook_json, wait_for
 from pycrdt import Array, Doc, Map, Provider
 from pycrdt.store import YDocNotFound
 
+from jupyter_loop.document.update_holes import holes
 from jupyter_loop.testing.server_process import ServerProcess
 from jupyter_loop.testing.yjs import disagreements, read_with_yjs
 from jupyter_loop.ystore import CompactSQLiteYStore
 
 LOG = logging.getLogger("test")
+JUPYTER_SERVER_YDOC_MAJOR = int(version("jupyter_server_ydoc").split(".")[0])
 PATH = "nb.ipynb"
 CELL = "import time\nfor i in range(5):\n    print('line', i, flush=True)\n    time.sleep(0.05)"
 DEFAULT_PLACE = ".jupyter_ystore.db"
@@ -124,6 +127,12 @@ async def test_a_room_loaded_from_a_store_in_step_with_the_file_stores_all_it_wr
     it wrote into its document when it was made (jupyter_server_ydoc sets the path): that
     first struct of its client must reach the store too, or every later update of the
     client (all our outputs) waits for it in Yjs."""
+    if server.options and JUPYTER_SERVER_YDOC_MAJOR < 3:
+        pytest.xfail(
+            "jupyter-collaboration 4 with its own store: a room only a tab wrote into loses "
+            "its 'dirty' write (upstream; docs/upstream/room-first-write.md). jupyter-loop's "
+            "store keeps it; with another store only rooms jupyter-loop writes into are mended."
+        )
     server.root.mkdir(parents=True)
     (server.root / PATH).write_text(notebook_json(CELL), encoding="utf-8")
     server.start()
@@ -165,8 +174,13 @@ async def test_a_stored_history_with_holes_is_dropped_and_the_file_loaded(tmp_pa
         await store.write(doc.get_update(before))
     async with CompactSQLiteYStore(path="nb", log=LOG, db_path=db) as store:
         room_doc: Doc = Doc()
-        with pytest.raises(YDocNotFound):
+        try:
             await store.apply_updates(room_doc)
-        assert room_doc.get("cells", type=Array).to_py() in (None, [])
-    with sqlite3.connect(db) as rows:
-        assert rows.execute("SELECT count(*) FROM yupdates").fetchone() == (0,)
+        except YDocNotFound:  # pycrdt 0.14 shows the held-back cell: the history is dropped
+            with sqlite3.connect(db) as rows:
+                assert rows.execute("SELECT count(*) FROM yupdates").fetchone() == (0,)
+        # (pycrdt 0.13 holds the cell back as Yjs does: the room then loads the file.)
+    state = room_doc.get_update()
+    assert holes(state) == []
+    (tab,) = read_with_yjs({"tab": [state]}).values()
+    assert disagreements(room_doc, tab) == []

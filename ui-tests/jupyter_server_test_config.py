@@ -19,7 +19,10 @@ c.ServerApp.allow_root = True  # CI runs as root
 # (LOOP_UI_STATE_DIR keeps them across a server restart made by a test.)
 _state = Path(os.environ.get("LOOP_UI_STATE_DIR") or tempfile.mkdtemp(prefix="loop-ui-state-"))
 _state.mkdir(parents=True, exist_ok=True)
-c.SQLiteYStore.db_path = str(_state / "ystore.db")
+# LOOP_UI_DEFAULT_STORE=1 leaves the collaboration store where a plain `jupyter lab` has it
+# (`.jupyter_ystore.db` in the working directory), as a new user's server does.
+if not os.environ.get("LOOP_UI_DEFAULT_STORE"):
+    c.SQLiteYStore.db_path = str(_state / "ystore.db")
 c.BaseFileIdManager.db_path = str(_state / "fileid.db")
 c.JupyterLoopApp.data_dir = str(_state / "jupyter_loop")
 

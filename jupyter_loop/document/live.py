@@ -146,18 +146,26 @@ class LiveDocuments:
         of ours again, even after a restart, when the room is loaded from the store.
         """
         observed = getattr(room, "ydoc_observed", None)
-        if observed is not None and not observed.is_set():
+        if observed is not None:
             await observed.wait()
+            return
+        # pycrdt-websocket 0.16.2 (the JupyterLab 4.5 line) has no event for it: its
+        # subscription appears within a few turns of the event loop.
+        for _ in range(100):
+            if getattr(room, "_subscription", None) is not None:
+                return
+            await asyncio.sleep(0.01)
 
     async def _store_first_writes(self, room: Any) -> None:
         """Store what the room's own client wrote before its store saw it, once a room.
 
-        A room writes the notebook's path into its document before loading it; when the
-        stored document matches the file, nothing stores that write, and every later
-        update of the room's client (all our outputs) hangs on it in Yjs after the next
-        restart. jupyter-loop's own store does this as it loads a room
-        (``ystore.CompactSQLiteYStore.apply_updates``); a store of another class gets it
-        here, before our first write. (``docs/upstream/room-first-write.md``)
+        A room writes into its document before it observes it: the notebook's path when
+        it is made and, on the JupyterLab 4.5 line, ``dirty`` once loaded. When the
+        stored document matches the file, nothing stores those writes, and every later
+        update of the room's client (all our outputs) hangs on them in Yjs after the next
+        restart. jupyter-loop's own store stores them with the room's first observed
+        update (``CompactSQLiteYStore.write``); a store of another class gets them here,
+        before our first write. (``docs/upstream/room-first-write.md``)
         """
         ystore = getattr(room, "ystore", None)
         if ystore is None or isinstance(ystore, CompactSQLiteYStore) or room in self._whole:

@@ -1,69 +1,9 @@
 import { expect, test } from '@playwright/test';
-import { ChildProcess, spawn } from 'child_process';
 import * as fs from 'fs';
-import * as os from 'os';
 import * as path from 'path';
 
 import { cellPrompt, cellText, printedNumbers } from './helpers';
-
-/**
- * A JupyterLab server of this test's own (the shared one cannot be restarted), with its
- * files, YStore and jupyter-loop state kept across restarts.
- */
-class OwnServer {
-  readonly port = Number(process.env.LOOP_UI_PORT || 8888) + 20;
-  readonly home = fs.mkdtempSync(path.join(os.tmpdir(), 'loop-ui-restart-'));
-  readonly root = path.join(this.home, 'root');
-  private _process: ChildProcess | null = null;
-
-  get url(): string {
-    return `http://localhost:${this.port}`;
-  }
-
-  async start(): Promise<void> {
-    fs.mkdirSync(this.root, { recursive: true });
-    const env = {
-      ...process.env,
-      LOOP_UI_PORT: String(this.port),
-      JUPYTERLAB_GALATA_ROOT_DIR: this.root,
-      LOOP_UI_STATE_DIR: path.join(this.home, 'state'),
-      JUPYTER_DATA_DIR: path.join(this.home, 'data')
-    };
-    const log = fs.openSync(
-      path.join(this.home, `server-${Date.now()}.log`),
-      'w'
-    );
-    this._process = spawn(
-      'jupyter',
-      [
-        'lab',
-        '--config',
-        path.join(__dirname, '..', 'jupyter_server_test_config.py')
-      ],
-      { env, detached: true, stdio: ['ignore', log, log] }
-    );
-    await expect
-      .poll(
-        async () => {
-          try {
-            return (await fetch(`${this.url}/api/status`)).status;
-          } catch {
-            return 0;
-          }
-        },
-        { timeout: 60000 }
-      )
-      .toBe(200);
-  }
-
-  /** A crash: the server and its kernel die at once. */
-  kill(): void {
-    if (this._process?.pid) {
-      process.kill(-this._process.pid, 'SIGKILL');
-      this._process = null;
-    }
-  }
-}
+import { OwnServer } from './own-server';
 
 const LOOP =
   'import time\nfor i in range(400):\n    print(i, flush=True)\n    time.sleep(0.1)';

@@ -1,0 +1,100 @@
+import { expect } from '@playwright/test';
+import { ChildProcess, spawn, spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+
+/**
+ * A JupyterLab server of a test's own (the shared one cannot be restarted), with its
+ * files, YStore and jupyter-loop state kept across restarts. It runs from `home`, so
+ * with `defaultStore` the collaboration store is where a plain `jupyter lab` puts it:
+ * `.jupyter_ystore.db` in the server's working directory.
+ */
+export class OwnServer {
+  readonly port: number;
+  readonly home = fs.mkdtempSync(path.join(os.tmpdir(), 'loop-ui-restart-'));
+  readonly root = path.join(this.home, 'root');
+  private _process: ChildProcess | null = null;
+
+  constructor(
+    readonly options: { portOffset?: number; defaultStore?: boolean } = {}
+  ) {
+    this.port =
+      Number(process.env.LOOP_UI_PORT || 8888) + (options.portOffset ?? 20);
+  }
+
+  get url(): string {
+    return `http://localhost:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    fs.mkdirSync(this.root, { recursive: true });
+    const env = {
+      ...process.env,
+      LOOP_UI_PORT: String(this.port),
+      JUPYTERLAB_GALATA_ROOT_DIR: this.root,
+      LOOP_UI_STATE_DIR: path.join(this.home, 'state'),
+      LOOP_UI_DEFAULT_STORE: this.options.defaultStore ? '1' : '',
+      JUPYTER_DATA_DIR: path.join(this.home, 'data')
+    };
+    const log = fs.openSync(
+      path.join(this.home, `server-${Date.now()}.log`),
+      'w'
+    );
+    this._process = spawn(
+      'jupyter',
+      [
+        'lab',
+        '--config',
+        path.join(__dirname, '..', 'jupyter_server_test_config.py')
+      ],
+      { env, cwd: this.home, detached: true, stdio: ['ignore', log, log] }
+    );
+    await expect
+      .poll(
+        async () => {
+          try {
+            return (await fetch(`${this.url}/api/status`)).status;
+          } catch {
+            return 0;
+          }
+        },
+        { timeout: 60000 }
+      )
+      .toBe(200);
+  }
+
+  /** A plain stop (SIGTERM to the server alone), waited for; kernels left are killed. */
+  async stop(): Promise<void> {
+    const server = this._process;
+    if (!server?.pid) {
+      return;
+    }
+    const exited = new Promise(resolve => server.once('exit', resolve));
+    process.kill(server.pid, 'SIGTERM');
+    await Promise.race([exited, new Promise(r => setTimeout(r, 60000))]);
+    this.kill();
+  }
+
+  /** A crash: the server and its kernel die at once. */
+  kill(): void {
+    if (this._process?.pid) {
+      try {
+        process.kill(-this._process.pid, 'SIGKILL');
+      } catch {
+        // every process of the group has exited already
+      }
+      this._process = null;
+    }
+  }
+
+  /** `jupyter loop ARGS…` against this server, to its end; its exit status. */
+  loop(...args: string[]): number {
+    const done = spawnSync(
+      'jupyter',
+      ['loop', '--url', `${this.url}/`, '--token', '', ...args],
+      { cwd: this.root, encoding: 'utf-8', timeout: 120000 }
+    );
+    return done.status ?? -1;
+  }
+}
