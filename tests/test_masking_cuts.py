@@ -33,8 +33,9 @@ SECRET = "CANARY-qx7w-zz9q-mk4p"
 id or nonce never has, so a match below cannot be chance."""
 PIECE = 4
 """Shortest piece of the secret that must not get through (shorter than the masker's 6)."""
-DENSE = (SECRET + " ") * 600
-"""13,200 characters where a cut at any offset falls inside a secret 21 times in 22."""
+DENSE = (SECRET + " ") * 2_000
+"""44,000 characters where a cut at any offset falls inside a secret 21 times in 22; masked,
+still longer than a tool's page (14,000 characters)."""
 
 
 def pieces_in(text: str) -> list[str]:
@@ -87,15 +88,11 @@ async def test_read_cell_pages_over_mcp_carry_no_piece_of_a_secret(
         offset = re.search(r"read more with offset=(\d+)", first)
         assert offset is not None, first  # the source did not fit one page
         texts.append(
-            text_of(
-                await call(session, "read_cell", path=path, cell_id="c1", offset=offset[1])
-            )
+            text_of(await call(session, "read_cell", path=path, cell_id="c1", offset=offset[1]))
         )
         texts.append(
             text_of(
-                await call(
-                    session, "read_cell", path=path, cell_id="c1", output_index=0, offset=7
-                )
+                await call(session, "read_cell", path=path, cell_id="c1", output_index=0, offset=7)
             )
         )
         texts.append(text_of(await call(session, "read_notebook", path=path)))
@@ -117,13 +114,14 @@ async def test_a_turn_sends_the_model_no_piece_of_a_secret(
         say("Done."),
     )
     agent = Agent(api)
-    await agent.start(path, "What is in these cells?", focus_cell_ids=["c0", "c1"])
+    # The user's message too is longer than its share of the prompt.
+    await agent.start(path, "Which keys are these? " + DENSE * 2, focus_cell_ids=["c0", "c1"])
     conversation = await agent.ended(path)
     assert conversation["turn"]["state"] == "done", notices(conversation)
     bodies = model_server.bodies(OPENAI_CHAT)
     assert len(bodies) == 5
     assert [pieces_in(json.dumps(body)) for body in bodies] == [[]] * 5
-    assert "••••••" in json.dumps(bodies[-1])
+    assert "••••••" in json.dumps(bodies[-1], ensure_ascii=False)
     shown = json.dumps([conversation, await agent.journal(path)])
     assert pieces_in(shown) == []
 
