@@ -79,10 +79,10 @@ def rerun(notebook: YNotebook, index: int, step: int) -> None:
 def main() -> None:
     began = time.perf_counter()
     notebook = live_notebook()
-    cells = NotebookSnapshots()
+    masker = SecretMasker(["not-a-real-secret-123"], environ={})
+    cells = NotebookSnapshots(masker)  # masks each cell as it reads it
     print(f"live notebook: {CELLS} cells, {output_megabytes(make_notebook()):.0f} MB of outputs "
           f"(loaded in {time.perf_counter() - began:.1f} s)")  # fmt: skip
-    masker = SecretMasker(["not-a-real-secret-123"], environ={})
     rng = random.Random(3)
     conversation = [ConversationTurn("user", "Why does the training loop fail? Fix it.")]
     steps: list[ToolStep] = []
@@ -104,7 +104,6 @@ def main() -> None:
             memory=[f"proposal p-{n} (modify c{n}): pending" for n in range(step // 5)],
             budget_tokens=BUDGET_TOKENS,
             nonce="bench",
-            masker=masker,
             overview=overview,
         )
         times.append((time.perf_counter() - started) * 1000)

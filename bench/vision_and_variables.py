@@ -24,11 +24,11 @@ from jupyter_loop.agent.vision import ImageBudget, ImageShrinker
 from jupyter_loop.execution.introspect import (
     EXPRESSION,
     EXPRESSION_KEY,
-    ReplyWaiter,
     describe,
     report_from_reply,
 )
 from jupyter_loop.execution.kernel import KernelChannel
+from jupyter_loop.execution.silent_read import ReplyWaiter
 
 READS = 20
 SETUP = """

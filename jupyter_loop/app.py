@@ -30,6 +30,7 @@ from .mcp_server.config import ExternalConfig
 from .mcp_server.endpoint import McpEndpoint
 from .mcp_server.endpoint import route_table as mcp_routes
 from .outputs_handlers import route_table as output_routes
+from .private import tighten
 from .run_socket import route_table as run_socket_routes
 from .saves import choose_replacing_saves
 from .status_handlers import route_table as status_routes
@@ -95,6 +96,11 @@ class JupyterLoopApp(
         server = self.serverapp
         if server is None:  # only possible when the extension is misloaded
             raise RuntimeError("jupyter-loop must be loaded by a Jupyter server")
+        tightened = tighten(Path(self.data_dir))  # state kept before it was made private
+        if tightened:
+            self.log.info(
+                "jupyter-loop: made %d files in %s private", len(tightened), self.data_dir
+            )
         self.documents = LiveDocuments(
             server.web_app.settings, self.log, save_interval=self.save_interval
         )

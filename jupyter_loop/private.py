@@ -1,7 +1,9 @@
 """Files and directories only their owner may read (conversations, journals, outputs).
 
 What a notebook printed and what was said to the agent may hold secrets: on a shared
-machine they must not be readable by other users, whatever the umask.
+machine they must not be readable by other users, whatever the umask. Files written
+before they were made private keep the modes they had: :func:`tighten` takes group and
+other rights away from them when the server starts.
 
 Example:
     >>> import stat, tempfile
@@ -17,11 +19,14 @@ Example:
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import IO, Any
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
+OTHERS = 0o077
+"""Rights of the group and of others."""
 
 
 def private_dir(path: Path) -> Path:
@@ -35,6 +40,49 @@ def private_dir(path: Path) -> Path:
         directory.mkdir(mode=DIR_MODE, exist_ok=True)
         os.chmod(directory, DIR_MODE)  # mkdir's mode is narrowed by the umask, not set
     return path
+
+
+def tighten(root: Path) -> list[Path]:
+    """Take group and other rights away from ``root`` and everything under it; returns what
+    changed (what could not be changed is left as it is).
+
+    Only rights are taken, never given, and the owner's are kept, so a data directory
+    configured somewhere unusual loses nothing its owner needs. Symbolic links are not
+    followed (their targets are not ours), and entries of other users are left alone.
+    Setting exact modes (0700/0600) was the alternative; it would also take away an
+    owner's execute bit from a file that had one.
+
+    Example:
+        >>> import tempfile
+        >>> root = Path(tempfile.mkdtemp())
+        >>> (root / "old").write_text("x"); (root / "old").chmod(0o644)
+        1
+        >>> [path.name for path in tighten(root)], oct(stat.S_IMODE((root / "old").stat().st_mode))
+        (['old'], '0o600')
+    """
+    if os.name != "posix" or not root.is_dir():
+        return []
+    changed: list[Path] = []
+    for folder, _, files in os.walk(root):  # never into a linked folder
+        here = Path(folder)
+        for path in (here, *(here / name for name in files)):
+            if _take_others_rights(path):
+                changed.append(path)
+    return changed
+
+
+def _take_others_rights(path: Path) -> bool:
+    try:
+        status = os.lstat(path)
+        if stat.S_ISLNK(status.st_mode) or status.st_uid != os.getuid():
+            return False
+        mode = stat.S_IMODE(status.st_mode)
+        if not mode & OTHERS:
+            return False
+        os.chmod(path, mode & ~OTHERS)
+    except OSError:
+        return False
+    return True
 
 
 def _opener(path: str, flags: int) -> int:

@@ -27,7 +27,9 @@ Example:
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
@@ -90,6 +92,44 @@ _BINARY_KEYS = ("image/", "audio/", "video/", "application/pdf", "application/oc
 Span = tuple[int, int, int]  # (match start, secret start, end)
 
 
+@dataclass(frozen=True)
+class MaskedText:
+    """A text with its secrets masked, and where each mask stands in for a secret.
+
+    Text is masked whole before anything cuts it (a page, an excerpt, a window around a
+    cursor): a cut through the raw text would leave pieces of a secret that the masker no
+    longer recognises. A position in the raw text (a cursor) is carried over with
+    :meth:`position`.
+
+    Attributes:
+        text: The masked text.
+        masks: ``(raw start, raw end, masked start)`` of each secret replaced, in order.
+        mask_length: Length of one mask.
+
+    Example:
+        >>> masked = SecretMasker(["hunter2-hunter2"], token_patterns=False).masked(
+        ...     "pw=hunter2-hunter2 ok")
+        >>> masked.text, masked.position(0), masked.position(8), masked.position(19)
+        ('pw=•••••• ok', 0, 9, 10)
+    """
+
+    text: str
+    masks: tuple[tuple[int, int, int], ...] = ()
+    mask_length: int = 0
+
+    def position(self, raw: int) -> int:
+        """Where ``raw`` (an offset into the raw text) is in the masked text; an offset
+        inside a secret moves to the end of its mask, so no piece of it is on either side."""
+        index = bisect_right(self.masks, (raw, raw, raw)) - 1
+        if index < 0:
+            return raw
+        start, end, masked_start = self.masks[index]
+        if raw == start:
+            return masked_start
+        masked_end = masked_start + self.mask_length
+        return masked_end if raw < end else masked_end + raw - end
+
+
 class SecretMasker:
     """Replaces secrets in text and JSON-like values with a mask.
 
@@ -137,6 +177,17 @@ class SecretMasker:
         spans = self._spans(text, 0)
         return self._render(text, 0, len(text), spans) if spans else text
 
+    def masked(self, text: str) -> MaskedText:
+        """:meth:`mask`, with where each secret was (to carry a cursor over)."""
+        if self._pattern is None or not text:
+            return MaskedText(text)
+        spans = self._spans(text, 0)
+        if not spans:
+            return MaskedText(text)
+        masks: list[tuple[int, int, int]] = []
+        rendered = self._render(text, 0, len(text), spans, masks)
+        return MaskedText(rendered, tuple(masks), len(self._mask))
+
     def contains_secret(self, text: str) -> bool:
         """Whether ``text`` holds anything :meth:`mask` would replace."""
         return self._pattern is not None and self._pattern.search(text) is not None
@@ -181,16 +232,31 @@ class SecretMasker:
             found = pattern.search(text, begin + 1)
         return spans
 
-    def _render(self, text: str, start: int, stop: int, spans: list[Span]) -> str:
-        """``text[start:stop]`` with the (merged) secret parts of ``spans`` masked."""
+    def _render(
+        self,
+        text: str,
+        start: int,
+        stop: int,
+        spans: list[Span],
+        masks: list[tuple[int, int, int]] | None = None,
+    ) -> str:
+        """``text[start:stop]`` with the (merged) secret parts of ``spans`` masked; each
+        mask's ``(raw start, raw end, masked start)`` is added to ``masks`` if given."""
         pieces: list[str] = []
+        written = 0
         position = start
         for _, secret, end in sorted(spans, key=lambda span: span[1]):
             if end <= position:
                 continue
             if secret >= position:
                 pieces.append(text[position:secret])
+                written += secret - position
+                if masks is not None:
+                    masks.append((secret, end, written))
                 pieces.append(self._mask)
+                written += len(self._mask)
+            elif masks:  # overlaps the secret before it: that mask now covers both
+                masks[-1] = (masks[-1][0], end, masks[-1][2])
             position = end
         pieces.append(text[position:stop])
         return "".join(pieces)

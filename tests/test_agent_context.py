@@ -8,6 +8,8 @@ import json
 import re
 from typing import Any
 
+from jupyter_ydoc import YNotebook
+
 from jupyter_loop.agent import _map, _steps, _views, context
 from jupyter_loop.agent.context import (
     CHARS_PER_TOKEN,
@@ -25,6 +27,7 @@ from jupyter_loop.agent.context import (
     untrusted,
 )
 from jupyter_loop.agent.providers import ToolCall
+from jupyter_loop.agent.snapshot import NotebookSnapshots
 from jupyter_loop.secrets import DEFAULT_MASK, SecretMasker
 
 ERROR = {"output_type": "error", "ename": "KeyError", "evalue": "'x'", "traceback": []}
@@ -329,18 +332,22 @@ def test_working_memory_keeps_the_newest_notes() -> None:
     assert (memory.splitlines()[-1].startswith("- note 99: "), "note 0:" in memory) == (True, False)
 
 
-def test_context_masks_secrets_everywhere() -> None:
+def test_cells_read_masked_leave_no_piece_of_a_secret_where_the_context_cuts() -> None:
     secret = "s3cr3t-value-123"
-    cells = [_code("c", f"key = '{secret}'", 1, outputs=[_stream(secret)])]
-    window = build_context(
-        cells,
-        conversation=[ConversationTurn("user", f"use {secret}")],
-        focus_ids=["c"],
-        steps=[_step(1, secret, said=f"I see {secret}")],
-        masker=SecretMasker([secret]),
-    )
+    dense = (secret + " ") * 2_000  # no line break to snap to: every cut falls in a secret
+    notebook = YNotebook()
+    for index in range(3):
+        notebook.append_cell(
+            {"id": f"c{index}", "cell_type": "code", "source": f"k = '{dense}'",
+             "metadata": {}, "execution_count": index + 1, "outputs": [_stream(dense)]}
+        )  # fmt: skip
+    snapshots = NotebookSnapshots(SecretMasker([secret]))
+    window = build_context(snapshots.cells(notebook), focus_ids=["c1"], budget_tokens=4_000)
+    snapshots.close()
     everything = window.system + "".join(m.content for m in window.messages)
-    assert (secret in everything, everything.count(DEFAULT_MASK) >= 6) == (False, True)
+    pieces = {secret[i : i + 4] for i in range(len(secret) - 3)}
+    assert [piece for piece in pieces if piece in everything] == []
+    assert everything.count(DEFAULT_MASK) >= 6
 
 
 def test_context_lists_what_was_cut() -> None:

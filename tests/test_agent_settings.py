@@ -58,7 +58,7 @@ def test_snapshots_reread_only_changed_cells():
         nb.append_cell(
             {"id": f"c{index}", "cell_type": "code", "source": f"{index}", "metadata": {}}
         )
-    snapshots = NotebookSnapshots()
+    snapshots = NotebookSnapshots(None)
     assert [c.source for c in snapshots.cells(nb)] == ["0", "1", "2", "3", "4"]
     assert snapshots.reread == 5
     assert snapshots.cells(nb) and snapshots.reread == 0

@@ -188,3 +188,41 @@ async def test_ask_waits_for_an_approval_given_with_jupyter_loop_approve(
     assert code == 0, err
     assert f"jupyter loop approve ok.ipynb {approval_id}" in out
     assert "It printed: ran it." in out
+
+
+# A cell whose terminal rendering hides what it runs: the line is cleared and the cursor
+# sent back, so a terminal shows only "print('hello')".
+HIDING = "import os\nos.system('echo owned')  #\x1b[2K\r\x1b[1Aprint('hello')"
+CONTROLS = ("\x1b", "\x07", "\r", "\x9b")
+
+
+@pytest.mark.timeout(240)
+async def test_ask_shows_control_characters_instead_of_sending_them_to_the_terminal(
+    server: ServerProcess, model: ScriptedModelServer
+) -> None:
+    (server.root / "hide.ipynb").write_text(notebook_json(HIDING), encoding="utf-8")
+    model.script(
+        call_tools(("run_cells", {"cell_ids": ["c0"]})),
+        call_tools(
+            ("propose_modify", {"cell_id": "c0", "source": "1", "summary": "tidy\x1b]0;t\x07"})
+        ),
+        # OSC 52 writes the clipboard, OSC 0 the window's title; CSI 8-bit clears the screen.
+        say("Done.\x1b]52;c;b3duZWQ=\x07 It ran.\x1b]0;pwned\x07\x9b2J"),
+    )
+    await server.ready()
+    asking = asyncio.ensure_future(loop(server, "ask", "hide.ipynb", "run it", "--approval", "ask"))
+    while True:
+        status = await server.api("api", "jupyter-loop", "status")
+        if status["turns"] and status["turns"][0]["state"] == "waiting_approval":
+            break
+        await asyncio.sleep(0.1)
+    async with Api(Server(server.url(), TOKEN)).room("hide.ipynb") as notebook:
+        approval_id = notebook.ydoc.get("jupyter_loop:agent", type=Map).get("approval")["id"]
+    await loop(server, "approve", "hide.ipynb", approval_id)
+    code, out, err = await asking
+    assert code == 0, err
+    assert [c for c in CONTROLS if c in out] == []
+    approval = out.split("The agent asks to run c0:\n")[1].split("Waiting for an answer")[0]
+    assert approval == "  │ import os\n  │ os.system('echo owned')  #␛[2K␍␛[1Aprint('hello')\n"
+    assert "Done.␛]52;c;b3duZWQ=␇ It ran.␛]0;pwned␇\\x9b2J" in out
+    assert "tidy␛]0;t␇" in out  # the proposal's summary

@@ -1,8 +1,11 @@
 """Clean text for a model and cut it to a budget as head + tail (pure).
 
-Offsets always count characters of the *raw* text, so a tool can page through an output the
-way it is stored; cleaning (ANSI escapes, ``\\r`` progress lines) is applied to the excerpt only,
-after slicing, so a huge output is never cleaned or copied whole.
+Offsets always count characters of the text given, before cleaning, so a tool can page
+through an output the way it is kept; cleaning (ANSI escapes, ``\\r`` progress lines) is
+applied to the excerpt only, after slicing, so a huge output is never cleaned or copied whole.
+The text given has its secrets masked already (cells are masked as they are read,
+:func:`~.snapshot.read_cell`): a cut through an unmasked secret would leave pieces of it
+that no masker recognises.
 
 Example:
     >>> page = head_tail("".join(f"line {i}\\n" for i in range(100)), 100)

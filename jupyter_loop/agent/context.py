@@ -22,6 +22,11 @@ Notebook content (sources, outputs, tool results, notes) is wrapped by :func:`un
 envelope carrying a per-turn nonce, and the system prompt says that text inside it is data,
 never instructions.
 
+Nothing here masks secrets: everything comes in masked whole, before this module cuts it
+(cells as :func:`~.snapshot.read_cell` reads them, the user's and the model's text as the
+turn receives them, the kernel's variables as they are parsed). Masking the messages built
+here would come after the cuts, and a cut through a secret leaves pieces no masker knows.
+
 Example:
     >>> cells = [CellSnapshot("c1", "code", "1/0", 1, "idle", (
     ...     {"output_type": "error", "ename": "ZeroDivisionError",
@@ -38,7 +43,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 
 from jupyter_loop.agent._conversation import ConversationTurn, conversation_messages
@@ -61,7 +66,6 @@ from jupyter_loop.agent._views import (
 )
 from jupyter_loop.agent.providers import ToolCall
 from jupyter_loop.agent.summary import ImageAttachment, head_tail
-from jupyter_loop.secrets import SecretMasker
 
 __all__ = [
     "CellSnapshot",
@@ -190,12 +194,13 @@ def build_context(
     budget_tokens: int = DEFAULT_BUDGET_TOKENS,
     nonce: str | None = None,
     instructions: str = "",
-    masker: SecretMasker | None = None,
     model_takes_images: bool = False,
     overview: TurnOverview | None = None,
     variables: str = "",
 ) -> ContextWindow:
     """The system prompt and messages for one step, within ``budget_tokens``.
+
+    Every text comes with its secrets masked (see the module docstring).
 
     Args:
         cells: The notebook as it is now.
@@ -208,7 +213,6 @@ def build_context(
         budget_tokens: Prompt budget.
         nonce: Envelope nonce; keep one per turn (:func:`new_nonce` when ``None``).
         instructions: Extra system text (tool rules, approval policy).
-        masker: Applied to everything that is sent.
         model_takes_images: Attach images of cells shown in full.
         overview: The overview of the turn's first step (None at the first step: made now).
         variables: The kernel's user variables, described (``""``: no section); they
@@ -227,7 +231,6 @@ def build_context(
         memory=memory,
         nonce=nonce or new_nonce(),
         instructions=instructions,
-        masker=masker,
         model_takes_images=model_takes_images,
         variables=variables,
     )
@@ -251,7 +254,6 @@ def _assemble(
     budget_tokens: int,
     nonce: str,
     instructions: str,
-    masker: SecretMasker | None,
     model_takes_images: bool,
     overview: TurnOverview | None,
     variables: str,
@@ -298,9 +300,6 @@ def _assemble(
         *(_from_step(m) for m in step_messages(steps, plan, wrap)),
         ContextMessage("user", live),
     ]
-    if masker is not None:
-        system = masker.mask(system)
-        messages = [replace(m, content=masker.mask(m.content)) for m in messages]
     tokens = _tokens(system, messages)
     # A cell shown in full in the overview may be in the live view too: its images once.
     attached = (*overview.images, *(image for image in images if image not in overview.images))

@@ -47,10 +47,10 @@ class TurnPrompt:
         history: Sequence[ConversationTurn],
         masker: SecretMasker | None,
     ) -> None:
+        """``history`` and ``plan.message`` come masked; ``masker`` masks the cells read."""
         self._plan = plan
         self._conversation = [*history, ConversationTurn("user", plan.message)]
-        self._masker = masker
-        self._snapshots = NotebookSnapshots()
+        self._snapshots = NotebookSnapshots(masker)  # cells are read masked
         self._nonce = new_nonce()
         self._overview: TurnOverview | None = None
         self._shrinker = ImageShrinker()
@@ -84,7 +84,6 @@ class TurnPrompt:
             budget_tokens=budget,
             nonce=self._nonce,
             instructions=INSTRUCTIONS.format(policy=POLICIES[plan.policy]),
-            masker=self._masker,
             model_takes_images=images,
             overview=self._overview,
             variables=variables,

@@ -184,7 +184,7 @@ class AgentService:
             room_id=room_id,
             file_id=file_id,
             user=user,
-            message=request.message,
+            message=self._mask(request.message),  # masked whole before any excerpt of it
             model=model,
             focus_ids=request.focus_cell_ids,
             policy=policy,
@@ -210,7 +210,7 @@ class AgentService:
             approval=policy,
         )
         live = LiveTurn(self._docs, room_id, record)
-        text = self._mask(request.message)
+        text = plan.message
         await live.begin(UserEntry(id=new_id("e"), kind="user", text=text, by=user))
         self.store.save_turn(file_id, record.to_y())
         self.store.add_message(file_id, turn_id=plan.turn_id, role="user", text=text, by=user)

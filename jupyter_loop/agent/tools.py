@@ -20,6 +20,7 @@ from ..errors import JupyterLoopError, SourceChanged
 from ..execution.introspect import VariablesReport
 from ..execution.introspect import describe as describe_variables
 from ..execution.run import RunOutcome
+from ..secrets import SecretMasker
 from . import proposals
 from ._map import cell_line
 from .providers import BadToolArguments, ToolCall, ToolSpec
@@ -88,8 +89,10 @@ class Toolbox:
         read_variables: ReadVariables,
         record: Record,
         result_chars: int,
+        masker: SecretMasker | None,
     ) -> None:
         self._docs = docs
+        self._masker = masker  # cells are read masked, before anything is cut
         self._room_id = room_id
         self._turn_id = turn_id
         self._approve = approve
@@ -101,7 +104,10 @@ class Toolbox:
 
     async def call(self, call: ToolCall) -> ToolOutcome:
         """Run one call; failures come back as ``ok=False`` outcomes."""
-        shown = short_arguments(call.arguments_json)
+        arguments_json = call.arguments_json
+        if self._masker is not None:  # the model's own text: masked whole, then shortened
+            arguments_json = self._masker.mask(arguments_json)
+        shown = short_arguments(arguments_json)
         try:
             if call.name not in TOOL_NAMES:
                 raise ToolError(
@@ -140,7 +146,7 @@ class Toolbox:
         lines = [f"{total} cells; cells {start + 1}-{end} (number id type [count] first line)"]
         with notebook.ydoc.transaction():
             for index in range(start, end):
-                lines.append(cell_line(read_cell(notebook.ycells[index]), index))
+                lines.append(cell_line(read_cell(notebook.ycells[index], self._masker), index))
         if end < total:
             lines.append(f"(more: call notebook_map with start={end + 1})")
         text = head_tail("\n".join(lines), self._chars).text
@@ -152,7 +158,7 @@ class Toolbox:
         offset = _int(args, "offset", 0)
         notebook = await self._notebook()
         index, ycell = find_cell(notebook, cell_id)
-        cell = read_cell(ycell)
+        cell = read_cell(ycell, self._masker)  # offsets count the masked text's characters
         where = f"cell {index + 1}"
         if output_index is not None:
             if not 0 <= output_index < len(cell.outputs):
@@ -292,7 +298,7 @@ class Toolbox:
         for cell_id in cell_ids:
             outcome = outcomes.get(cell_id, RunOutcome("ok"))
             try:
-                cell = read_cell(find_cell(notebook, cell_id)[1])
+                cell = read_cell(find_cell(notebook, cell_id)[1], self._masker)
             except CellNotFound:
                 parts.append(f"cell {cell_id}: deleted while it ran")
                 continue

@@ -132,6 +132,7 @@ class Turn:
             read_variables=self._read_variables,
             record=self._record,
             result_chars=int(budget * 4 * RESULT_SHARE) - 300,
+            masker=self._masker,
         )
         await self._refresh_variables()
         for step in range(1, plan.max_steps + 1):
@@ -214,10 +215,11 @@ class Turn:
             aclose = getattr(events, "aclose", None)
             if aclose is not None:
                 await aclose()
-            text = await streamed.close()
+            # Masked whole as it arrives: later steps cut it (kept as head and tail).
+            text = self._mask(await streamed.close())
             if text:
                 self._store.add_message(
-                    plan.file_id, turn_id=plan.turn_id, role="assistant", text=self._mask(text)
+                    plan.file_id, turn_id=plan.turn_id, role="assistant", text=text
                 )
             if usage is not None:
                 self._usage["input_tokens"] += usage.input_tokens

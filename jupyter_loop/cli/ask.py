@@ -18,7 +18,7 @@ from jupyter_ydoc import YNotebook
 from pycrdt import Array, Map, Text
 
 from .connection import Api
-from .render import BOLD, DIM, RED, YELLOW, Style
+from .render import BOLD, DIM, RED, YELLOW, Style, visible
 from .run import DETACHED, until_detached
 
 AGENT = ("api", "jupyter-loop", "agent")
@@ -37,10 +37,11 @@ def entry_text(entry: dict[str, Any], style: Style) -> str | None:
     """
     kind = entry.get("kind")
     if kind == "tool":
-        return style.paint(f"· {entry.get('summary', '')}", DIM if entry.get("ok") else RED)
+        summary = visible(str(entry.get("summary", "")))
+        return style.paint(f"· {summary}", DIM if entry.get("ok") else RED)
     if kind == "notice":
         colour = RED if entry.get("level") == "error" else YELLOW
-        return style.paint(f"! {entry.get('text', '')}", colour)
+        return style.paint(f"! {visible(str(entry.get('text', '')))}", colour)
     return None
 
 
@@ -79,7 +80,7 @@ class TurnFollower:
                 if turn.get("state") in ENDED:
                     self._end_line()
                     if turn.get("error"):
-                        self._write(self._style.paint(str(turn["error"]), RED) + "\n")
+                        self._write(self._style.paint(visible(str(turn["error"])), RED) + "\n")
                     return str(turn["state"])
             try:
                 await asyncio.wait_for(self._changed.wait(), 1.0)
@@ -93,7 +94,7 @@ class TurnFollower:
             entry_id = str(entry.get("id"))
             if entry.get("kind") == "assistant" and isinstance(entry.get("text"), Text):
                 text = str(entry["text"])
-                self._write(text[self._shown.get(entry_id, 0) :])
+                self._write(visible(text[self._shown.get(entry_id, 0) :]))
                 self._shown[entry_id] = len(text)
             elif entry_id not in self._shown:
                 self._shown[entry_id] = 0
@@ -108,13 +109,15 @@ class TurnFollower:
             return
         self._asked.add(approval_id)
         self._end_line()
-        cells = approval.get("cell_ids") or []
-        self._write(self._style.paint(f"The agent asks to run {', '.join(cells)}:", BOLD) + "\n")
+        cells = [str(cell_id) for cell_id in approval.get("cell_ids") or []]
+        asks = f"The agent asks to run {visible(', '.join(cells))}:"
+        self._write(self._style.paint(asks, BOLD) + "\n")
         for cell_id in cells:
-            source = str((approval.get("sources") or {}).get(cell_id, ""))
+            # Made visible before splitting: a bare CR must show, not start a new line.
+            source = visible(str((approval.get("sources") or {}).get(cell_id, "")))
             self._write("".join(f"  │ {line}\n" for line in source.splitlines()))
         if not sys.stdin.isatty():
-            hint = f"jupyter loop approve {self._path} {approval_id} [--turn|--deny]"
+            hint = f"jupyter loop approve {self._path} {visible(approval_id)} [--turn|--deny]"
             self._write(f"Waiting for an answer in a tab or with: {hint}\n")
             return
         reply = await asyncio.to_thread(input, "Allow? [o]nce / [t]urn / [d]eny: ")
@@ -170,9 +173,10 @@ async def ask_command(
         if state is None:
             return DETACHED
         for proposal in proposals_of(notebook, turn_id):
-            where = proposal.get("cell_id") or "the top"
-            line = f"proposal {proposal['id']}: {proposal['kind']} {where} ({proposal['status']})"
-            out.write(style.paint(line, BOLD) + f"  {proposal.get('summary', '')}\n")
+            shown = {key: visible(str(value)) for key, value in proposal.items()}
+            where = shown.get("cell_id") if proposal.get("cell_id") else "the top"
+            line = f"proposal {shown['id']}: {shown['kind']} {where} ({shown['status']})"
+            out.write(style.paint(line, BOLD) + f"  {shown.get('summary', '')}\n")
             if proposal["status"] == "pending":
-                out.write(f"  jupyter loop accept {path} {proposal['id']}  (or reject)\n")
+                out.write(f"  jupyter loop accept {path} {shown['id']}  (or reject)\n")
     return 0 if state == "done" else 1

@@ -22,7 +22,7 @@ from typing import TextIO
 
 from .ask import ask_command
 from .connection import Api, CliError, find_server
-from .render import BOLD, DIM, Style
+from .render import BOLD, DIM, Style, visible
 from .run import run_command
 
 USAGE_ERROR = 2
@@ -81,7 +81,7 @@ async def dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.command in ("accept", "reject"):
         parts = (*agent, "proposals", args.id, args.command)
         reply = await api.call(*parts, method="POST", body={"path": path})
-        out.write(f"{reply['status']}: {args.id}\n")
+        out.write(f"{visible(str(reply['status']))}: {args.id}\n")
         return 0
     return await status_command(api, out)
 
@@ -94,8 +94,10 @@ async def status_command(api: Api, out: TextIO) -> int:
     if not runs and not turns:
         out.write("Nothing running.\n")
     for run in runs:
+        run = {key: visible(str(value)) for key, value in run.items()}
         out.write(f"run   {run['path']}  cell {run['cell_id']}  {run['state']}  by {run['by']}\n")
     for turn in turns:
+        turn = {key: visible(str(value)) for key, value in turn.items()}
         line = f"turn  {turn['path']}  {turn['id']}  {turn['state']}  by {turn['started_by']}"
         out.write(line + style.paint(f"  ({turn.get('model')})", DIM) + "\n")
     return 0
@@ -106,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return asyncio.run(dispatch(args, sys.stdout, sys.stderr))
     except CliError as e:
-        sys.stderr.write(f"jupyter loop: {e}\n")
+        sys.stderr.write(f"jupyter loop: {visible(str(e))}\n")  # may quote the server
         return USAGE_ERROR
 
 

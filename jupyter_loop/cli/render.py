@@ -19,6 +19,11 @@ Example:
     "KeyError: 'x'\\n"
     >>> follower.finish()
     ''
+
+Everything the client prints that it did not write itself (sources, outputs, the model's
+text, tool summaries, paths, names) goes through :func:`visible` first: a terminal obeys
+control characters, so a cell could hide what an approval shows, or model text could set
+the clipboard (OSC 52) or the window's title. Only our own colours reach the terminal raw.
 """
 
 from __future__ import annotations
@@ -27,8 +32,46 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 RED, DIM, BOLD, GREEN, YELLOW, RESET = "31", "2", "1", "32", "33", "0"
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+"""SGR: colours and bold, which change how text looks and nothing else."""
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides and
+isolates (which reorder what a terminal shows, as the "Trojan Source" attack does)."""
+
+
+def visible(text: str, colours: bool = False) -> str:
+    """``text`` safe to write to a terminal: each control character shown as a symbol.
+
+    C0 controls become their Unicode control pictures (ESC is ``␛``, CR ``␍``, BEL ``␇``),
+    DEL ``␡``, C1 controls ``\\x9b``, bidirectional controls ``<U+202E>``. Tab and newline
+    stay. ``colours``: keep colour sequences (SGR), the one kind of escape sequence that
+    can only change how text looks; on a terminal, outputs keep their colours.
+
+    Showing them, rather than dropping them, lets a person see that something was there.
+
+    Example:
+        >>> visible("rm -rf ~ #\\x1b[2K\\rprint('hi')\\x1b]52;c;eA==\\x07\\x9b2J\\u202e")
+        "rm -rf ~ #␛[2K␍print('hi')␛]52;c;eA==␇\\\\x9b2J<U+202E>"
+        >>> visible("\\x1b[31mred\\x1b[0m\\x1b[2J", colours=True)
+        '\\x1b[31mred\\x1b[0m␛[2J'
+    """
+    if not colours:
+        return _CONTROL.sub(_symbol, text)
+    kept = _COLOUR.findall(text)
+    pieces = [_CONTROL.sub(_symbol, piece) for piece in _COLOUR.split(text)]
+    return "".join(piece + colour for piece, colour in zip(pieces, [*kept, ""], strict=True))
+
+
+def _symbol(found: re.Match[str]) -> str:
+    code = ord(found[0])
+    if code < 0x20:
+        return chr(0x2400 + code)
+    if code == 0x7F:
+        return "\u2421"
+    if code <= 0x9F:
+        return f"\\x{code:02x}"
+    return f"<U+{code:04X}>"
 
 
 @dataclass(frozen=True)
@@ -45,8 +88,14 @@ class Style:
         return f"\x1b[{code}m{text}\x1b[0m" if self.tty and text else text
 
     def plain(self, text: str) -> str:
-        """Terminal escapes kept on a terminal, removed when piped."""
-        return text if self.tty else _ANSI.sub("", text)
+        """Text from elsewhere (an output) made :func:`visible`: its colours kept on a
+        terminal, removed when piped.
+
+        Example:
+            >>> Style(tty=False).plain("\\x1b[31mKeyError\\x1b[0m\\x1b]0;t\\x07")
+            'KeyError␛]0;t␇'
+        """
+        return visible(text, colours=True) if self.tty else visible(_COLOUR.sub("", text))
 
 
 def output_text(output: dict[str, Any], style: Style) -> str:
@@ -62,7 +111,7 @@ def output_text(output: dict[str, Any], style: Style) -> str:
     """
     kind = output.get("output_type")
     if kind == "stream":
-        text = _joined(output.get("text", ""))
+        text = style.plain(_joined(output.get("text", "")))
         return style.paint(text, RED) if output.get("name") == "stderr" else text
     if kind == "error":
         lines = [str(line) for line in output.get("traceback") or []]
@@ -70,8 +119,8 @@ def output_text(output: dict[str, Any], style: Style) -> str:
         return style.plain(text) + "\n"
     data = output.get("data") or {}
     if "text/plain" in data:
-        return _line(_joined(data["text/plain"]))
-    kinds = ", ".join(sorted(data)) or "empty output"
+        return _line(style.plain(_joined(data["text/plain"])))
+    kinds = visible(", ".join(sorted(data)) or "empty output")
     return style.paint(f"[{kinds}]", DIM) + "\n"
 
 

@@ -20,7 +20,7 @@ from pycrdt import Map
 
 from ..execution.board import BOARD, DONE, QUEUED
 from .connection import Api, CliError
-from .render import BOLD, GREEN, RED, OutputFollower, Style
+from .render import BOLD, GREEN, RED, OutputFollower, Style, visible
 
 DETACHED = 130
 T = TypeVar("T")
@@ -104,7 +104,7 @@ class RunFollower:
         follower = OutputFollower(self._style)
         found = self._cell(cell_id)
         number = found[0] + 1 if found else "?"
-        self._say(style.paint(f"▶ cell {number} ({cell_id})", BOLD) + f" {progress}")
+        self._say(style.paint(f"▶ cell {number} ({visible(cell_id)})", BOLD) + f" {progress}")
         while True:
             self._changed.clear()
             found = self._cell(cell_id)
@@ -123,8 +123,8 @@ class RunFollower:
                 self._write(follower.update(outputs.to_py() if outputs is not None else []))
             if state == DONE:
                 self._write(follower.finish())
-                status = str(marker.get("status") or "ok")
-                note = f": {marker['note']}" if marker.get("note") else ""
+                status = visible(str(marker.get("status") or "ok"))
+                note = f": {visible(str(marker['note']))}" if marker.get("note") else ""
                 self._say(style.paint(f"  {status}{note}", GREEN if status == "ok" else RED))
                 return status
             await self._next_change()

@@ -9,11 +9,16 @@ code comments, then the text before the cursor; the text after it as the suffix)
 providers that take a suffix, and a chat prompt otherwise. Notebook content in the chat
 prompt is wrapped as untrusted data, as the assistant's is.
 
+Secrets are masked whole before anything is cut: the neighbouring cells as they are read
+(:func:`~jupyter_loop.agent.snapshot.read_cell`), the edited cell as one text with the cursor
+carried over (:class:`~jupyter_loop.secrets.MaskedText`), then cut to the window around the
+cursor. A cut first would leave pieces of a secret the masker no longer recognises.
+
 Example:
     >>> from jupyter_loop.agent._map import CellSnapshot
     >>> out = {"output_type": "stream", "name": "stdout", "text": "price_eur_2024  qty\\n"}
     >>> earlier = [CellSnapshot("a", "code", "print(df.head())", 2, outputs=[out])]
-    >>> prompt = build_prompt('df["pr', "", earlier, [], (), nonce="n1")
+    >>> prompt = build_prompt('df["pr', "", earlier, [], (), nonce="n1", masker=None)
     >>> print(prompt.prefix)
     # In [2]:
     print(df.head())
@@ -38,7 +43,7 @@ from ..agent.context import untrusted
 from ..agent.snapshot import read_cell
 from ..agent.summary import summarize_outputs
 from ..document import find_cell
-from ..secrets import SecretMasker
+from ..secrets import MaskedText, SecretMasker
 from .variables import VariableRecord
 
 CELLS_BEFORE = 6
@@ -100,8 +105,15 @@ class NearbyCells:
     in_view: tuple[CellSnapshot, ...] = ()
 
 
-def nearby_cells(notebook: YNotebook, cell_id: str, visible_ids: Sequence[str] = ()) -> NearbyCells:
-    """The neighbours of ``cell_id`` and the cells in view (``visible_ids``) run last.
+def nearby_cells(
+    notebook: YNotebook,
+    cell_id: str,
+    visible_ids: Sequence[str] = (),
+    *,
+    masker: SecretMasker | None,
+) -> NearbyCells:
+    """The neighbours of ``cell_id`` and the cells in view (``visible_ids``) run last, read
+    with their secrets masked.
 
     Only these cells' contents are read from the shared document (of the others, only the
     ids and execution counts of cells in view), so a notebook's size barely changes what a
@@ -111,8 +123,8 @@ def nearby_cells(notebook: YNotebook, cell_id: str, visible_ids: Sequence[str] =
         index, _ = find_cell(notebook, cell_id)
         cells = notebook.ycells
         first, last = max(0, index - CELLS_BEFORE), min(len(cells), index + 1 + CELLS_AFTER)
-        above = tuple(read_cell(cells[i]) for i in range(first, index))
-        below = tuple(read_cell(cells[i]) for i in range(index + 1, last))
+        above = tuple(read_cell(cells[i], masker) for i in range(first, index))
+        below = tuple(read_cell(cells[i], masker) for i in range(index + 1, last))
         visible = set(visible_ids).difference(c.id for c in (*above, *below))
         visible.discard(cell_id)
         in_view: list[tuple[float, int]] = []
@@ -123,7 +135,7 @@ def nearby_cells(notebook: YNotebook, cell_id: str, visible_ids: Sequence[str] =
                     if len(ycell.get("outputs") or ()):
                         in_view.append((count, position))
         latest = sorted(position for _, position in sorted(in_view)[-IN_VIEW_CELLS:])
-        shown = tuple(read_cell(cells[position]) for position in latest)
+        shown = tuple(read_cell(cells[position], masker) for position in latest)
     return NearbyCells(above, below, shown)
 
 
@@ -135,21 +147,22 @@ def build_prompt(
     variables: Sequence[VariableRecord],
     *,
     nonce: str,
-    masker: SecretMasker | None = None,
+    masker: SecretMasker | None,
     in_view: Sequence[CellSnapshot] = (),
 ) -> CompletionPrompt:
     """The prompt for completing between ``before`` and ``after``, secrets masked.
 
-    ``in_view`` are other cells on the user's screen: their outputs come first (the
-    farthest context), each headed by its source's first line.
+    ``above``, ``below`` and ``in_view`` come masked (:func:`nearby_cells`); ``in_view``
+    are other cells on the user's screen: their outputs come first (the farthest context),
+    each headed by its source's first line.
     """
-    mask = masker.mask if masker is not None else _same
-    before = mask(before[-CELL_CHARS:])
-    after = mask(after[:CELL_CHARS])
+    before, after = _masked_cell(before, after, masker)
+    before, after = before[-CELL_CHARS:], after[:CELL_CHARS]
     above_text, below_text = _within_budget(above, below)
-    above_text, below_text = mask(above_text), mask(below_text)
-    view_text = mask(_outputs_in_view(in_view))
-    names = mask("\n".join(v.line() for v in variables[:MAX_VARIABLES]))
+    view_text = _outputs_in_view(in_view)
+    names = "\n".join(v.line() for v in variables[:MAX_VARIABLES])
+    if masker is not None:  # parsed masked already; a line is never cut
+        names = masker.mask(names)
     prefix_parts = [view_text, above_text]
     if names:
         prefix_parts.append(_comment("Kernel variables:\n" + names))
@@ -167,6 +180,21 @@ def build_prompt(
     cell = untrusted(f"{before}{CURSOR}{after}", nonce)
     sections.append(f"Complete this cell at {CURSOR}:\n{cell}")
     return CompletionPrompt(prefix, after, SYSTEM, "\n\n".join(sections))
+
+
+def _masked_cell(before: str, after: str, masker: SecretMasker | None) -> tuple[str, str]:
+    """The edited cell masked as one text, split again at the cursor; a cursor inside a
+    secret moves to the end of its mask.
+
+    Example:
+        >>> _masked_cell("k = 'hunter2-hun", "ter2'", SecretMasker(["hunter2-hunter2"]))
+        ("k = '••••••", "'")
+    """
+    if masker is None:
+        return before, after
+    masked: MaskedText = masker.masked(before + after)
+    cursor = masked.position(len(before))
+    return masked.text[:cursor], masked.text[cursor:]
 
 
 def _within_budget(above: Sequence[CellSnapshot], below: Sequence[CellSnapshot]) -> tuple[str, str]:
@@ -235,7 +263,3 @@ def render_cell(cell: CellSnapshot) -> str:
 
 def _comment(text: str) -> str:
     return "\n".join(f"# {line}".rstrip() for line in text.splitlines())
-
-
-def _same(text: str) -> str:
-    return text

@@ -235,7 +235,9 @@ class CompletionService:
     async def _prompt(self, request: CompletionRequest) -> CompletionPrompt:
         room = await self._docs.room_id(request.path)
         notebook = await self._docs.notebook(room)
-        cells = nearby_cells(notebook, request.cell_id, request.visible_cell_ids)
+        cells = nearby_cells(
+            notebook, request.cell_id, request.visible_cell_ids, masker=self._masker
+        )
         variables = await self._kernel_variables(request.path)
         return build_prompt(
             request.before,

@@ -6,11 +6,16 @@ execute request (``silent=True``, ``store_history=False``): no history, no execu
 nothing on the notebook. It runs in a fresh namespace, so it leaves no names behind.
 
 It never runs user code: no ``repr``/``str``/``len``/attribute lookups that a user class
-could override. It reads ``type(value)`` only, then, for known types, the *base class's*
-descriptor (``numpy.ndarray.shape``, ``pandas.DataFrame.columns`` …) so that a subclass's
-override is not called; ``len`` through the builtin type's own slot; ``repr`` only of exact
-builtin scalars and of (cut) exact ``str``/``bytes``. numpy and pandas are looked up in
-``sys.modules``, never imported.
+could override. It reads ``type(value)`` only; the class's MRO, name and module through
+``type``'s own descriptors (``t.__mro__`` would go through a metaclass's
+``__getattribute__``); types are compared with ``is``, never ``==``, ``in`` or a dict
+lookup (which call a metaclass's ``__eq__`` and ``__hash__``). For known types it reads
+numpy's C-level descriptors (``numpy.ndarray.shape``) and pandas' block manager, taken from
+the instance dict through the base class's own slot: pandas' properties (``shape``,
+``dtypes``) look up ``self.columns`` and ``self._constructor_sliced``, which a subclass may
+override, and go through its ``__getattribute__``. ``len`` goes through the builtin type's
+own slot; ``repr`` only of exact builtin scalars and of (cut) exact ``str``/``bytes``. numpy
+and pandas are looked up in ``sys.modules``, never imported.
 
 Example:
     >>> text = repr(json.dumps({"total": 1, "variables": [
@@ -24,11 +29,10 @@ Example:
 from __future__ import annotations
 
 import ast
-import asyncio
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from ..errors import Unavailable
 
@@ -59,67 +63,89 @@ if shell is not None:
     hidden = set(ip.user_ns_hidden) if ip is not None else hidden
 np = sys.modules.get("numpy")
 pd = sys.modules.get("pandas")
-skip = (type(sys), type(lambda: 0), type(len), type, type(print))
-base_len = {list: list.__len__, tuple: tuple.__len__, dict: dict.__len__, set: set.__len__,
-            frozenset: frozenset.__len__, str: str.__len__, bytes: bytes.__len__,
-            bytearray: bytearray.__len__, range: range.__len__}
+mro_of = type.__dict__["__mro__"].__get__
+dict_of = type.__dict__["__dict__"].__get__
 qualname = type.__dict__["__qualname__"].__get__
 module_of = type.__dict__["__module__"].__get__
-def type_name(t):
+def among(t, types):
+    for candidate in types:
+        if t is candidate:
+            return True
+    return False
+def inherits(t, base):
+    return base is not None and among(base, mro_of(t))
+skip = (type(sys), type(lambda: 0), type(len), type, type(print))
+base_len = ((list, list.__len__), (tuple, tuple.__len__), (dict, dict.__len__),
+            (set, set.__len__), (frozenset, frozenset.__len__), (str, str.__len__),
+            (bytes, bytes.__len__), (bytearray, bytearray.__len__), (range, range.__len__))
+def module_name(t):
     module = module_of(t)
-    module = module if type(module) is str else "?"
+    return module if type(module) is str else "?"
+def type_name(t):
+    module = module_name(t)
     name = qualname(t)
     return name if module == "builtins" else module.split(".")[0] + "." + name
 def label(value):
     t = type(value)
-    if t in (str, int, float, bool) or value is None:
+    if among(t, (str, int, float, bool)) or value is None:
         text = repr(value) if t is not str else value
         return text[:40]
-    if np is not None and np.generic in t.__mro__ and module_of(t) == "numpy":
+    if np is not None and inherits(t, np.generic) and module_name(t) == "numpy":
         return str(value)[:40]
-    return "<" + type_name(type(value)) + ">"
+    return "<" + type_name(t) + ">"
 def dtype_name(dtype):
-    module = module_of(type(dtype))
-    if np is not None and issubclass(type(dtype), np.dtype) and module.startswith("numpy"):
+    t = type(dtype)
+    module = module_name(t)
+    if np is not None and inherits(t, np.dtype) and module.startswith("numpy"):
         return str(dtype)
     if pd is not None and module.startswith("pandas"):
         return str(dtype)
-    return "<" + type_name(type(dtype)) + ">"
+    return "<" + type_name(t) + ">"
+def pandas_data(value, base):
+    for klass in mro_of(base):
+        slot = dict_of(klass).get("__dict__")
+        if slot is not None:
+            return slot.__get__(value, klass).get("_mgr")
+    return None
 def describe(name, value):
     t = type(value)
-    mro = t.__mro__
     entry = {"name": name, "type": type_name(t)}
-    if t in (int, float, complex, bool) or value is None:
+    if among(t, (int, float, complex, bool)) or value is None:
         if t is int and value.bit_length() > 256:
             entry["repr"] = "<int of %d bits>" % value.bit_length()
         else:
             entry["repr"] = repr(value)
-    elif t in (str, bytes):
+    elif t is str:
         entry["length"] = len(value)
-        entry["text" if t is str else "repr"] = value[:TEXT_CHARS] if t is str else repr(
-            value[:TEXT_CHARS]
-        )
-    if pd is not None and pd.DataFrame in mro:
-        rows, cols = pd.DataFrame.shape.__get__(value, pd.DataFrame)
+        entry["text"] = value[:TEXT_CHARS]
+    elif t is bytes:
+        entry["length"] = len(value)
+        entry["repr"] = repr(value[:TEXT_CHARS])
+    if pd is not None and inherits(t, pd.DataFrame):
+        data = pandas_data(value, pd.DataFrame)
+        cols, rows = data.shape
         entry["shape"] = [rows, cols]
-        labels = pd.DataFrame.columns.__get__(value, pd.DataFrame)
-        dtypes = pd.DataFrame.dtypes.__get__(value, pd.DataFrame)
-        entry["columns"] = [[label(labels[i]), dtype_name(dtypes.iloc[i])]
+        labels, dtypes = data.axes[0], data.get_dtypes()
+        entry["columns"] = [[label(labels[i]), dtype_name(dtypes[i])]
                             for i in range(min(cols, MAX_COLUMNS))]
-    elif pd is not None and pd.Series in mro:
-        entry["shape"] = list(pd.Series.shape.__get__(value, pd.Series))
-        entry["dtype"] = dtype_name(pd.Series.dtype.__get__(value, pd.Series))
-    elif np is not None and np.ndarray in mro:
+    elif pd is not None and inherits(t, pd.Series):
+        data = pandas_data(value, pd.Series)
+        entry["shape"] = list(data.shape)
+        entry["dtype"] = dtype_name(data.dtype)
+    elif np is not None and inherits(t, np.ndarray):
         entry["shape"] = list(np.ndarray.shape.__get__(value, np.ndarray))
         entry["dtype"] = dtype_name(np.ndarray.dtype.__get__(value, np.ndarray))
     elif "length" not in entry:
-        for base in mro:
-            if base in base_len:
-                entry["length"] = base_len[base](value)
+        for base in mro_of(t):
+            for known, length in base_len:
+                if base is known:
+                    entry["length"] = length(value)
+                    break
+            if "length" in entry:
                 break
     return entry
 names = [n for n in g if type(n) is str and not n.startswith("_") and n not in hidden]
-names = [n for n in names if not issubclass(type(g[n]), skip)]
+names = [n for n in names if not any(inherits(type(g[n]), kind) for kind in skip)]
 result = {"total": len(names), "variables": []}
 for n in sorted(names)[:MAX_VARIABLES]:
     try:
@@ -145,61 +171,6 @@ EXPRESSION_KEY = "jupyter_loop_variables"
 
 class IntrospectionFailed(Unavailable):
     """The kernel's answer could not be read as a variables report."""
-
-
-class ReplyWaiter:
-    """A kernel-channel listener that waits for the shell reply only (IOPub is ignored)."""
-
-    def __init__(self) -> None:
-        self.reply: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-
-    def on_iopub(self, message: dict[str, Any]) -> None:
-        pass  # a silent request publishes nothing but busy/idle
-
-    def on_reply(self, message: dict[str, Any]) -> None:
-        if not self.reply.done():
-            self.reply.set_result(message.get("content") or {})
-
-    def on_input_request(self, message: dict[str, Any]) -> None:
-        pass  # sent with allow_stdin=False: never asked
-
-
-class SilentChannel(Protocol):
-    """What a silent request needs of a kernel connection (``kernel.KernelChannel``)."""
-
-    def evaluate(self, expressions: dict[str, str], listener: ReplyWaiter) -> str: ...
-
-    def release(self, msg_id: str) -> None: ...
-
-
-async def ask_silently(
-    channel: SilentChannel,
-    connect: Callable[[], Awaitable[None]],
-    expressions: dict[str, str],
-    timeout: float,
-) -> dict[str, Any]:
-    """The content of the reply to a silent request for ``expressions``.
-
-    ``timeout`` covers connecting too: a kernel that is still starting, or dead, makes the
-    caller wait no longer than one that is busy.
-    """
-
-    async def ask() -> dict[str, Any]:
-        await connect()
-        waiter = ReplyWaiter()
-        msg_id = channel.evaluate(expressions, waiter)
-        try:
-            return await waiter.reply
-        finally:
-            channel.release(msg_id)
-
-    try:
-        return await asyncio.wait_for(ask(), timeout)
-    except asyncio.TimeoutError:
-        raise Unavailable(
-            f"The kernel did not answer within {timeout:g} s (still starting, or busy "
-            "with code run from elsewhere)."
-        ) from None
 
 
 def report_from_reply(content: dict[str, Any], mask: Mask = _unmasked) -> VariablesReport:

@@ -31,12 +31,12 @@ from .cell_marks import (
     write_failure,
 )
 from .cell_writers import CellWriters
-from .introspect import ask_silently
 from .kernel import KernelChannel
 from .ledger import LedgerEntry, NullLedger, RunLedger
 from .ops import AppendStream
 from .prompts import hide_prompt, show_prompt, take_answer
 from .run import KERNEL_DIED, CellJob, CellRun, RunOutcome
+from .silent_read import SilentReads
 from .wal import RunEnd
 from .writer import OutputPolicy
 
@@ -92,6 +92,7 @@ class KernelQueue:
         self._worker: asyncio.Task[None] | None = None
         self._outcomes: dict[str, asyncio.Future[RunOutcome]] = {}
         self._closing = False
+        self.silent_reads = SilentReads()
 
     # -- queueing --------------------------------------------------------------------
 
@@ -133,8 +134,9 @@ class KernelQueue:
 
     @property
     def idle(self) -> bool:
-        """Nothing running or waiting: a cell submitted now starts at once."""
-        return not self._handed and not self._jobs
+        """Nothing running or waiting, not even a silent read: a cell submitted now starts
+        at once."""
+        return not self._handed and not self._jobs and not self.silent_reads.reading
 
     def pending(self) -> list[CellJob]:
         """The cells handed to the kernel (the running one first), then those queued."""
@@ -324,8 +326,8 @@ class KernelQueue:
         await self._channel.ready(self._settings.kernel_ready_timeout)
 
     async def evaluate(self, expressions: dict[str, str], timeout: float) -> dict[str, Any]:
-        """The ``user_expressions`` of a silent execute request (see ``introspect``)."""
-        return await ask_silently(self._channel, self._ready, expressions, timeout)
+        """The ``user_expressions`` of a silent execute request (see ``silent_read``)."""
+        return await self.silent_reads.read(self._channel, self._ready, expressions, timeout)
 
     # -- stdin -----------------------------------------------------------------------
 
@@ -363,6 +365,7 @@ class KernelQueue:
         """The kernel restarted or died: end the running cell and empty the queue."""
         await self.drop_queued()
         self._end_handed(note)
+        self.silent_reads.forget()
         await self._reconnect()
 
     def _kernel_lost(self, note: str) -> None:
@@ -387,4 +390,5 @@ class KernelQueue:
                 await asyncio.wait({self._worker})
         await self._tasks.close(timeout=3)
         await self._writers.close()
+        self.silent_reads.forget()
         await self._channel.close()
