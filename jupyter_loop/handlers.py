@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from tornado import web
 
 from .errors import JupyterLoopError
 from .execution.service import ExecutionService
 from .payloads import InputReply, RunRequest, parse_json_object
+from .rights import Ability, Grants, grants_of, requires
 
 NAMESPACE = "jupyter-loop"
 
@@ -25,6 +25,12 @@ def name_of(user: Any) -> str:
     return "anonymous"
 
 
+def identity_of(user: Any) -> str:
+    """A Jupyter user's unique name (two people may share a display name)."""
+    value = getattr(user, "username", None) or getattr(user, "name", None)
+    return str(value) if value else ""
+
+
 class LoopHandler(APIHandler):
     """Maps service errors to HTTP statuses with the service's message."""
 
@@ -34,6 +40,14 @@ class LoopHandler(APIHandler):
     def user_name(self) -> str:
         """Who made the request, as people know them (not an anonymous user's random id)."""
         return name_of(self.current_user)
+
+    def user_identity(self) -> str:
+        """Who made the request, uniquely (what ownership is keyed by)."""
+        return identity_of(self.current_user)
+
+    async def grants(self) -> Grants:
+        """What this request's user may do (every right of :mod:`.rights`, asked once)."""
+        return await grants_of(self, self.user_name(), self.user_identity())
 
     def reply(self, payload: Any, status: int = 200) -> None:
         self.set_status(status)
@@ -56,8 +70,6 @@ class LoopHandler(APIHandler):
 
 
 class ExecutionHandler(LoopHandler):
-    auth_resource = "kernels"
-
     @property
     def execution(self) -> ExecutionService:
         return self.settings["jupyter_loop_execution"]
@@ -65,15 +77,14 @@ class ExecutionHandler(LoopHandler):
 
 class RunsHandler(ExecutionHandler):
     @web.authenticated
-    @authorized(action="execute")
-    @authorized(action="write", resource="contents")  # outputs are written into the notebook
+    @requires(Ability.RUN)
     async def post(self) -> None:
         request = RunRequest.from_json(self.body_object())
         ticket = await self.execution.run(request, self.user_name())
         self.reply(ticket.to_json(), status=202)  # an idle kernel has the first cell already
 
     @web.authenticated
-    @authorized(action="read")
+    @requires(Ability.SEE_KERNELS)
     async def get(self) -> None:
         path = self.get_query_argument("path", "")
         self.reply({"path": path, "cells": await self.execution.pending(path)})
@@ -81,8 +92,7 @@ class RunsHandler(ExecutionHandler):
 
 class InputHandler(ExecutionHandler):
     @web.authenticated
-    @authorized(action="execute")
-    @authorized(action="write", resource="contents")
+    @requires(Ability.RUN)
     async def post(self) -> None:
         reply = InputReply.from_json(self.body_object())
         await self.execution.answer_input(reply)

@@ -4,7 +4,8 @@ The protocol is the official SDK's: a low-level :class:`mcp.server.lowlevel.Serv
 handlers (list and call tools), and its :class:`StreamableHTTPSessionManager` for sessions
 and SSE. Tornado authenticates the request like every Jupyter API request (token header,
 JupyterHub token through the proxy), then hands it to the SDK through :mod:`.bridge`; the
-scope carries the caller's :class:`~.tools.Rights`, so each tool call is authorized with the
+scope carries the caller's :class:`~jupyter_loop.rights.Grants` (every right asked of the
+authorizer, awaited, once per request), so each tool call is authorized with the
 server's authorizer against the request that carries it. The session manager's task group
 lives in one task owned by :class:`McpEndpoint`, stopped with the extension.
 """
@@ -23,10 +24,11 @@ from tornado import web
 from ..agent.external import Caller, ExternalAgent
 from ..errors import JupyterLoopError
 from ..handlers import NAMESPACE, LoopHandler
+from ..rights import Ability, Grants
 from .bridge import TornadoExchange
-from .tools import READ, TOOLS, TOOLS_BY_NAME, Rights, ToolFailed
+from .tools import TOOLS, TOOLS_BY_NAME, ToolFailed
 
-RIGHTS_KEY = "jupyter_loop.rights"
+GRANTS_KEY = "jupyter_loop.grants"
 SESSION_HEADER = "mcp-session-id"
 UNKNOWN_CLIENT = "an MCP client"
 
@@ -64,11 +66,11 @@ class McpEndpoint:
         if self._task is not None:
             await asyncio.wait([self._task], timeout=5)
 
-    async def serve(self, exchange: TornadoExchange, rights: Rights) -> None:
+    async def serve(self, exchange: TornadoExchange, grants: Grants) -> None:
         if self._task is None:  # started by the first request, on the server's event loop
             self._task = asyncio.ensure_future(self._run())
         await self._ready.wait()
-        await exchange.serve(self.manager.handle_request, {RIGHTS_KEY: rights})
+        await exchange.serve(self.manager.handle_request, {GRANTS_KEY: grants})
 
     # -- MCP handlers ----------------------------------------------------------------
 
@@ -81,10 +83,10 @@ class McpEndpoint:
         tool = TOOLS_BY_NAME.get(params.name)
         if tool is None:
             return _error(f"There is no tool named '{params.name}'.")
-        rights: Rights = ctx.request.scope[RIGHTS_KEY]
-        caller = Caller(rights.user, _client_name(ctx), ctx.request.headers.get(SESSION_HEADER, ""))
+        grants: Grants = ctx.request.scope[GRANTS_KEY]
+        caller = Caller(grants.user, _client_name(ctx), ctx.request.headers.get(SESSION_HEADER, ""))
         arguments = dict(params.arguments or {})
-        missing = rights.missing(tool.rights)
+        missing = grants.missing(tool.ability)
         if missing:
             reason = f"Forbidden: {params.name} needs the permission {' and '.join(missing)}."
             await self._agent.refused(arguments.get("path"), params.name, reason, caller)
@@ -136,20 +138,12 @@ class McpHandler(LoopHandler):
     def endpoint(self) -> McpEndpoint:
         return self.settings["jupyter_loop_mcp"]
 
-    def rights(self) -> Rights:
-        user = self.current_user
-        authorizer = self.authorizer
-        return Rights(
-            self.user_name(),
-            lambda action, resource: bool(authorizer.is_authorized(self, user, action, resource)),
-        )
-
     async def _serve(self) -> None:
-        rights = self.rights()
-        if rights.missing(READ):
+        grants = await self.grants()
+        if not grants.allows(Ability.READ):
             raise web.HTTPError(403, "Using the MCP endpoint needs permission to read contents.")
         self._exchange = TornadoExchange(self)
-        await self.endpoint.serve(self._exchange, rights)
+        await self.endpoint.serve(self._exchange, grants)
 
     @web.authenticated
     async def post(self) -> None:

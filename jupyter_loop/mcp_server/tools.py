@@ -21,12 +21,9 @@ import mcp_types as types
 from ..agent.external import Caller, ExternalAgent
 from ..agent.tool_specs import TOOL_SPECS
 from ..errors import BadRequest
+from ..rights import Ability
 
-Right = tuple[str, str]
-READ: tuple[Right, ...] = (("read", "contents"),)
-PROPOSE: tuple[Right, ...] = (("write", "contents"),)
-RUN: tuple[Right, ...] = (("execute", "kernels"), ("write", "contents"))
-INTERRUPT: tuple[Right, ...] = (("execute", "kernels"),)
+READ, PROPOSE, RUN, INTERRUPT = Ability.READ, Ability.PROPOSE, Ability.RUN, Ability.INTERRUPT
 MAX_WAIT = 600.0
 DEFAULT_WAIT = 120.0
 MAX_NOTEBOOKS = 500
@@ -35,26 +32,11 @@ _PATH = {"type": "string", "description": "The notebook's path, relative to the 
 
 
 @dataclass(frozen=True)
-class Rights:
-    """What the HTTP request that carries a tool call may do (the server's authorizer)."""
-
-    user: str
-    allowed: Callable[[str, str], bool]
-
-    def missing(self, needed: tuple[Right, ...]) -> list[str]:
-        return [
-            f"{resource}:{action}"
-            for action, resource in needed
-            if not self.allowed(action, resource)
-        ]
-
-
-@dataclass(frozen=True)
 class McpTool:
     """One tool: its schema, the rights it needs and what it does."""
 
     spec: types.Tool
-    rights: tuple[Right, ...]
+    ability: Ability
     call: Callable[[ExternalAgent, Caller, dict[str, Any], Any], Awaitable[list[Any]]]
 
 
@@ -164,9 +146,7 @@ class ToolFailed(Exception):
     """A tool call that failed in a way the calling agent should read (``isError``)."""
 
 
-def _from_agent_spec(
-    name: str, rights: tuple[Right, ...], extra: dict[str, Any] | None = None
-) -> McpTool:
+def _from_agent_spec(name: str, ability: Ability, extra: dict[str, Any] | None = None) -> McpTool:
     spec = next(s for s in TOOL_SPECS if s.name == name)
     schema = copy.deepcopy(spec.parameters)
     schema["properties"] = {"path": _PATH, **schema.get("properties", {}), **(extra or {})}
@@ -175,14 +155,14 @@ def _from_agent_spec(
     if name.startswith("propose_"):
         description += " Returns the proposal's id; proposal_status tells its outcome later."
     tool = types.Tool(name=name, description=description, input_schema=schema)
-    return McpTool(tool, rights, _agent_tool(name))
+    return McpTool(tool, ability, _agent_tool(name))
 
 
 def _tool(
-    name: str, description: str, schema: dict[str, Any], rights: tuple[Right, ...], call: Any
+    name: str, description: str, schema: dict[str, Any], ability: Ability, call: Any
 ) -> McpTool:
     return McpTool(
-        types.Tool(name=name, description=description, input_schema=schema), rights, call
+        types.Tool(name=name, description=description, input_schema=schema), ability, call
     )
 
 
