@@ -100,3 +100,34 @@ class AsyncNoAccess(Authorizer):
 def both(name: str) -> list[str]:
     """The sync and async class of a rule, as ``authorizer_class`` strings to parametrize by."""
     return [f"authorizers.{name}", f"authorizers.Async{name}"]
+
+
+# -- rules for one user of two (see identities.py): ada may do everything -------------------
+
+
+def _bob(rule: Any, user: Any, action: str, resource: str) -> bool:
+    return getattr(user, "username", "") != "bob" or rule(action, resource)
+
+
+class BobNoKernels(Authorizer):
+    def is_authorized(self, handler: Any, user: Any, action: str, resource: str) -> bool:
+        return _bob(no_kernels, user, action, resource)
+
+
+class AsyncBobNoKernels(Authorizer):
+    async def is_authorized(  # type: ignore[override]
+        self, handler: Any, user: Any, action: str, resource: str
+    ) -> bool:
+        return _bob(no_kernels, user, action, resource)
+
+
+class BobReadOnlyContents(Authorizer):
+    def is_authorized(self, handler: Any, user: Any, action: str, resource: str) -> bool:
+        return _bob(read_only_contents, user, action, resource)
+
+
+class AsyncBobReadOnlyContents(Authorizer):
+    async def is_authorized(  # type: ignore[override]
+        self, handler: Any, user: Any, action: str, resource: str
+    ) -> bool:
+        return _bob(read_only_contents, user, action, resource)

@@ -59,8 +59,7 @@ class TurnsHandler(AgentHandler):
     @requires(Ability.READ)
     async def post(self) -> None:
         request = TurnRequest.from_json(self.body_object())
-        grants = await self.grants()
-        turn_id = await self.agent.start_turn(request, self.user_name(), grants.allows(Ability.RUN))
+        turn_id = await self.agent.start_turn(request, await self.grants())
         self.reply({"turn_id": turn_id}, status=202)
 
 

@@ -30,3 +30,7 @@ class TurnPlan:
     active_cell_id: str | None = None
     images: ImageBudget | None = None
     """Images per step for models that take them; None: images are off."""
+    may_propose: bool = True
+    """The user may edit the notebook: without it the turn is offered no ``propose_*`` tool."""
+    may_read_variables: bool = True
+    """The user has the kernel rights reading variables needs: without them none are read."""

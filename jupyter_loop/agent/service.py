@@ -20,6 +20,7 @@ from ..execution.run import RunOutcome
 from ..execution.service import ExecutionService
 from ..payloads import RunRequest
 from ..records import TokenUsage, TurnRecord, UserEntry
+from ..rights import Ability, Grants
 from .approvals import ApprovalDesk
 from .context import ConversationTurn
 from .decisions import ProposalDecisions
@@ -144,12 +145,13 @@ class AgentService:
 
     # -- turns -----------------------------------------------------------------------
 
-    async def start_turn(self, request: TurnRequest, user: str, may_run: bool = True) -> str:
+    async def start_turn(self, request: TurnRequest, grants: Grants) -> str:
         """Start a turn on the notebook; returns its id. 409 if one is running there.
 
-        ``may_run``: the user has the rights running cells needs; without them the turn's
-        ``run_cells`` calls fail before asking for approval (the model is told, nothing
-        runs).
+        ``grants``: what the user may do (:mod:`jupyter_loop.rights`). Without the right to
+        run, the turn's ``run_cells`` calls fail before asking for approval (the model is
+        told, nothing runs); without the right to edit, no ``propose_*`` tool is offered;
+        without the kernel rights, no variables are read. The prompt says which.
         """
         provider = self._require_provider(request.provider)
         room_id = await self._docs.room_id(request.path)
@@ -157,7 +159,7 @@ class AgentService:
             raise Conflict("The agent is already working on this notebook; stop it or wait.")
         self._turns[room_id] = None  # reserved: no await between the check and this line
         try:
-            turn = await self._prepare(request, user, room_id, provider, may_run)
+            turn = await self._prepare(request, grants, room_id, provider)
         except BaseException:
             del self._turns[room_id]
             raise
@@ -170,12 +172,12 @@ class AgentService:
     async def _prepare(
         self,
         request: TurnRequest,
-        user: str,
+        grants: Grants,
         room_id: str,
         provider: ModelProvider,
-        may_run: bool,
     ) -> Turn:
         settings = self.settings
+        user = grants.user
         file_id = NotebookRef.of_room(room_id).file_id
         model = await self._model_for(request, provider)
         policy = policy_or_default(request.approval, settings.approval_policy)
@@ -193,6 +195,8 @@ class AgentService:
             stream_interval=settings.stream_interval,
             active_cell_id=request.active_cell_id,
             images=settings.image_budget if settings.images != "off" else None,
+            may_propose=grants.allows(Ability.PROPOSE),
+            may_read_variables=grants.allows(Ability.VARIABLES),
         )
         history = [
             ConversationTurn(m["role"], str(m.get("text", "")), earlier=True)
@@ -220,7 +224,7 @@ class AgentService:
             docs=self._docs,
             live=live,
             provider=provider,
-            run_cells=self._runner(room_id, user) if may_run else None,
+            run_cells=self._runner(room_id, user) if grants.allows(Ability.RUN) else None,
             read_variables=self._variables_reader(room_id),
             desk=self._desk,
             store=self.store,

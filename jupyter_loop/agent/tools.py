@@ -88,6 +88,7 @@ class Toolbox:
         read_variables: ReadVariables,
         record: Record,
         result_chars: int,
+        withheld: frozenset[str] = frozenset(),
     ) -> None:
         self._docs = docs
         self._room_id = room_id
@@ -97,15 +98,17 @@ class Toolbox:
         self._read_variables = read_variables
         self._record = record
         self._chars = max(1_000, result_chars)
-        self.specs: tuple[ToolSpec, ...] = TOOL_SPECS
+        self.specs: tuple[ToolSpec, ...] = tuple(s for s in TOOL_SPECS if s.name not in withheld)
+        self._names = tuple(spec.name for spec in self.specs)
 
     async def call(self, call: ToolCall) -> ToolOutcome:
         """Run one call; failures come back as ``ok=False`` outcomes."""
         shown = short_arguments(call.arguments_json)
         try:
-            if call.name not in TOOL_NAMES:
+            if call.name not in self._names:  # a withheld tool is not there for this user
                 raise ToolError(
-                    f"There is no tool named '{call.name}'. The tools are: {', '.join(TOOL_NAMES)}."
+                    f"There is no tool named '{call.name}'. "
+                    f"The tools are: {', '.join(self._names)}."
                 )
             try:
                 arguments = call.arguments()
@@ -304,6 +307,18 @@ class Toolbox:
             parts.append(f"cell {cell_id} {count} → {outcome.status}{note}\noutputs:\n{summary}")
         shown = ", ".join(dict.fromkeys(heads))
         return ToolOutcome("\n\n".join(parts), f"ran {where} → {shown}", "", True, tuple(cell_ids))
+
+
+def withheld_tools(*, may_propose: bool, may_read_variables: bool) -> frozenset[str]:
+    """The tools a user's rights leave out (:mod:`jupyter_loop.rights`): offering them
+    would let a turn do what the user may not (rejected: offering them and failing each
+    call, which also spends the model's steps on tools it cannot use)."""
+    withheld: set[str] = set()
+    if not may_propose:
+        withheld.update(name for name in TOOL_NAMES if name.startswith("propose_"))
+    if not may_read_variables:
+        withheld.add("list_variables")
+    return frozenset(withheld)
 
 
 def _failed(name: str, message: str, arguments: str) -> ToolOutcome:

@@ -43,7 +43,7 @@ from .providers import (
 )
 from .repeats import REPEATED, REPEATS_ENDING, REPEATS_REFUSED, RepeatGuard, not_run
 from .store import ConversationStore, now_iso
-from .tools import ReadVariables, Toolbox, ToolOutcome
+from .tools import ReadVariables, Toolbox, ToolOutcome, withheld_tools
 
 VARIABLES_CHARS = 4_000
 """At most this much of the variables description is read for the context (which cuts it)."""
@@ -132,6 +132,9 @@ class Turn:
             read_variables=self._read_variables,
             record=self._record,
             result_chars=int(budget * 4 * RESULT_SHARE) - 300,
+            withheld=withheld_tools(
+                may_propose=plan.may_propose, may_read_variables=plan.may_read_variables
+            ),
         )
         await self._refresh_variables()
         for step in range(1, plan.max_steps + 1):
@@ -295,7 +298,10 @@ class Turn:
             await self._notice(outcome.notice, "error")
 
     async def _refresh_variables(self) -> None:
-        """Read the kernel's variables for the context; none when it has no kernel or is busy."""
+        """Read the kernel's variables for the context; none when it has no kernel or is busy
+        (or when the user may not read them: the prompt says so)."""
+        if not self.plan.may_read_variables:
+            return
         try:
             report = await self._read_variables()
         except JupyterLoopError as e:

@@ -33,7 +33,8 @@ class StreamHandler(CompletionHandler):
     @requires(Ability.READ)
     async def post(self) -> None:
         request = CompletionRequest.from_json(self.body_object())
-        self._job = job = await self.completion.start(request)
+        grants = await self.grants()  # the kernel's variables need the kernel rights
+        self._job = job = await self.completion.start(request, grants.allows(Ability.VARIABLES))
         self.set_header("Content-Type", "application/x-ndjson; charset=utf-8")
         self.set_header("Cache-Control", "no-cache")
         try:
