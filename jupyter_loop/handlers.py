@@ -25,10 +25,24 @@ def name_of(user: Any) -> str:
     return "anonymous"
 
 
-def identity_of(user: Any) -> str:
-    """A Jupyter user's unique name (two people may share a display name)."""
+SERVER_TOKEN_PRINCIPAL = "holder of the server's token"
+
+
+def principal_of(handler: Any) -> str:
+    """Who holds the request's credential: what sessions and allowances belong to.
+
+    A Jupyter user's unique ``username`` (not the display name, which two people may share),
+    except for a request carrying the server's own shared token: Jupyter names each of
+    those after a random moon unless a cookie says otherwise, but they are all one holder
+    of one credential (rejected: the moon's name, which changes with every cookie-less
+    request, so an MCP client that keeps no cookies would lose its session at once).
+    """
+    token = getattr(handler, "token", None)
+    if token and handler.identity_provider.get_token(handler) == token:
+        return SERVER_TOKEN_PRINCIPAL
+    user = handler.current_user
     value = getattr(user, "username", None) or getattr(user, "name", None)
-    return str(value) if value else ""
+    return f"user {value}" if value else "anonymous"
 
 
 class LoopHandler(APIHandler):
@@ -41,13 +55,9 @@ class LoopHandler(APIHandler):
         """Who made the request, as people know them (not an anonymous user's random id)."""
         return name_of(self.current_user)
 
-    def user_identity(self) -> str:
-        """Who made the request, uniquely (what ownership is keyed by)."""
-        return identity_of(self.current_user)
-
     async def grants(self) -> Grants:
         """What this request's user may do (every right of :mod:`.rights`, asked once)."""
-        return await grants_of(self, self.user_name(), self.user_identity())
+        return await grants_of(self, self.user_name(), principal_of(self))
 
     def reply(self, payload: Any, status: int = 200) -> None:
         self.set_status(status)

@@ -90,12 +90,13 @@ async def is_allowed(handler: Any, right: Right) -> bool:
 class Grants:
     """What the user of one request may do: the rights the authorizer granted them.
 
-    ``user`` is the name people know them by; ``identity`` their unique user name (what
-    ownership is keyed by: two people may share a display name).
+    ``user`` is the name people know them by; ``principal`` who holds the credential, what
+    ownership (an MCP session, an approval's allowance) is keyed by: two people may share a
+    display name (see :func:`jupyter_loop.handlers.principal_of`).
     """
 
     user: str
-    identity: str
+    principal: str
     granted: frozenset[Right]
 
     def allows(self, ability: Ability) -> bool:
@@ -105,11 +106,11 @@ class Grants:
         return [right_name(right) for right in RIGHTS[ability] if right not in self.granted]
 
 
-async def grants_of(handler: Any, user: str, identity: str) -> Grants:
+async def grants_of(handler: Any, user: str, principal: str) -> Grants:
     """Every right of the table, asked once each for this request."""
     wanted = {right for rights in RIGHTS.values() for right in rights}
     granted = frozenset([right for right in sorted(wanted) if await is_allowed(handler, right)])
-    return Grants(user, identity, granted)
+    return Grants(user, principal, granted)
 
 
 Method = TypeVar("Method", bound=Callable[..., Awaitable[Any]])

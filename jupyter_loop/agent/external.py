@@ -46,12 +46,17 @@ RESULT_CHARS = 12_000
 
 @dataclass(frozen=True)
 class Caller:
-    """Who calls: the Jupyter user, the client program (MCP ``clientInfo`` name) and its
-    connection (the MCP session id): an "allow for the turn" answer lasts as long as it."""
+    """Who calls: the Jupyter user (as people know them), the client program (MCP
+    ``clientInfo`` name), its connection (an MCP session id the server minted for this
+    principal, ``""`` when there is none) and the principal (who holds the credential,
+    :func:`jupyter_loop.handlers.principal_of`). An "allow for the turn" answer holds for
+    that principal on that connection, as long as it lasts; without a connection, for the
+    one call."""
 
     user: str
     client: str
     connection: str = ""
+    principal: str = ""
 
     @property
     def label(self) -> str:
@@ -88,7 +93,7 @@ class ExternalAgent:
         self.policy = policy
         self.approval_timeout = approval_timeout
         self._log = log
-        self._allowed: set[tuple[str, str]] = set()
+        self._allowed: set[tuple[str, str, str]] = set()
         self._runs: set[asyncio.Task[Any]] = set()
 
     async def stop(self) -> None:
@@ -228,8 +233,10 @@ class ExternalAgent:
         """The server's approval policy, as for a turn; a person answers in any tab."""
         if self.policy == "never":
             return False, "running cells is switched off (approval policy 'never')."
-        allowance = (caller.connection or session, room_id)
-        if self.policy == "always" or allowance in self._allowed:
+        # Keyed by who was allowed and the session the server minted for them: never by
+        # what a client can write into a header (another user could write the same).
+        allowance = (caller.principal, caller.connection, room_id)
+        if self.policy == "always" or (caller.connection and allowance in self._allowed):
             return True, ""
         notebook = await self._docs.notebook(room_id)
         if current_approval(notebook) is not None:
@@ -265,7 +272,7 @@ class ExternalAgent:
         )  # fmt: skip
         if decision == "deny":
             return False, f"{by} denied running {', '.join(cell_ids)}."
-        if decision == "turn" or self.policy == "turn":
+        if (decision == "turn" or self.policy == "turn") and caller.connection:
             self._allowed.add(allowance)
         return True, ""
 

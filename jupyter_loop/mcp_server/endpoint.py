@@ -26,10 +26,10 @@ from ..errors import JupyterLoopError
 from ..handlers import NAMESPACE, LoopHandler
 from ..rights import Ability, Grants
 from .bridge import TornadoExchange
+from .sessions import SESSION_HEADER, McpSessions, scope_user
 from .tools import TOOLS, TOOLS_BY_NAME, ToolFailed
 
 GRANTS_KEY = "jupyter_loop.grants"
-SESSION_HEADER = "mcp-session-id"
 UNKNOWN_CLIENT = "an MCP client"
 
 
@@ -55,6 +55,7 @@ class McpEndpoint:
         self._ready = asyncio.Event()
         self._stopping = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self.sessions = McpSessions()
 
     async def _run(self) -> None:
         async with self.manager.run():
@@ -66,11 +67,24 @@ class McpEndpoint:
         if self._task is not None:
             await asyncio.wait([self._task], timeout=5)
 
-    async def serve(self, exchange: TornadoExchange, grants: Grants) -> None:
+    async def serve(
+        self, exchange: TornadoExchange, grants: Grants, method: str, session_id: str
+    ) -> None:
+        """Serve one request of ``grants.principal`` (``session_id``: the header it sent)."""
         if self._task is None:  # started by the first request, on the server's event loop
             self._task = asyncio.ensure_future(self._run())
         await self._ready.wait()
-        await exchange.serve(self.manager.handle_request, {GRANTS_KEY: grants})
+
+        def started(status: int, headers: dict[str, str]) -> None:
+            minted = headers.get(SESSION_HEADER, "")
+            if not session_id and minted and status < 400:
+                self.sessions.minted(minted, grants.principal)
+            if method == "DELETE" and session_id and status < 300:
+                self.sessions.ended(session_id, grants.principal)
+
+        exchange.on_start = started
+        extra = {GRANTS_KEY: grants, "user": scope_user(grants.principal)}
+        await exchange.serve(self.manager.handle_request, extra)
 
     # -- MCP handlers ----------------------------------------------------------------
 
@@ -84,7 +98,13 @@ class McpEndpoint:
         if tool is None:
             return _error(f"There is no tool named '{params.name}'.")
         grants: Grants = ctx.request.scope[GRANTS_KEY]
-        caller = Caller(grants.user, _client_name(ctx), ctx.request.headers.get(SESSION_HEADER, ""))
+        sent = ctx.request.headers.get(SESSION_HEADER, "")
+        caller = Caller(
+            grants.user,
+            _client_name(ctx),
+            self.sessions.validated(sent, grants.principal),
+            grants.principal,
+        )
         arguments = dict(params.arguments or {})
         missing = grants.missing(tool.ability)
         if missing:
@@ -143,7 +163,8 @@ class McpHandler(LoopHandler):
         if not grants.allows(Ability.READ):
             raise web.HTTPError(403, "Using the MCP endpoint needs permission to read contents.")
         self._exchange = TornadoExchange(self)
-        await self.endpoint.serve(self._exchange, grants)
+        session_id = self.request.headers.get(SESSION_HEADER, "")
+        await self.endpoint.serve(self._exchange, grants, self.request.method or "", session_id)
 
     @web.authenticated
     async def post(self) -> None:
