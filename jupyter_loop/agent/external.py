@@ -39,6 +39,11 @@ from .store import new_id, now_iso
 from .summary import ImageAttachment, summarize_outputs
 from .tools import Toolbox, ToolOutcome
 
+SERVER_JOURNAL = "external"
+"""The server journal's one file: calls that name no notebook (or one that is not there)."""
+CLAIM_CHARS = 60
+"""A client's name for itself is cut to this (a 1 MB name would be journaled at every call)."""
+DETAIL_CHARS = 200
 READ_FOCUS = 4
 """Cells shown in full by ``read_notebook`` when the caller names none (the latest run)."""
 RESULT_CHARS = 12_000
@@ -60,7 +65,27 @@ class Caller:
 
     @property
     def label(self) -> str:
-        return f"{self.client} for {self.user}"
+        """Who asks, as people are shown it: the client's name is only what it says of itself
+        (rejected: the bare name, which can read "JupyterLab tab of alice (approved)")."""
+        claim = f', calling itself "{self.client}"' if self.client else ""
+        return f"an MCP client of {self.user}{claim}"
+
+
+def client_claim(name: Any) -> str:
+    r"""A client's name for itself, fit to show: controls dropped, one line, capped.
+
+    Example:
+        >>> client_claim("claude-code")
+        'claude-code'
+        >>> client_claim("tab of alice\x1b[2J\n(approved)" + "x" * 99)
+        'tab of alice [2J (approved)xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…'
+    """
+    text = "".join(ch if ch.isprintable() else " " for ch in str(name)[: CLAIM_CHARS * 4])
+    return _capped(" ".join(text.split()), CLAIM_CHARS)
+
+
+def _capped(text: str, limit: int = DETAIL_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -84,11 +109,13 @@ class ExternalAgent:
         policy: str,
         log: logging.Logger,
         approval_timeout: float = 300.0,
+        server_journal: AgentJournal | None = None,
     ) -> None:
         self._docs = docs
         self._execution = execution
         self._desk = desk
         self._journal = journal
+        self.server_journal = server_journal or journal
         self._masker = masker
         self.policy = policy
         self.approval_timeout = approval_timeout
@@ -285,15 +312,28 @@ class ExternalAgent:
         self._record(room_id, caller, "interrupt", ok=True, receipt=f"interrupted {kernel_id}")
         return kernel_id
 
-    async def refused(self, path: Any, tool: str, reason: str, caller: Caller) -> None:
-        """Journal a call the caller had no right to make (when it names a notebook)."""
-        if not isinstance(path, str) or not path:
-            return
-        try:
-            room_id = await self._docs.room_id(path)
-        except JupyterLoopError:
-            return
-        self._record(room_id, caller, tool, ok=False, receipt=reason)
+    async def journal_call(
+        self, path: Any, tool: str, caller: Caller, *, ok: bool, receipt: str
+    ) -> None:
+        """Journal a call no tool journaled (refused, failed before it reached a notebook,
+        or naming none): in the notebook's journal, else in the server journal."""
+        tool, receipt = _capped(str(tool), CLAIM_CHARS), _capped(receipt)
+        if isinstance(path, str) and path:
+            try:
+                room_id = await self._docs.room_id(path)
+            except JupyterLoopError:  # not there, not a notebook: the server journal says so
+                room_id = None
+            if room_id is not None:
+                self._record(room_id, caller, tool, ok=ok, receipt=receipt)
+                return
+        shown = _capped(path) if isinstance(path, str) else None
+        self.server_journal.record(
+            SERVER_JOURNAL, None, "external_call", caller.label,
+            tool=tool, ok=ok, receipt=receipt, path=shown,
+        )  # fmt: skip
+
+    def server_entries(self) -> list[dict[str, Any]]:
+        return self.server_journal.entries(SERVER_JOURNAL)
 
     # -- records -----------------------------------------------------------------------
 

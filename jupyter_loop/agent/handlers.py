@@ -54,6 +54,15 @@ class JournalHandler(AgentHandler):
         self.reply({"entries": await self.agent.journal_entries(self.path_argument())})
 
 
+class ServerJournalHandler(AgentHandler):
+    """The MCP calls that named no notebook (or one that is not there)."""
+
+    @web.authenticated
+    @requires(Ability.READ)
+    async def get(self) -> None:
+        self.reply({"entries": self.agent.external.server_entries()})
+
+
 class TurnsHandler(AgentHandler):
     @web.authenticated
     @requires(Ability.READ)
@@ -115,6 +124,7 @@ def route_table() -> list[tuple[str, type[LoopHandler]]]:
         (rf"{base}/models", ModelsHandler),
         (rf"{base}/conversation", ConversationHandler),
         (rf"{base}/journal", JournalHandler),
+        (rf"{base}/server-journal", ServerJournalHandler),
         (rf"{base}/turns", TurnsHandler),
         (rf"{base}/turns/{_ID}/stop", StopHandler),
         (rf"{base}/approvals/{_ID}", ApprovalHandler),

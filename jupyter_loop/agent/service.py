@@ -64,7 +64,14 @@ class AgentService:
         self._providers: dict[str, ModelProvider] = {}
         self.decisions = ProposalDecisions(docs, self.journal)
         self.external = ExternalAgent(
-            docs, execution, self._desk, self.journal, self._masker, settings.approval_policy, log
+            docs,
+            execution,
+            self._desk,
+            self.journal,
+            self._masker,
+            settings.approval_policy,
+            log,
+            server_journal=AgentJournal(root / "server-journal", self._masker),
         )
 
     def start(self) -> None:

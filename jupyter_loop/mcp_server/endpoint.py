@@ -21,7 +21,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from tornado import web
 
-from ..agent.external import Caller, ExternalAgent
+from ..agent.external import Caller, ExternalAgent, client_claim
 from ..errors import JupyterLoopError
 from ..handlers import NAMESPACE, LoopHandler
 from ..rights import Ability, Grants
@@ -30,7 +30,6 @@ from .sessions import SESSION_HEADER, McpSessions, scope_user
 from .tools import TOOLS, TOOLS_BY_NAME, ToolFailed
 
 GRANTS_KEY = "jupyter_loop.grants"
-UNKNOWN_CLIENT = "an MCP client"
 
 
 class McpEndpoint:
@@ -94,9 +93,6 @@ class McpEndpoint:
     async def _call_tool(
         self, ctx: Any, params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        tool = TOOLS_BY_NAME.get(params.name)
-        if tool is None:
-            return _error(f"There is no tool named '{params.name}'.")
         grants: Grants = ctx.request.scope[GRANTS_KEY]
         sent = ctx.request.headers.get(SESSION_HEADER, "")
         caller = Caller(
@@ -106,21 +102,29 @@ class McpEndpoint:
             grants.principal,
         )
         arguments = dict(params.arguments or {})
+        path = arguments.get("path")
+
+        async def failed(message: str) -> types.CallToolResult:
+            # Every call is journaled: those the tool did not reach are journaled here.
+            await self._agent.journal_call(path, params.name, caller, ok=False, receipt=message)
+            return _error(message)
+
+        tool = TOOLS_BY_NAME.get(params.name)
+        if tool is None:
+            return await failed(f"There is no tool named '{client_claim(params.name)}'.")
         missing = grants.missing(tool.ability)
         if missing:
-            reason = f"Forbidden: {params.name} needs the permission {' and '.join(missing)}."
-            await self._agent.refused(arguments.get("path"), params.name, reason, caller)
-            return _error(reason)
-        try:
-            content = await tool.call(
-                self._agent, caller, dict(params.arguments or {}), self._contents
+            return await failed(
+                f"Forbidden: {params.name} needs the permission {' and '.join(missing)}."
             )
-        except ToolFailed as e:
+        try:
+            content = await tool.call(self._agent, caller, arguments, self._contents)
+        except ToolFailed as e:  # the agent's toolbox journaled it
             return _error(str(e))
         except JupyterLoopError as e:
-            return _error(e.message)
+            return await failed(e.message)
         except web.HTTPError as e:  # the contents manager's own errors
-            return _error(e.log_message or f"HTTP {e.status_code}")
+            return await failed(e.log_message or f"HTTP {e.status_code}")
         return types.CallToolResult(content=content)
 
 
@@ -131,11 +135,12 @@ def _error(message: str) -> types.CallToolResult:
 
 
 def _client_name(ctx: Any) -> str:
-    """The client program's name from MCP ``initialize`` (``clientInfo``)."""
+    """The client program's name for itself from MCP ``initialize`` (``clientInfo``),
+    fit to show (``""``: it gave none)."""
     params = getattr(ctx.session, "client_params", None)
     info = getattr(params, "client_info", None)
     name = getattr(info, "name", None)
-    return str(name) if name else UNKNOWN_CLIENT
+    return client_claim(name) if name else ""
 
 
 class McpHandler(LoopHandler):

@@ -79,6 +79,8 @@ async def _list_notebooks(
             elif item["type"] == "notebook":
                 found.append(item["path"])
     more = "\n(more not listed)" if len(found) >= MAX_NOTEBOOKS else ""
+    receipt = f"listed {len(found)} notebooks"
+    await agent.journal_call(None, "list_notebooks", caller, ok=True, receipt=receipt)
     return _text("\n".join(sorted(found)) + more if found else "No notebooks.")
 
 
