@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from conftest import wait_for
-from mcp_helpers import NamedUserIdentity, call
+from mcp_helpers import NamedUserIdentity, call, text_of
 from pycrdt import Map
 from traitlets.config import Config
 
@@ -77,3 +77,18 @@ async def test_a_client_name_is_capped_and_shown_as_its_own_claim(
     assert shown.startswith("an MCP client of ada, calling itself")
     entries = (await api(*JOURNAL, params={"path": path}))["entries"]
     assert max(len(e["by"]) for e in entries) < 200
+
+
+async def test_arguments_are_checked_against_the_schema_the_client_is_shown(
+    mcp_session: Any, write_notebook: Any
+) -> None:
+    path = write_notebook("schema.ipynb", "1")
+    async with mcp_session() as session:
+        listed = {tool.name: tool.input_schema for tool in (await session.list_tools()).tools}
+        empty = await call(session, "read_cell", path="", cell_id="c0")
+        negative = await call(session, "run_cells", path=path, cell_ids=["c0"], wait_seconds=-1)
+        wrong = await call(session, "read_notebook", path=path, focus_cell_ids=[""])
+    assert listed["run_cells"]["properties"]["wait_seconds"]["minimum"] == 0
+    assert empty.is_error and "'path' must not be empty" in text_of(empty)
+    assert negative.is_error and "'wait_seconds' must be 0 or more" in text_of(negative)
+    assert wrong.is_error and "must not be empty" in text_of(wrong)

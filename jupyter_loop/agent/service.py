@@ -28,7 +28,7 @@ from .external import ExternalAgent
 from .journal import AgentJournal
 from .live import LiveTurn, current_turn
 from .payloads import ApprovalAnswer, TurnRequest, policy_or_default
-from .plan import TurnPlan
+from .plan import WITHHELD, TurnPlan
 from .providers import ModelProvider, ProviderError
 from .settings import AgentSettings
 from .store import ConversationStore, new_id, now_iso
@@ -202,8 +202,7 @@ class AgentService:
             stream_interval=settings.stream_interval,
             active_cell_id=request.active_cell_id,
             images=settings.image_budget if settings.images != "off" else None,
-            may_propose=grants.allows(Ability.PROPOSE),
-            may_read_variables=grants.allows(Ability.VARIABLES),
+            withheld=frozenset(a for a in WITHHELD if not grants.allows(a)),
         )
         history = [
             ConversationTurn(m["role"], str(m.get("text", "")), earlier=True)

@@ -43,7 +43,7 @@ from .providers import (
 )
 from .repeats import REPEATED, REPEATS_ENDING, REPEATS_REFUSED, RepeatGuard, not_run
 from .store import ConversationStore, now_iso
-from .tools import ReadVariables, Toolbox, ToolOutcome, withheld_tools
+from .tools import ReadVariables, Toolbox, ToolOutcome
 
 VARIABLES_CHARS = 4_000
 """At most this much of the variables description is read for the context (which cuts it)."""
@@ -132,9 +132,7 @@ class Turn:
             read_variables=self._read_variables,
             record=self._record,
             result_chars=int(budget * 4 * RESULT_SHARE) - 300,
-            withheld=withheld_tools(
-                may_propose=plan.may_propose, may_read_variables=plan.may_read_variables
-            ),
+            withheld=plan.withheld,
         )
         await self._refresh_variables()
         for step in range(1, plan.max_steps + 1):

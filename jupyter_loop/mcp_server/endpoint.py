@@ -22,6 +22,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from tornado import web
 
 from ..agent.external import Caller, ExternalAgent, client_claim
+from ..agent.tool_args import schema_violation
 from ..errors import JupyterLoopError
 from ..handlers import NAMESPACE, LoopHandler
 from ..rights import Ability, Grants
@@ -117,6 +118,9 @@ class McpEndpoint:
             return await failed(
                 f"Forbidden: {params.name} needs the permission {' and '.join(missing)}."
             )
+        problem = schema_violation(arguments, tool.spec.input_schema)
+        if problem is not None:  # the one check of arguments: the schema the client is shown
+            return await failed(f"{problem} See the input schema of {params.name}.")
         try:
             content = await tool.call(self._agent, caller, arguments, self._contents)
         except ToolFailed as e:  # the agent's toolbox journaled it
