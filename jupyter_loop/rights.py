@@ -118,11 +118,12 @@ REQUIRES = "__jupyter_loop_requires__"
 """The attribute a handler method decorated with :func:`requires` carries (for the docs)."""
 
 
-def requires(*abilities: Ability) -> Callable[[Method], Method]:
+def requires(*abilities: Ability, message: str | None = None) -> Callable[[Method], Method]:
     """A handler method that needs these abilities: 403 (as Jupyter's ``@authorized``) if not.
 
-    Rejected: jupyter_server's ``@authorized``, one per pair, stacked: the pairs would be
-    written again at every route, apart from the table the other channels read.
+    ``message``: what the 403 says (default: Jupyter's own words). Rejected: jupyter_server's
+    ``@authorized``, one per pair, stacked: the pairs would be written again at every route,
+    apart from the table the other channels read.
     """
 
     def wrap(method: Method) -> Method:
@@ -133,7 +134,9 @@ def requires(*abilities: Ability) -> Callable[[Method], Method]:
                     if not await is_allowed(self, right):
                         action, resource = right
                         raise HTTPError(
-                            403, f"User is not authorized to {action} on resource: {resource}."
+                            403,
+                            message
+                            or f"User is not authorized to {action} on resource: {resource}.",
                         )
             return await method(self, *args, **kwargs)
 

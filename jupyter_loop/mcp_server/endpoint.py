@@ -25,12 +25,13 @@ from ..agent.external import Caller, ExternalAgent, client_claim
 from ..agent.tool_args import schema_violation
 from ..errors import JupyterLoopError
 from ..handlers import NAMESPACE, LoopHandler
-from ..rights import Ability, Grants
+from ..rights import Ability, Grants, requires
 from .bridge import TornadoExchange
 from .sessions import SESSION_HEADER, McpSessions, scope_user
 from .tools import TOOLS, TOOLS_BY_NAME, ToolFailed
 
 GRANTS_KEY = "jupyter_loop.grants"
+NEEDS_READ = "Using the MCP endpoint needs permission to read contents."
 
 
 class McpEndpoint:
@@ -168,22 +169,23 @@ class McpHandler(LoopHandler):
         return self.settings["jupyter_loop_mcp"]
 
     async def _serve(self) -> None:
-        grants = await self.grants()
-        if not grants.allows(Ability.READ):
-            raise web.HTTPError(403, "Using the MCP endpoint needs permission to read contents.")
+        grants = await self.grants()  # each tool call is checked against these
         self._exchange = TornadoExchange(self)
         session_id = self.request.headers.get(SESSION_HEADER, "")
         await self.endpoint.serve(self._exchange, grants, self.request.method or "", session_id)
 
     @web.authenticated
+    @requires(Ability.READ, message=NEEDS_READ)
     async def post(self) -> None:
         await self._serve()
 
     @web.authenticated
+    @requires(Ability.READ, message=NEEDS_READ)
     async def get(self) -> None:
         await self._serve()
 
     @web.authenticated
+    @requires(Ability.READ, message=NEEDS_READ)
     async def delete(self) -> None:
         await self._serve()
 
