@@ -21,7 +21,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from ..document import LiveDocuments, find_cell, source_hash
+from ..document import LiveDocuments, find_cell
 from ..errors import Conflict, JupyterLoopError
 from ..execution.run import RunOutcome
 from ..execution.service import ExecutionService
@@ -30,12 +30,13 @@ from ..records import ApprovalRequest
 from ..secrets import SecretMasker
 from . import proposals
 from .approvals import ApprovalDesk
+from .asking import ApprovalPath, Asking
 from .context import build_context, new_nonce
 from .journal import AgentJournal
 from .live import current_approval, show_approval
 from .providers import ToolCall
 from .snapshot import NotebookSnapshots, read_cell
-from .store import new_id, now_iso
+from .store import new_id
 from .summary import ImageAttachment, summarize_outputs
 from .tools import Toolbox, ToolOutcome
 
@@ -96,6 +97,23 @@ class NotebookView:
     images: tuple[ImageAttachment, ...] = ()
 
 
+class NotebookSlot:
+    """An external client's request is shown in the notebook's one approval slot."""
+
+    def __init__(self, docs: LiveDocuments, room_id: str) -> None:
+        self._docs = docs
+        self._room_id = room_id
+
+    async def show(self, approval: ApprovalRequest) -> None:
+        notebook = await self._docs.notebook(self._room_id)
+        if current_approval(notebook) is not None:
+            raise Conflict("Another approval is waiting in this notebook; try again later.")
+        await show_approval(self._docs, self._room_id, approval)
+
+    async def hide(self, answered: bool) -> None:
+        await show_approval(self._docs, self._room_id, None)
+
+
 class ExternalAgent:
     """Tool calls of external agents on live notebooks (see the module docstring)."""
 
@@ -104,6 +122,7 @@ class ExternalAgent:
         docs: LiveDocuments,
         execution: ExecutionService,
         desk: ApprovalDesk,
+        approvals: ApprovalPath,
         journal: AgentJournal,
         masker: SecretMasker | None,
         policy: str,
@@ -114,13 +133,13 @@ class ExternalAgent:
         self._docs = docs
         self._execution = execution
         self._desk = desk
+        self._approvals = approvals
         self._journal = journal
         self.server_journal = server_journal or journal
         self._masker = masker
         self.policy = policy
         self.approval_timeout = approval_timeout
         self._log = log
-        self._allowed: set[tuple[str, str, str]] = set()
         self._runs: set[asyncio.Task[Any]] = set()
 
     async def stop(self) -> None:
@@ -257,51 +276,33 @@ class ExternalAgent:
         sources: dict[str, str],
         caller: Caller,
     ) -> tuple[bool, str]:
-        """The server's approval policy, as for a turn; a person answers in any tab."""
-        if self.policy == "never":
-            return False, "running cells is switched off (approval policy 'never')."
-        # Keyed by who was allowed and the session the server minted for them: never by
-        # what a client can write into a header (another user could write the same).
-        allowance = (caller.principal, caller.connection, room_id)
-        if self.policy == "always" or (caller.connection and allowance in self._allowed):
-            return True, ""
-        notebook = await self._docs.notebook(room_id)
-        if current_approval(notebook) is not None:
-            raise Conflict("Another approval is waiting in this notebook; try again later.")
-        shown = self._mask_value(sources)
-        approval = ApprovalRequest(
-            id=new_id("a"),
-            turn_id=session,
-            cell_ids=tuple(cell_ids),
-            sources=shown,
-            source_hashes={cell_id: source_hash(source) for cell_id, source in sources.items()},
-            requested_at=now_iso(),
-            requested_by=caller.label,
-        )
-        approval_id = approval.id
-        waiting = self._desk.open(approval_id, room_id, session, approval.source_hashes)
+        """The server's approval policy, through the one approval path; a person answers
+        in any tab. An "allow for this turn" is remembered for the caller's principal on
+        the session the server minted for it (never for what a header says), or not."""
         journal = _file_id(room_id)
-        self._journal.record(
-            journal, session, "approval_requested", caller.label, cell_ids=cell_ids
-        )
-        await show_approval(self._docs, room_id, approval)
+
+        def record(action: str, **details: Any) -> None:
+            self._journal.record(journal, session, action, caller.label, **details)
+
+        connection = caller.connection
         try:
-            decision, by = await asyncio.wait_for(asyncio.shield(waiting), self.approval_timeout)
-        except asyncio.TimeoutError:
-            self._desk.withdraw(approval_id)
-            return False, f"nobody answered the approval within {self.approval_timeout:g} s."
+            answer = await self._approvals.ask(
+                Asking(
+                    room_id=room_id,
+                    turn_id=session,
+                    cell_ids=tuple(cell_ids),
+                    sources=sources,
+                    policy=self.policy,
+                    slot=NotebookSlot(self._docs, room_id),
+                    record=record,
+                    allowance=(caller.principal, connection, room_id) if connection else None,
+                    requested_by=caller.label,
+                    timeout=self.approval_timeout,
+                )
+            )
         finally:
             self._desk.forget_turn(session)  # an external session has no end to wait for
-            await show_approval(self._docs, room_id, None)
-        self._journal.record(
-            journal, session, "approval", caller.label, approval_id=approval_id, decision=decision,
-            answered_by=by,
-        )  # fmt: skip
-        if decision == "deny":
-            return False, f"{by} denied running {', '.join(cell_ids)}."
-        if (decision == "turn" or self.policy == "turn") and caller.connection:
-            self._allowed.add(allowance)
-        return True, ""
+        return answer.allowed, answer.reason
 
     # -- kernels -----------------------------------------------------------------------
 

@@ -22,12 +22,14 @@ from ..payloads import RunRequest
 from ..records import TokenUsage, TurnRecord, UserEntry
 from ..rights import Ability, Grants
 from .approvals import ApprovalDesk
+from .asking import ApprovalPath
 from .context import ConversationTurn
 from .decisions import ProposalDecisions
 from .external import ExternalAgent
 from .journal import AgentJournal
 from .live import LiveTurn, current_turn
 from .payloads import ApprovalAnswer, TurnRequest, policy_or_default
+from .permission import turn_allowance
 from .plan import WITHHELD, TurnPlan
 from .providers import ModelProvider, ProviderError
 from .settings import AgentSettings
@@ -58,6 +60,7 @@ class AgentService:
         self.store = ConversationStore(root / "conversations")
         self.journal = AgentJournal(root / "journal", self._masker)
         self._desk = ApprovalDesk()
+        self._approvals = ApprovalPath(self._desk, self._masker)
         self._turns: dict[str, Turn | None] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._runs: set[asyncio.Task[Any]] = set()
@@ -67,6 +70,7 @@ class AgentService:
             docs,
             execution,
             self._desk,
+            self._approvals,
             self.journal,
             self._masker,
             settings.approval_policy,
@@ -232,7 +236,7 @@ class AgentService:
             provider=provider,
             run_cells=self._runner(room_id, user) if grants.allows(Ability.RUN) else None,
             read_variables=self._variables_reader(room_id),
-            desk=self._desk,
+            approvals=self._approvals,
             store=self.store,
             journal=self.journal,
             masker=self._masker,
@@ -267,6 +271,7 @@ class AgentService:
         self._tasks.pop(room_id, None)
         self._turns.pop(room_id, None)
         self._desk.forget_turn(turn_id)
+        self._approvals.forget(turn_allowance(turn_id))
 
     async def stop_turn(self, turn_id: str, path: str, user: str) -> None:
         """Stop a running turn (from any tab) and wait until it has wound down."""
