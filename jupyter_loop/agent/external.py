@@ -14,11 +14,10 @@ at most :attr:`ExternalAgent.approval_timeout` seconds, then reports that nobody
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..document import LiveDocuments, find_cell
@@ -140,14 +139,9 @@ class ExternalAgent:
         self.policy = policy
         self.approval_timeout = approval_timeout
         self._log = log
-        self._runs: set[asyncio.Task[Any]] = set()
 
     async def stop(self) -> None:
-        """Stop waiting for runs (the cells themselves belong to the execution service)."""
-        for task in list(self._runs):
-            task.cancel()
-        if self._runs:
-            await asyncio.wait(list(self._runs), timeout=5)
+        """Nothing to stop: the waits for runs are the execution service's."""
 
     # -- reading ---------------------------------------------------------------------
 
@@ -258,15 +252,14 @@ class ExternalAgent:
         request = RunRequest(
             path=path, cell_ids=tuple(cell_ids), kernel_id=kernel_id, source_hashes=hashes
         )
-        task = asyncio.ensure_future(self._execution.run_and_wait(request, caller.label))
-        self._runs.add(task)
-        task.add_done_callback(self._runs.discard)
         # A client that stops waiting (time-out, disconnect) leaves the cells running.
-        done, _ = await asyncio.wait([asyncio.shield(task)], timeout=max(0.0, wait))
-        if done:
-            return task.result()
-        note = f"still running after {wait:g} s; call get_outputs later"
-        return {cell_id: RunOutcome("running", note=note) for cell_id in cell_ids}
+        outcomes = await self._execution.run_and_wait(request, caller.label, wait)
+        return {
+            cell_id: replace(o, note=f"{o.note}; call get_outputs later")
+            if o.status == "running"
+            else o
+            for cell_id, o in outcomes.items()
+        }
 
     async def _approve(
         self,

@@ -63,7 +63,6 @@ class AgentService:
         self._approvals = ApprovalPath(self._desk, self._masker)
         self._turns: dict[str, Turn | None] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
-        self._runs: set[asyncio.Task[Any]] = set()
         self._providers: dict[str, ModelProvider] = {}
         self.decisions = ProposalDecisions(docs, self.journal)
         self.external = ExternalAgent(
@@ -250,11 +249,8 @@ class AgentService:
             if path is None:
                 raise NotFound("The notebook is gone.")
             request = RunRequest(path=path, cell_ids=tuple(cell_ids), source_hashes=hashes)
-            task = asyncio.ensure_future(self._execution.run_and_wait(request, f"agent for {user}"))
-            self._runs.add(task)
-            task.add_done_callback(self._runs.discard)
-            # A stopped turn stops waiting; the cells run on, and their futures stay whole.
-            return await asyncio.shield(task)
+            # A stopped turn stops waiting; the cells run on (the service's wait).
+            return await self._execution.run_and_wait(request, f"agent for {user}")
 
         return run
 
