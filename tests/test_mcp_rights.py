@@ -61,3 +61,23 @@ async def test_a_user_who_may_not_read_contents_gets_403(mcp_url: str, jp_auth_h
         )
     assert response.status_code == 403
     assert "permission to read contents" in response.json()["message"]
+
+
+async def test_a_client_that_keeps_no_cookies_keeps_its_session(
+    mcp_session: Any, mcp_url: str, jp_auth_header: Any
+) -> None:
+    """Jupyter names each cookie-less token request a new random user; they all hold the
+    server's one token, so the session they opened stays theirs."""
+    minted: list[str] = []
+    async with mcp_session(session_ids=minted):
+        headers = {
+            **jp_auth_header,
+            "Accept": "application/json, text/event-stream",
+            "mcp-protocol-version": "2025-06-18",
+            "mcp-session-id": minted[0],
+        }
+        async with httpx2.AsyncClient(headers=headers) as fresh:  # a new cookie jar
+            listed = await fresh.post(
+                mcp_url, json={"jsonrpc": "2.0", "id": 9, "method": "tools/list"}
+            )
+    assert listed.status_code == 200 and "read_cell" in listed.text
