@@ -12,6 +12,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
+from ..rights import Ability, rights_text
 from ..secrets import SecretMasker
 from . import proposals
 from .context import ConversationTurn, ToolStep, TurnOverview, build_context, new_nonce
@@ -33,12 +34,12 @@ EDITING = (
     "propose_delete): the user accepts or rejects them, and your working memory says which."
 )
 NO_EDITING = (
-    "The user may not edit this notebook (that needs write on contents): you cannot propose "
-    "edits; say in your answer what you would change."
+    f"The user may not edit this notebook (that needs {rights_text(Ability.PROPOSE)}): you "
+    "cannot propose edits; say in your answer what you would change."
 )
 NO_VARIABLES = (
-    "\nThe user may not read the kernel's variables (that needs execute on kernels): none are "
-    "shown, and list_variables is not offered."
+    "\nThe user may not read the kernel's variables (that needs "
+    f"{rights_text(Ability.VARIABLES)}): none are shown, and list_variables is not offered."
 )
 POLICIES = {
     "ask": "Each run_cells call asks the user for permission first.",

@@ -20,7 +20,7 @@ from ..errors import JupyterLoopError, SourceChanged
 from ..execution.introspect import VariablesReport
 from ..execution.introspect import describe as describe_variables
 from ..execution.run import RunOutcome
-from ..rights import Ability
+from ..rights import Ability, rights_text
 from . import proposals
 from ._map import cell_line
 from .providers import BadToolArguments, ToolCall, ToolSpec
@@ -268,8 +268,8 @@ class Toolbox:
         run = self._run
         if run is None:  # said before asking an approval the user could not give
             raise ToolError(
-                "The user may not run cells in this notebook (that needs execute on kernels "
-                "and write on contents); propose edits instead."
+                "The user may not run cells in this notebook (that needs "
+                f"{rights_text(Ability.RUN)}); propose edits instead."
             )
         cell_ids = _str_list(args, "cell_ids")
         if len(cell_ids) > MAX_RUN_CELLS:
