@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
@@ -36,6 +37,19 @@ from .saves import choose_replacing_saves
 from .status_handlers import route_table as status_routes
 from .stopping import stop_on_sigint
 from .ystore import choose_compact_store
+
+
+def all_routes() -> list[tuple[str, Any]]:
+    """Every route of the extension (under ``{base_url}``); docs/rights.md lists their rights."""
+    return [
+        *route_table(),
+        *run_socket_routes(),
+        *output_routes(),
+        *agent_routes(),
+        *completion_routes(),
+        *mcp_routes(),
+        *status_routes(),
+    ]
 
 
 class JupyterLoopApp(
@@ -170,13 +184,7 @@ class JupyterLoopApp(
             self.log.info("jupyter-loop closed %d run(s) cut off by a server restart", closed)
 
     def initialize_handlers(self) -> None:
-        self.handlers.extend(route_table())
-        self.handlers.extend(run_socket_routes())
-        self.handlers.extend(output_routes())
-        self.handlers.extend(agent_routes())
-        self.handlers.extend(completion_routes())
-        self.handlers.extend(mcp_routes())
-        self.handlers.extend(status_routes())
+        self.handlers.extend(all_routes())
 
     async def stop_extension(self) -> None:
         await asyncio.wait_for(self.completion.stop(), timeout=10)

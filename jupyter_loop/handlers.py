@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from tornado import web
 
 from .errors import JupyterLoopError
 from .execution.service import ExecutionService
 from .payloads import InputReply, RunRequest, parse_json_object
+from .rights import Ability, Grants, grants_of, requires
 
 NAMESPACE = "jupyter-loop"
 
@@ -25,6 +25,26 @@ def name_of(user: Any) -> str:
     return "anonymous"
 
 
+SERVER_TOKEN_PRINCIPAL = "holder of the server's token"
+
+
+def principal_of(handler: Any) -> str:
+    """Who holds the request's credential: what sessions and allowances belong to.
+
+    A Jupyter user's unique ``username`` (not the display name, which two people may share),
+    except for a request carrying the server's own shared token: Jupyter names each of
+    those after a random moon unless a cookie says otherwise, but they are all one holder
+    of one credential (rejected: the moon's name, which changes with every cookie-less
+    request, so an MCP client that keeps no cookies would lose its session at once).
+    """
+    token = getattr(handler, "token", None)
+    if token and handler.identity_provider.get_token(handler) == token:
+        return SERVER_TOKEN_PRINCIPAL
+    user = handler.current_user
+    value = getattr(user, "username", None) or getattr(user, "name", None)
+    return f"user {value}" if value else "anonymous"
+
+
 class LoopHandler(APIHandler):
     """Maps service errors to HTTP statuses with the service's message."""
 
@@ -34,6 +54,10 @@ class LoopHandler(APIHandler):
     def user_name(self) -> str:
         """Who made the request, as people know them (not an anonymous user's random id)."""
         return name_of(self.current_user)
+
+    async def grants(self) -> Grants:
+        """What this request's user may do (every right of :mod:`.rights`, asked once)."""
+        return await grants_of(self, self.user_name(), principal_of(self))
 
     def reply(self, payload: Any, status: int = 200) -> None:
         self.set_status(status)
@@ -56,8 +80,6 @@ class LoopHandler(APIHandler):
 
 
 class ExecutionHandler(LoopHandler):
-    auth_resource = "kernels"
-
     @property
     def execution(self) -> ExecutionService:
         return self.settings["jupyter_loop_execution"]
@@ -65,15 +87,14 @@ class ExecutionHandler(LoopHandler):
 
 class RunsHandler(ExecutionHandler):
     @web.authenticated
-    @authorized(action="execute")
-    @authorized(action="write", resource="contents")  # outputs are written into the notebook
+    @requires(Ability.RUN)
     async def post(self) -> None:
         request = RunRequest.from_json(self.body_object())
         ticket = await self.execution.run(request, self.user_name())
         self.reply(ticket.to_json(), status=202)  # an idle kernel has the first cell already
 
     @web.authenticated
-    @authorized(action="read")
+    @requires(Ability.SEE_KERNELS)
     async def get(self) -> None:
         path = self.get_query_argument("path", "")
         self.reply({"path": path, "cells": await self.execution.pending(path)})
@@ -81,8 +102,7 @@ class RunsHandler(ExecutionHandler):
 
 class InputHandler(ExecutionHandler):
     @web.authenticated
-    @authorized(action="execute")
-    @authorized(action="write", resource="contents")
+    @requires(Ability.RUN)
     async def post(self) -> None:
         reply = InputReply.from_json(self.body_object())
         await self.execution.answer_input(reply)

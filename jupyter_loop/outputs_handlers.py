@@ -14,7 +14,6 @@ import binascii
 import json
 from typing import Any
 
-from jupyter_server.auth.decorator import authorized
 from tornado import web
 
 from .errors import NotFound
@@ -22,6 +21,7 @@ from .execution.budget import strip_ansi, value_size
 from .execution.outputs_config import OUTPUTS_PATH
 from .execution.outputs_store import NAME_PATTERN, FileOutputStore, RunKey, StoredPart
 from .handlers import LoopHandler
+from .rights import Ability, requires
 
 _BINARY = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp", "application/pdf")
 _SHOWN_AS_IS = ("text/plain", "text/html", "text/markdown", "text/csv", "image/svg+xml")
@@ -34,8 +34,6 @@ _SANDBOX = (
 
 
 class FullOutputHandler(LoopHandler):
-    auth_resource = "contents"
-
     @property
     def store(self) -> FileOutputStore:
         return self.settings["jupyter_loop_outputs"]
@@ -45,7 +43,7 @@ class FullOutputHandler(LoopHandler):
         return _SANDBOX
 
     @web.authenticated
-    @authorized(action="read")
+    @requires(Ability.READ)
     async def get(self, file_id: str, cell_id: str, run_id: str, part: str | None = None) -> None:
         key = RunKey(file_id, cell_id, run_id)
         self.set_header("X-Content-Type-Options", "nosniff")

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from jupyter_server.auth.decorator import authorized, ws_authenticated
+from jupyter_server.auth.decorator import ws_authenticated
 from jupyter_server.base.handlers import JupyterHandler
 from jupyter_server.base.websocket import WebSocketMixin
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
@@ -30,19 +30,16 @@ from .errors import JupyterLoopError
 from .execution.service import ExecutionService
 from .handlers import NAMESPACE, name_of
 from .payloads import SocketRun, parse_json_object
+from .rights import Ability, requires
 
 
 class RunsSocketHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
     """Jupyter's websocket mixin, as the kernel's socket has it: its origin check (the
     server's ``allow_origin`` settings) and keep-alive pings (proxies close idle ones)."""
 
-    # ``JupyterHandler`` has no ``auth_resource`` of its own (``APIHandler`` does).
-    auth_resource = "kernels"
-
     @ws_authenticated  # a 403, not tornado's redirect to a login page
-    @authorized(action="execute")
-    @authorized(action="write", resource="contents")  # outputs are written into the notebook
-    async def get(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+    @requires(Ability.RUN)  # outputs are written into the notebook
+    async def get(self, *args: Any, **kwargs: Any) -> None:
         await super().get(*args, **kwargs)
 
     @property

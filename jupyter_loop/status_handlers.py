@@ -5,17 +5,15 @@ What ``jupyter loop status`` shows. Reading kernels' state needs ``read`` on ``k
 
 from __future__ import annotations
 
-from jupyter_server.auth.decorator import authorized
 from tornado import web
 
 from .handlers import NAMESPACE, LoopHandler
+from .rights import Ability, requires
 
 
 class StatusHandler(LoopHandler):
-    auth_resource = "kernels"
-
     @web.authenticated
-    @authorized(action="read")
+    @requires(Ability.SEE_KERNELS)
     async def get(self) -> None:
         execution = self.settings["jupyter_loop_execution"]
         agent = self.settings["jupyter_loop_agent"]

@@ -35,17 +35,29 @@ def mcp_session(mcp_url: str, jp_auth_header: Any) -> Callable[..., Any]:
 
     @asynccontextmanager
     async def connect(
-        headers: dict[str, str] | None = None, name: str = "test-agent"
+        headers: dict[str, str] | None = None,
+        name: str = "test-agent",
+        modern: bool = False,
+        session_ids: list[str] | None = None,
     ) -> AsyncIterator[ClientSession]:
+        """``modern``: the 2026 protocol (no handshake, no server session: ``discover``);
+        ``session_ids`` collects the ``mcp-session-id`` the server answers with."""
         chosen = dict(jp_auth_header) if headers is None else headers
+
+        async def seen(response: Any) -> None:
+            minted = response.headers.get("mcp-session-id")
+            if session_ids is not None and minted and minted not in session_ids:
+                session_ids.append(minted)
+
+        hooks = {"response": [seen]}
         async with (
-            httpx2.AsyncClient(headers=chosen, timeout=120) as http,
+            httpx2.AsyncClient(headers=chosen, timeout=120, event_hooks=hooks) as http,
             streamable_http_client(mcp_url, http_client=http) as (read, write),
             ClientSession(
                 read, write, client_info=types.Implementation(name=name, version="1")
             ) as session,
         ):
-            await session.initialize()
+            await (session.discover() if modern else session.initialize())
             yield session
 
     return connect

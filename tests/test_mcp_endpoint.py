@@ -126,8 +126,8 @@ async def test_a_run_under_ask_waits_for_a_person_answering_over_rest(
     assert "line 0" in text_of(result) and "→ ok" in text_of(result)
     journal = await api("api", "jupyter-loop", "agent", "journal", params={"path": path})
     by = {(e["action"], e["by"]) for e in journal["entries"]}
-    assert ("approval", "claude-code for ada") in by
-    assert ("external_call", "claude-code for ada") in by
+    assert ("approval", 'an MCP client of ada, calling itself "claude-code"') in by
+    assert ("external_call", 'an MCP client of ada, calling itself "claude-code"') in by
 
 
 async def test_without_a_token_the_endpoint_answers_401(mcp_url: str) -> None:

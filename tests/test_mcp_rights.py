@@ -1,4 +1,8 @@
-"""Each MCP tool needs the rights its REST counterpart needs (the server's authorizer decides)."""
+"""Each MCP tool needs the rights its REST counterpart needs (the server's authorizer decides).
+
+Every test runs with a plain and an ``async def`` authorizer (``authorizers.both``): Jupyter
+awaits either, and so must every check here.
+"""
 
 from __future__ import annotations
 
@@ -6,39 +10,26 @@ from typing import Any
 
 import httpx2
 import pytest
-from jupyter_server.auth.authorizer import Authorizer
+from authorizers import both
 from mcp_helpers import call, text_of
 from traitlets.config import Config
 
 pytest_plugins = ["mcp_fixtures"]
 
 
-class ReadOnlyAuthorizer(Authorizer):
-    """A user who may read files but neither edit them nor execute code."""
-
-    def is_authorized(self, handler: Any, user: Any, action: str, resource: str) -> bool:
-        return action == "read"
-
-
-class NoAccessAuthorizer(Authorizer):
-    """A user the server knows but who may do nothing."""
-
-    def is_authorized(self, handler: Any, user: Any, action: str, resource: str) -> bool:
-        return False
+@pytest.fixture
+def authorizer() -> str:
+    return "authorizers.ReadOnly"
 
 
 @pytest.fixture
-def authorizer_class() -> type[Authorizer]:
-    return ReadOnlyAuthorizer
-
-
-@pytest.fixture
-def jp_server_config(jp_server_config: Config, authorizer_class: type[Authorizer]) -> Config:
-    jp_server_config.ServerApp.authorizer_class = authorizer_class
+def jp_server_config(jp_server_config: Config, authorizer: str) -> Config:
+    jp_server_config.ServerApp.authorizer_class = authorizer
     return jp_server_config
 
 
-async def test_a_reader_reads_but_may_not_propose_or_run(
+@pytest.mark.parametrize("authorizer", both("ReadOnly"))
+async def test_a_reader_reads_but_may_not_propose_run_or_interrupt(
     mcp_session: Any, write_notebook: Any, jp_root_dir: Any, api: Any
 ) -> None:
     path = write_notebook("ro.ipynb", "print('hi')")
@@ -47,19 +38,21 @@ async def test_a_reader_reads_but_may_not_propose_or_run(
         propose = await call(
             session, "propose_delete", path=path, cell_id="c0", summary="remove it"
         )
-        run = await call(session, "run_cells", path=path, cell_ids=["c0"])
+        run = await call(session, "run_cells", path=path, cell_ids=["c0"], wait_seconds=1)
+        interrupt = await call(session, "interrupt", path=path)
     assert not read.is_error and "print('hi')" in text_of(read)
     assert propose.is_error and "Forbidden" in text_of(propose)
     assert "contents:write" in text_of(propose)
     assert run.is_error and "kernels:execute and contents:write" in text_of(run)
+    assert interrupt.is_error and "kernels:execute" in text_of(interrupt)
     assert "jupyter_loop:proposals" not in (jp_root_dir / path).read_text()
     journal = await api("api", "jupyter-loop", "agent", "journal", params={"path": path})
     refused = [e["details"] for e in journal["entries"] if not e["details"].get("ok")]
-    assert [d["tool"] for d in refused] == ["propose_delete", "run_cells"]
+    assert [d["tool"] for d in refused] == ["propose_delete", "run_cells", "interrupt"]
 
 
-@pytest.mark.parametrize("authorizer_class", [NoAccessAuthorizer])
-async def test_a_user_without_any_right_gets_403(mcp_url: str, jp_auth_header: Any) -> None:
+@pytest.mark.parametrize("authorizer", [*both("NoAccess"), *both("NoContents")])
+async def test_a_user_who_may_not_read_contents_gets_403(mcp_url: str, jp_auth_header: Any) -> None:
     async with httpx2.AsyncClient(headers=dict(jp_auth_header)) as http:
         response = await http.post(
             mcp_url,
@@ -68,3 +61,23 @@ async def test_a_user_without_any_right_gets_403(mcp_url: str, jp_auth_header: A
         )
     assert response.status_code == 403
     assert "permission to read contents" in response.json()["message"]
+
+
+async def test_a_client_that_keeps_no_cookies_keeps_its_session(
+    mcp_session: Any, mcp_url: str, jp_auth_header: Any
+) -> None:
+    """Jupyter names each cookie-less token request a new random user; they all hold the
+    server's one token, so the session they opened stays theirs."""
+    minted: list[str] = []
+    async with mcp_session(session_ids=minted):
+        headers = {
+            **jp_auth_header,
+            "Accept": "application/json, text/event-stream",
+            "mcp-protocol-version": "2025-06-18",
+            "mcp-session-id": minted[0],
+        }
+        async with httpx2.AsyncClient(headers=headers) as fresh:  # a new cookie jar
+            listed = await fresh.post(
+                mcp_url, json={"jsonrpc": "2.0", "id": 9, "method": "tools/list"}
+            )
+    assert listed.status_code == 200 and "read_cell" in listed.text

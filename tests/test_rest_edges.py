@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from agent_helpers import AGENT, Agent, openai_config
+from authorizers import both
 from conftest import wait_for
 from tornado.httpclient import HTTPClientError
 from traitlets.config import Config
@@ -125,7 +126,7 @@ async def test_malformed_bodies_are_4xx_with_a_message(write_notebook, api):
 # -- authorization as Jupyter's own --------------------------------------------------
 
 
-@pytest.mark.parametrize("authorizer", ["authorizers.NoContents", "authorizers.ReadOnlyContents"])
+@pytest.mark.parametrize("authorizer", [*both("NoContents"), *both("ReadOnlyContents")])
 async def test_running_cells_needs_write_on_contents(
     write_notebook, start_kernel, run_cells, api, read_notebook
 ):
@@ -139,7 +140,7 @@ async def test_running_cells_needs_write_on_contents(
     assert (cell.outputs, cell.execution_count) == ([], None)
 
 
-@pytest.mark.parametrize("authorizer", ["authorizers.NoContents"])
+@pytest.mark.parametrize("authorizer", both("NoContents"))
 async def test_the_agent_needs_read_on_contents(write_notebook, api, model_server):
     path = write_notebook("nb.ipynb", "SECRET_SOURCE = 1")
     model_server.script(say("hello"))
@@ -153,7 +154,7 @@ async def test_the_agent_needs_read_on_contents(write_notebook, api, model_serve
     assert model_server.requests == []
 
 
-@pytest.mark.parametrize("authorizer", ["authorizers.ReadOnlyContents"])
+@pytest.mark.parametrize("authorizer", both("ReadOnlyContents"))
 async def test_a_turn_runs_no_cells_for_a_reader(write_notebook, start_kernel, api, model_server):
     path = write_notebook("nb.ipynb", "print('must not run')")
     await start_kernel(path)

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+from authorizers import both
 from conftest import wait_for
 from tornado.httpclient import HTTPClientError
 from tornado.websocket import WebSocketClientConnection
@@ -102,7 +103,7 @@ async def test_a_bad_request_is_answered_and_the_socket_stays_open(
     socket.close()
 
 
-@pytest.mark.parametrize("authorizer", ["authorizers.ReadOnlyContents"])
+@pytest.mark.parametrize("authorizer", both("ReadOnlyContents"))
 async def test_the_socket_needs_the_rights_post_runs_needs(jp_ws_fetch):
     with pytest.raises(HTTPClientError) as refused:
         await jp_ws_fetch(*SOCKET)

@@ -14,14 +14,13 @@ at most :attr:`ExternalAgent.approval_timeout` seconds, then reports that nobody
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from ..document import LiveDocuments, find_cell, source_hash
+from ..document import LiveDocuments, find_cell
 from ..errors import Conflict, JupyterLoopError
 from ..execution.run import RunOutcome
 from ..execution.service import ExecutionService
@@ -30,15 +29,21 @@ from ..records import ApprovalRequest
 from ..secrets import SecretMasker
 from . import proposals
 from .approvals import ApprovalDesk
+from .asking import ApprovalPath, Asking
 from .context import build_context, new_nonce
 from .journal import AgentJournal
 from .live import current_approval, show_approval
 from .providers import ToolCall
 from .snapshot import NotebookSnapshots, read_cell
-from .store import new_id, now_iso
+from .store import new_id
 from .summary import ImageAttachment, summarize_outputs
 from .tools import Toolbox, ToolOutcome
 
+SERVER_JOURNAL = "external"
+"""The server journal's one file: calls that name no notebook (or one that is not there)."""
+CLAIM_CHARS = 60
+"""A client's name for itself is cut to this (a 1 MB name would be journaled at every call)."""
+DETAIL_CHARS = 200
 READ_FOCUS = 4
 """Cells shown in full by ``read_notebook`` when the caller names none (the latest run)."""
 RESULT_CHARS = 12_000
@@ -46,16 +51,41 @@ RESULT_CHARS = 12_000
 
 @dataclass(frozen=True)
 class Caller:
-    """Who calls: the Jupyter user, the client program (MCP ``clientInfo`` name) and its
-    connection (the MCP session id): an "allow for the turn" answer lasts as long as it."""
+    """Who calls: the Jupyter user (as people know them), the client program (MCP
+    ``clientInfo`` name), its connection (an MCP session id the server minted for this
+    principal, ``""`` when there is none) and the principal (who holds the credential,
+    :func:`jupyter_loop.handlers.principal_of`). An "allow for the turn" answer holds for
+    that principal on that connection, as long as it lasts; without a connection, for the
+    one call."""
 
     user: str
     client: str
     connection: str = ""
+    principal: str = ""
 
     @property
     def label(self) -> str:
-        return f"{self.client} for {self.user}"
+        """Who asks, as people are shown it: the client's name is only what it says of itself
+        (rejected: the bare name, which can read "JupyterLab tab of alice (approved)")."""
+        claim = f', calling itself "{self.client}"' if self.client else ""
+        return f"an MCP client of {self.user}{claim}"
+
+
+def client_claim(name: Any) -> str:
+    r"""A client's name for itself, fit to show: controls dropped, one line, capped.
+
+    Example:
+        >>> client_claim("claude-code")
+        'claude-code'
+        >>> client_claim("tab of alice\x1b[2J\n(approved)" + "x" * 99)
+        'tab of alice [2J (approved)xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…'
+    """
+    text = "".join(ch if ch.isprintable() else " " for ch in str(name)[: CLAIM_CHARS * 4])
+    return _capped(" ".join(text.split()), CLAIM_CHARS)
+
+
+def _capped(text: str, limit: int = DETAIL_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -66,6 +96,23 @@ class NotebookView:
     images: tuple[ImageAttachment, ...] = ()
 
 
+class NotebookSlot:
+    """An external client's request is shown in the notebook's one approval slot."""
+
+    def __init__(self, docs: LiveDocuments, room_id: str) -> None:
+        self._docs = docs
+        self._room_id = room_id
+
+    async def show(self, approval: ApprovalRequest) -> None:
+        notebook = await self._docs.notebook(self._room_id)
+        if current_approval(notebook) is not None:
+            raise Conflict("Another approval is waiting in this notebook; try again later.")
+        await show_approval(self._docs, self._room_id, approval)
+
+    async def hide(self, answered: bool) -> None:
+        await show_approval(self._docs, self._room_id, None)
+
+
 class ExternalAgent:
     """Tool calls of external agents on live notebooks (see the module docstring)."""
 
@@ -74,29 +121,27 @@ class ExternalAgent:
         docs: LiveDocuments,
         execution: ExecutionService,
         desk: ApprovalDesk,
+        approvals: ApprovalPath,
         journal: AgentJournal,
         masker: SecretMasker | None,
         policy: str,
         log: logging.Logger,
         approval_timeout: float = 300.0,
+        server_journal: AgentJournal | None = None,
     ) -> None:
         self._docs = docs
         self._execution = execution
         self._desk = desk
+        self._approvals = approvals
         self._journal = journal
+        self.server_journal = server_journal or journal
         self._masker = masker
         self.policy = policy
         self.approval_timeout = approval_timeout
         self._log = log
-        self._allowed: set[tuple[str, str]] = set()
-        self._runs: set[asyncio.Task[Any]] = set()
 
     async def stop(self) -> None:
-        """Stop waiting for runs (the cells themselves belong to the execution service)."""
-        for task in list(self._runs):
-            task.cancel()
-        if self._runs:
-            await asyncio.wait(list(self._runs), timeout=5)
+        """Nothing to stop: the waits for runs are the execution service's."""
 
     # -- reading ---------------------------------------------------------------------
 
@@ -198,15 +243,14 @@ class ExternalAgent:
         request = RunRequest(
             path=path, cell_ids=tuple(cell_ids), kernel_id=kernel_id, source_hashes=hashes
         )
-        task = asyncio.ensure_future(self._execution.run_and_wait(request, caller.label))
-        self._runs.add(task)
-        task.add_done_callback(self._runs.discard)
         # A client that stops waiting (time-out, disconnect) leaves the cells running.
-        done, _ = await asyncio.wait([asyncio.shield(task)], timeout=max(0.0, wait))
-        if done:
-            return task.result()
-        note = f"still running after {wait:g} s; call get_outputs later"
-        return {cell_id: RunOutcome("running", note=note) for cell_id in cell_ids}
+        outcomes = await self._execution.run_and_wait(request, caller.label, wait)
+        return {
+            cell_id: replace(o, note=f"{o.note}; call get_outputs later")
+            if o.status == "running"
+            else o
+            for cell_id, o in outcomes.items()
+        }
 
     async def _approve(
         self,
@@ -216,49 +260,33 @@ class ExternalAgent:
         sources: dict[str, str],
         caller: Caller,
     ) -> tuple[bool, str]:
-        """The server's approval policy, as for a turn; a person answers in any tab."""
-        if self.policy == "never":
-            return False, "running cells is switched off (approval policy 'never')."
-        allowance = (caller.connection or session, room_id)
-        if self.policy == "always" or allowance in self._allowed:
-            return True, ""
-        notebook = await self._docs.notebook(room_id)
-        if current_approval(notebook) is not None:
-            raise Conflict("Another approval is waiting in this notebook; try again later.")
-        shown = self._mask_value(sources)
-        approval = ApprovalRequest(
-            id=new_id("a"),
-            turn_id=session,
-            cell_ids=tuple(cell_ids),
-            sources=shown,
-            source_hashes={cell_id: source_hash(source) for cell_id, source in sources.items()},
-            requested_at=now_iso(),
-            requested_by=caller.label,
-        )
-        approval_id = approval.id
-        waiting = self._desk.open(approval_id, room_id, session, approval.source_hashes)
+        """The server's approval policy, through the one approval path; a person answers
+        in any tab. An "allow for this turn" is remembered for the caller's principal on
+        the session the server minted for it (never for what a header says), or not."""
         journal = _file_id(room_id)
-        self._journal.record(
-            journal, session, "approval_requested", caller.label, cell_ids=cell_ids
-        )
-        await show_approval(self._docs, room_id, approval)
+
+        def record(action: str, **details: Any) -> None:
+            self._journal.record(journal, session, action, caller.label, **details)
+
+        connection = caller.connection
         try:
-            decision, by = await asyncio.wait_for(asyncio.shield(waiting), self.approval_timeout)
-        except asyncio.TimeoutError:
-            self._desk.withdraw(approval_id)
-            return False, f"nobody answered the approval within {self.approval_timeout:g} s."
+            answer = await self._approvals.ask(
+                Asking(
+                    room_id=room_id,
+                    turn_id=session,
+                    cell_ids=tuple(cell_ids),
+                    sources=sources,
+                    policy=self.policy,
+                    slot=NotebookSlot(self._docs, room_id),
+                    record=record,
+                    allowance=(caller.principal, connection, room_id) if connection else None,
+                    requested_by=caller.label,
+                    timeout=self.approval_timeout,
+                )
+            )
         finally:
             self._desk.forget_turn(session)  # an external session has no end to wait for
-            await show_approval(self._docs, room_id, None)
-        self._journal.record(
-            journal, session, "approval", caller.label, approval_id=approval_id, decision=decision,
-            answered_by=by,
-        )  # fmt: skip
-        if decision == "deny":
-            return False, f"{by} denied running {', '.join(cell_ids)}."
-        if decision == "turn" or self.policy == "turn":
-            self._allowed.add(allowance)
-        return True, ""
+        return answer.allowed, answer.reason
 
     # -- kernels -----------------------------------------------------------------------
 
@@ -269,15 +297,28 @@ class ExternalAgent:
         self._record(room_id, caller, "interrupt", ok=True, receipt=f"interrupted {kernel_id}")
         return kernel_id
 
-    async def refused(self, path: Any, tool: str, reason: str, caller: Caller) -> None:
-        """Journal a call the caller had no right to make (when it names a notebook)."""
-        if not isinstance(path, str) or not path:
-            return
-        try:
-            room_id = await self._docs.room_id(path)
-        except JupyterLoopError:
-            return
-        self._record(room_id, caller, tool, ok=False, receipt=reason)
+    async def journal_call(
+        self, path: Any, tool: str, caller: Caller, *, ok: bool, receipt: str
+    ) -> None:
+        """Journal a call no tool journaled (refused, failed before it reached a notebook,
+        or naming none): in the notebook's journal, else in the server journal."""
+        tool, receipt = _capped(str(tool), CLAIM_CHARS), _capped(receipt)
+        if isinstance(path, str) and path:
+            try:
+                room_id = await self._docs.room_id(path)
+            except JupyterLoopError:  # not there, not a notebook: the server journal says so
+                room_id = None
+            if room_id is not None:
+                self._record(room_id, caller, tool, ok=ok, receipt=receipt)
+                return
+        shown = _capped(path) if isinstance(path, str) else None
+        self.server_journal.record(
+            SERVER_JOURNAL, None, "external_call", caller.label,
+            tool=tool, ok=ok, receipt=receipt, path=shown,
+        )  # fmt: skip
+
+    def server_entries(self) -> list[dict[str, Any]]:
+        return self.server_journal.entries(SERVER_JOURNAL)
 
     # -- records -----------------------------------------------------------------------
 

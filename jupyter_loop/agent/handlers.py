@@ -9,12 +9,11 @@ runs, which an approval lets happen) needs ``execute`` on ``kernels`` and ``writ
 
 from __future__ import annotations
 
-from jupyter_server.auth.decorator import authorized
-from jupyter_server.utils import ensure_async
 from tornado import web
 
 from ..errors import BadRequest
 from ..handlers import NAMESPACE, LoopHandler
+from ..rights import Ability, requires
 from .payloads import ApprovalAnswer, PathRequest, TurnRequest, provider_choice
 from .service import AgentService
 
@@ -22,19 +21,9 @@ _ID = r"([A-Za-z0-9_-]{1,64})"
 
 
 class AgentHandler(LoopHandler):
-    auth_resource = "kernels"
-
     @property
     def agent(self) -> AgentService:
         return self.settings["jupyter_loop_agent"]
-
-    async def may_run_cells(self) -> bool:
-        """The rights ``POST runs`` needs: a turn runs cells only for users who have them."""
-        user = self.current_user
-        for resource, action in (("kernels", "execute"), ("contents", "write")):
-            if not await ensure_async(self.authorizer.is_authorized(self, user, action, resource)):
-                return False
-        return True
 
     def path_argument(self) -> str:
         path = self.get_query_argument("path", "")
@@ -45,46 +34,47 @@ class AgentHandler(LoopHandler):
 
 class ModelsHandler(AgentHandler):
     @web.authenticated
-    @authorized(action="read")
+    @requires(Ability.SEE_KERNELS)
     async def get(self) -> None:
         kind = provider_choice(self.get_query_argument("provider", ""))
         self.reply(await self.agent.models(kind))
 
 
 class ConversationHandler(AgentHandler):
-    auth_resource = "contents"
-
     @web.authenticated
-    @authorized(action="read")
+    @requires(Ability.READ)
     async def get(self) -> None:
         self.reply(await self.agent.conversation(self.path_argument()))
 
 
 class JournalHandler(AgentHandler):
-    auth_resource = "contents"
-
     @web.authenticated
-    @authorized(action="read")
+    @requires(Ability.READ)
     async def get(self) -> None:
         self.reply({"entries": await self.agent.journal_entries(self.path_argument())})
 
 
-class TurnsHandler(AgentHandler):
-    auth_resource = "contents"
+class ServerJournalHandler(AgentHandler):
+    """The MCP calls that named no notebook (or one that is not there)."""
 
     @web.authenticated
-    @authorized(action="read")
+    @requires(Ability.READ)
+    async def get(self) -> None:
+        self.reply({"entries": self.agent.external.server_entries()})
+
+
+class TurnsHandler(AgentHandler):
+    @web.authenticated
+    @requires(Ability.READ)
     async def post(self) -> None:
         request = TurnRequest.from_json(self.body_object())
-        turn_id = await self.agent.start_turn(request, self.user_name(), await self.may_run_cells())
+        turn_id = await self.agent.start_turn(request, await self.grants())
         self.reply({"turn_id": turn_id}, status=202)
 
 
 class StopHandler(AgentHandler):
-    auth_resource = "contents"
-
     @web.authenticated
-    @authorized(action="read")
+    @requires(Ability.READ)
     async def post(self, turn_id: str) -> None:
         request = PathRequest.from_json(self.body_object())
         await self.agent.stop_turn(turn_id, request.path, self.user_name())
@@ -93,8 +83,7 @@ class StopHandler(AgentHandler):
 
 class ApprovalHandler(AgentHandler):
     @web.authenticated
-    @authorized(action="execute")
-    @authorized(action="write", resource="contents")
+    @requires(Ability.RUN)
     async def post(self, approval_id: str) -> None:
         answer = ApprovalAnswer.from_json(self.body_object())
         await self.agent.answer_approval(approval_id, answer, self.user_name())
@@ -102,10 +91,8 @@ class ApprovalHandler(AgentHandler):
 
 
 class AcceptHandler(AgentHandler):
-    auth_resource = "contents"
-
     @web.authenticated
-    @authorized(action="write")
+    @requires(Ability.PROPOSE)
     async def post(self, proposal_id: str) -> None:
         request = PathRequest.from_json(self.body_object())
         proposal = await self.agent.decisions.accept(proposal_id, request.path, self.user_name())
@@ -115,20 +102,16 @@ class AcceptHandler(AgentHandler):
 class ClaimHandler(AgentHandler):
     """A tab asks to apply a proposal itself (undoable there); one tab at a time."""
 
-    auth_resource = "contents"
-
     @web.authenticated
-    @authorized(action="write")
+    @requires(Ability.PROPOSE)
     async def post(self, proposal_id: str) -> None:
         request = PathRequest.from_json(self.body_object())
         self.reply(await self.agent.decisions.claim(proposal_id, request.path, self.user_name()))
 
 
 class RejectHandler(AgentHandler):
-    auth_resource = "contents"
-
     @web.authenticated
-    @authorized(action="write")
+    @requires(Ability.PROPOSE)
     async def post(self, proposal_id: str) -> None:
         request = PathRequest.from_json(self.body_object())
         await self.agent.decisions.reject(proposal_id, request.path, self.user_name())
@@ -141,6 +124,7 @@ def route_table() -> list[tuple[str, type[LoopHandler]]]:
         (rf"{base}/models", ModelsHandler),
         (rf"{base}/conversation", ConversationHandler),
         (rf"{base}/journal", JournalHandler),
+        (rf"{base}/server-journal", ServerJournalHandler),
         (rf"{base}/turns", TurnsHandler),
         (rf"{base}/turns/{_ID}/stop", StopHandler),
         (rf"{base}/approvals/{_ID}", ApprovalHandler),

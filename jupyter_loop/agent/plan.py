@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from ..execution.run import RunOutcome
+from ..rights import Ability
 from .vision import ImageBudget
 
 RunCells = Callable[[list[str], dict[str, str]], Awaitable[dict[str, RunOutcome]]]
@@ -30,3 +31,19 @@ class TurnPlan:
     active_cell_id: str | None = None
     images: ImageBudget | None = None
     """Images per step for models that take them; None: images are off."""
+    withheld: frozenset[Ability] = frozenset()
+    """What the user may not do whose tools the turn is not offered (:data:`WITHHELD`)."""
+
+    @property
+    def may_propose(self) -> bool:
+        return Ability.PROPOSE not in self.withheld
+
+    @property
+    def may_read_variables(self) -> bool:
+        return Ability.VARIABLES not in self.withheld
+
+
+WITHHELD = (Ability.PROPOSE, Ability.VARIABLES)
+"""Abilities whose tools a turn of a user without them is not offered (none are read, none
+proposed). Running is not among them: ``run_cells`` stays offered and answers that the user
+may not run cells, so the model can say so (the prompt could not say why otherwise)."""

@@ -12,6 +12,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
+from ..rights import Ability, rights_text
 from ..secrets import SecretMasker
 from . import proposals
 from .context import ConversationTurn, ToolStep, TurnOverview, build_context, new_nonce
@@ -26,16 +27,35 @@ MAX_FOCUS = 4
 INSTRUCTIONS = """\
 Answer the user's question about this notebook, using the tools when you need more than the
 notebook shown below. Tools address cells by id; in your answer, name cells by their number.
-To change the notebook, propose edits (propose_modify / propose_insert / propose_delete):
-the user accepts or rejects them, and your working memory says which. Run cells with
-run_cells to see their real outputs. {policy}
+{editing} Run cells with run_cells to see their real outputs. {policy}{variables}
 When you have what you need, answer in plain words, quoting the real error or output."""
+EDITING = (
+    "To change the notebook, propose edits (propose_modify / propose_insert / "
+    "propose_delete): the user accepts or rejects them, and your working memory says which."
+)
+NO_EDITING = (
+    f"The user may not edit this notebook (that needs {rights_text(Ability.PROPOSE)}): you "
+    "cannot propose edits; say in your answer what you would change."
+)
+NO_VARIABLES = (
+    "\nThe user may not read the kernel's variables (that needs "
+    f"{rights_text(Ability.VARIABLES)}): none are shown, and list_variables is not offered."
+)
 POLICIES = {
     "ask": "Each run_cells call asks the user for permission first.",
     "turn": "The first run_cells call asks the user; once allowed, runs need no more asking.",
     "always": "run_cells runs at once.",
     "never": "Running cells is switched off here: ask the user to run them instead.",
 }
+
+
+def instructions(plan: TurnPlan) -> str:
+    """The system instructions, saying what this user's rights leave out."""
+    return INSTRUCTIONS.format(
+        editing=EDITING if plan.may_propose else NO_EDITING,
+        policy=POLICIES[plan.policy],
+        variables="" if plan.may_read_variables else NO_VARIABLES,
+    )
 
 
 class TurnPrompt:
@@ -83,7 +103,7 @@ class TurnPrompt:
             memory=self._memory(notebook, notes),
             budget_tokens=budget,
             nonce=self._nonce,
-            instructions=INSTRUCTIONS.format(policy=POLICIES[plan.policy]),
+            instructions=instructions(plan),
             model_takes_images=images,
             overview=self._overview,
             variables=variables,

@@ -20,14 +20,17 @@ from ..execution.run import RunOutcome
 from ..execution.service import ExecutionService
 from ..payloads import RunRequest
 from ..records import TokenUsage, TurnRecord, UserEntry
+from ..rights import Ability, Grants
 from .approvals import ApprovalDesk
+from .asking import ApprovalPath
 from .context import ConversationTurn
 from .decisions import ProposalDecisions
 from .external import ExternalAgent
 from .journal import AgentJournal
 from .live import LiveTurn, current_turn
 from .payloads import ApprovalAnswer, TurnRequest, policy_or_default
-from .plan import TurnPlan
+from .permission import turn_allowance
+from .plan import WITHHELD, TurnPlan
 from .providers import ModelProvider, ProviderError
 from .settings import AgentSettings
 from .store import ConversationStore, new_id, now_iso
@@ -57,13 +60,21 @@ class AgentService:
         self.store = ConversationStore(root / "conversations")
         self.journal = AgentJournal(root / "journal", self._masker)
         self._desk = ApprovalDesk()
+        self._approvals = ApprovalPath(self._desk, self._masker)
         self._turns: dict[str, Turn | None] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
-        self._runs: set[asyncio.Task[Any]] = set()
         self._providers: dict[str, ModelProvider] = {}
         self.decisions = ProposalDecisions(docs, self.journal)
         self.external = ExternalAgent(
-            docs, execution, self._desk, self.journal, self._masker, settings.approval_policy, log
+            docs,
+            execution,
+            self._desk,
+            self._approvals,
+            self.journal,
+            self._masker,
+            settings.approval_policy,
+            log,
+            server_journal=AgentJournal(root / "server-journal", self._masker),
         )
 
     def start(self) -> None:
@@ -144,12 +155,13 @@ class AgentService:
 
     # -- turns -----------------------------------------------------------------------
 
-    async def start_turn(self, request: TurnRequest, user: str, may_run: bool = True) -> str:
+    async def start_turn(self, request: TurnRequest, grants: Grants) -> str:
         """Start a turn on the notebook; returns its id. 409 if one is running there.
 
-        ``may_run``: the user has the rights running cells needs; without them the turn's
-        ``run_cells`` calls fail before asking for approval (the model is told, nothing
-        runs).
+        ``grants``: what the user may do (:mod:`jupyter_loop.rights`). Without the right to
+        run, the turn's ``run_cells`` calls fail before asking for approval (the model is
+        told, nothing runs); without the right to edit, no ``propose_*`` tool is offered;
+        without the kernel rights, no variables are read. The prompt says which.
         """
         provider = self._require_provider(request.provider)
         room_id = await self._docs.room_id(request.path)
@@ -157,7 +169,7 @@ class AgentService:
             raise Conflict("The agent is already working on this notebook; stop it or wait.")
         self._turns[room_id] = None  # reserved: no await between the check and this line
         try:
-            turn = await self._prepare(request, user, room_id, provider, may_run)
+            turn = await self._prepare(request, grants, room_id, provider)
         except BaseException:
             del self._turns[room_id]
             raise
@@ -170,12 +182,12 @@ class AgentService:
     async def _prepare(
         self,
         request: TurnRequest,
-        user: str,
+        grants: Grants,
         room_id: str,
         provider: ModelProvider,
-        may_run: bool,
     ) -> Turn:
         settings = self.settings
+        user = grants.user
         file_id = NotebookRef.of_room(room_id).file_id
         model = await self._model_for(request, provider)
         policy = policy_or_default(request.approval, settings.approval_policy)
@@ -193,6 +205,7 @@ class AgentService:
             stream_interval=settings.stream_interval,
             active_cell_id=request.active_cell_id,
             images=settings.image_budget if settings.images != "off" else None,
+            withheld=frozenset(a for a in WITHHELD if not grants.allows(a)),
         )
         history = [
             ConversationTurn(m["role"], str(m.get("text", "")), earlier=True)
@@ -220,9 +233,9 @@ class AgentService:
             docs=self._docs,
             live=live,
             provider=provider,
-            run_cells=self._runner(room_id, user) if may_run else None,
+            run_cells=self._runner(room_id, user) if grants.allows(Ability.RUN) else None,
             read_variables=self._variables_reader(room_id),
-            desk=self._desk,
+            approvals=self._approvals,
             store=self.store,
             journal=self.journal,
             masker=self._masker,
@@ -236,11 +249,8 @@ class AgentService:
             if path is None:
                 raise NotFound("The notebook is gone.")
             request = RunRequest(path=path, cell_ids=tuple(cell_ids), source_hashes=hashes)
-            task = asyncio.ensure_future(self._execution.run_and_wait(request, f"agent for {user}"))
-            self._runs.add(task)
-            task.add_done_callback(self._runs.discard)
-            # A stopped turn stops waiting; the cells run on, and their futures stay whole.
-            return await asyncio.shield(task)
+            # A stopped turn stops waiting; the cells run on (the service's wait).
+            return await self._execution.run_and_wait(request, f"agent for {user}")
 
         return run
 
@@ -257,6 +267,7 @@ class AgentService:
         self._tasks.pop(room_id, None)
         self._turns.pop(room_id, None)
         self._desk.forget_turn(turn_id)
+        self._approvals.forget(turn_allowance(turn_id))
 
     async def stop_turn(self, turn_id: str, path: str, user: str) -> None:
         """Stop a running turn (from any tab) and wait until it has wound down."""

@@ -3,8 +3,9 @@
 Models get arguments wrong: a required one left out, a number where a string goes, a number
 JSON can write but Python cannot use (``1e400`` reads as infinity). Every tool's arguments are
 checked here, from the schema the model was given, before the tool runs; the message goes
-back to the model as a failed call. Only the schema keywords our specs use are understood
-(``type``, ``required``, ``properties``, ``items``, ``enum``); unknown arguments are ignored.
+back to the model as a failed call, or to an MCP client as an error. Only the schema keywords
+our specs use are understood (``type``, ``required``, ``properties``, ``items``, ``enum``,
+``minLength``, ``minimum``); unknown arguments are ignored.
 
 Example:
     >>> schema = {"type": "object", "required": ["cell_id"],
@@ -22,6 +23,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from typing import Any
+
+from ..errors import JupyterLoopError
+
+
+class ToolError(JupyterLoopError):
+    """A tool call the model got wrong; its message goes back to the model."""
+
+    status = 400
+
 
 _TYPE_WORDS = {
     "string": "a string",
@@ -58,6 +68,12 @@ def _value_violation(value: Any, schema: Mapping[str, Any], where: str) -> str |
     enum = schema.get("enum")
     if enum is not None and value not in enum:
         return f"{where} must be one of {', '.join(repr(item) for item in enum)}."
+    shortest = schema.get("minLength")
+    if shortest is not None and isinstance(value, str) and len(value) < shortest:
+        return f"{where} must not be empty." if shortest == 1 else f"{where} is too short."
+    least = schema.get("minimum")
+    if least is not None and _is_number(value) and value < least:
+        return f"{where} must be {least} or more."
     if isinstance(value, list):
         items = schema.get("items", {})
         for position, item in enumerate(value):
@@ -84,3 +100,47 @@ def _is(value: Any, kind: str) -> bool:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+# -- reading checked arguments (a tool's own rules beyond its schema) ----------------
+
+
+def arg_str(args: dict[str, Any], key: str) -> str:
+    value = args.get(key)
+    if not isinstance(value, str) or not value:
+        raise ToolError(f"'{key}' must be a non-empty string.")
+    return value
+
+
+def arg_text(args: dict[str, Any], key: str, default: str | None = None) -> str:
+    value = args.get(key, default)
+    if not isinstance(value, str):
+        raise ToolError(f"'{key}' must be a string.")
+    return value
+
+
+def arg_int(args: dict[str, Any], key: str, default: int) -> int:
+    value = arg_optional_int(args, key)
+    return default if value is None else value
+
+
+def arg_optional_int(args: dict[str, Any], key: str) -> int | None:
+    value = args.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+        raise ToolError(f"'{key}' must be an integer.")
+    if value < 0:
+        raise ToolError(f"'{key}' must not be negative.")
+    return int(value)
+
+
+def arg_str_list(args: dict[str, Any], key: str) -> list[str]:
+    value = args.get(key)
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value:
+        raise ToolError(f"'{key}' must be a non-empty list of cell ids.")
+    if not all(isinstance(item, str) and item for item in value):
+        raise ToolError(f"'{key}' must contain only cell ids (strings).")
+    return list(dict.fromkeys(value))

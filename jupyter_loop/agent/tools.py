@@ -20,16 +20,30 @@ from ..errors import JupyterLoopError, SourceChanged
 from ..execution.introspect import VariablesReport
 from ..execution.introspect import describe as describe_variables
 from ..execution.run import RunOutcome
+from ..rights import Ability, rights_text
 from ..secrets import SecretMasker
 from . import proposals
 from ._map import cell_line
 from .providers import BadToolArguments, ToolCall, ToolSpec
 from .snapshot import read_cell
 from .summary import clean_text, head_tail, headline, summarize_output, summarize_outputs
-from .tool_args import schema_violation
-from .tool_specs import TOOL_NAMES, TOOL_SPECS
+from .tool_args import ToolError, schema_violation
+from .tool_args import arg_int as _int
+from .tool_args import arg_optional_int as _optional_int
+from .tool_args import arg_str as _str
+from .tool_args import arg_str_list as _str_list
+from .tool_args import arg_text as _text
+from .tool_specs import TOOL_SPECS
 
-__all__ = ["TOOL_SPECS", "ToolError", "ToolOutcome", "Toolbox", "short_arguments"]
+__all__ = [
+    "AGENT_TOOLS",
+    "TOOL_SPECS",
+    "AgentTool",
+    "ToolError",
+    "ToolOutcome",
+    "Toolbox",
+    "short_arguments",
+]
 
 MAX_RUN_CELLS = 10
 MAX_MAP_LINES = 200
@@ -43,13 +57,6 @@ Run = Callable[[list[str], dict[str, str]], Awaitable[dict[str, RunOutcome]]]
 ReadVariables = Callable[[], Awaitable[VariablesReport]]
 """Reads the kernel's user variables (raises a ``JupyterLoopError`` when it cannot)."""
 Record = Callable[..., None]
-SCHEMAS = {spec.name: spec.parameters for spec in TOOL_SPECS}
-
-
-class ToolError(JupyterLoopError):
-    """A tool call the model got wrong; its message goes back to the model."""
-
-    status = 400
 
 
 @dataclass(frozen=True)
@@ -90,6 +97,7 @@ class Toolbox:
         record: Record,
         result_chars: int,
         masker: SecretMasker | None,
+        withheld: frozenset[Ability] = frozenset(),
     ) -> None:
         self._docs = docs
         self._masker = masker  # cells are read masked, before anything is cut
@@ -100,7 +108,9 @@ class Toolbox:
         self._read_variables = read_variables
         self._record = record
         self._chars = max(1_000, result_chars)
-        self.specs: tuple[ToolSpec, ...] = TOOL_SPECS
+        self._tools = {t.spec.name: t for t in AGENT_TOOLS if t.ability not in withheld}
+        self.specs: tuple[ToolSpec, ...] = tuple(t.spec for t in self._tools.values())
+        """The tools offered: those whose ability the user has (``withheld``: those not)."""
 
     async def call(self, call: ToolCall) -> ToolOutcome:
         """Run one call; failures come back as ``ok=False`` outcomes."""
@@ -109,9 +119,11 @@ class Toolbox:
             arguments_json = self._masker.mask(arguments_json)
         shown = short_arguments(arguments_json)
         try:
-            if call.name not in TOOL_NAMES:
+            tool = self._tools.get(call.name)  # a withheld tool is not there for this user
+            if tool is None:
                 raise ToolError(
-                    f"There is no tool named '{call.name}'. The tools are: {', '.join(TOOL_NAMES)}."
+                    f"There is no tool named '{call.name}'. "
+                    f"The tools are: {', '.join(self._tools)}."
                 )
             try:
                 arguments = call.arguments()
@@ -120,12 +132,12 @@ class Toolbox:
                     f"The arguments of '{call.name}' are not a JSON object ({e.message}). "
                     "Call it again with a JSON object."
                 ) from None
-            problem = schema_violation(arguments, SCHEMAS[call.name])
+            problem = schema_violation(arguments, tool.spec.parameters)
             if problem is not None:
                 raise ToolError(
                     f"{problem} Call {call.name} again with arguments as its schema says."
                 )
-            outcome = await getattr(self, f"_{call.name}")(arguments)
+            outcome = await tool.handler(self, arguments)
         except ToolError as e:
             return _failed(call.name, e.message, shown)
         except CellNotFound as e:
@@ -262,8 +274,8 @@ class Toolbox:
         run = self._run
         if run is None:  # said before asking an approval the user could not give
             raise ToolError(
-                "The user may not run cells in this notebook (that needs execute on kernels "
-                "and write on contents); propose edits instead."
+                "The user may not run cells in this notebook (that needs "
+                f"{rights_text(Ability.RUN)}); propose edits instead."
             )
         cell_ids = _str_list(args, "cell_ids")
         if len(cell_ids) > MAX_RUN_CELLS:
@@ -354,42 +366,33 @@ def short_arguments(arguments_json: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _str(args: dict[str, Any], key: str) -> str:
-    value = args.get(key)
-    if not isinstance(value, str) or not value:
-        raise ToolError(f"'{key}' must be a non-empty string.")
-    return value
+# -- the registry ----------------------------------------------------------------------
 
 
-def _text(args: dict[str, Any], key: str, default: str | None = None) -> str:
-    value = args.get(key, default)
-    if not isinstance(value, str):
-        raise ToolError(f"'{key}' must be a string.")
-    return value
+@dataclass(frozen=True)
+class AgentTool:
+    """One of the agent's tools in one record: its schema (what a model and an MCP client
+    are shown, and what its arguments are checked against), the ability it needs
+    (:mod:`jupyter_loop.rights`) and its handler. A turn is offered the tools whose ability
+    its user has; the MCP endpoint lists them and refuses a call its caller lacks the
+    ability for. Rejected: a name list per channel beside the handlers (they drifted)."""
+
+    spec: ToolSpec
+    ability: Ability
+    handler: Callable[[Toolbox, dict[str, Any]], Awaitable[ToolOutcome]]
 
 
-def _int(args: dict[str, Any], key: str, default: int) -> int:
-    value = _optional_int(args, key)
-    return default if value is None else value
+def _registered(name: str, ability: Ability, handler: Any) -> AgentTool:
+    return AgentTool(next(s for s in TOOL_SPECS if s.name == name), ability, handler)
 
 
-def _optional_int(args: dict[str, Any], key: str) -> int | None:
-    value = args.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
-        raise ToolError(f"'{key}' must be an integer.")
-    if value < 0:
-        raise ToolError(f"'{key}' must not be negative.")
-    return int(value)
-
-
-def _str_list(args: dict[str, Any], key: str) -> list[str]:
-    value = args.get(key)
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not value:
-        raise ToolError(f"'{key}' must be a non-empty list of cell ids.")
-    if not all(isinstance(item, str) and item for item in value):
-        raise ToolError(f"'{key}' must contain only cell ids (strings).")
-    return list(dict.fromkeys(value))
+AGENT_TOOLS: tuple[AgentTool, ...] = (
+    _registered("notebook_map", Ability.READ, Toolbox._notebook_map),
+    _registered("read_cell", Ability.READ, Toolbox._read_cell),
+    _registered("list_variables", Ability.VARIABLES, Toolbox._list_variables),
+    _registered("propose_modify", Ability.PROPOSE, Toolbox._propose_modify),
+    _registered("propose_insert", Ability.PROPOSE, Toolbox._propose_insert),
+    _registered("propose_delete", Ability.PROPOSE, Toolbox._propose_delete),
+    _registered("run_cells", Ability.RUN, Toolbox._run_cells),
+)
+AGENT_TOOLS_BY_NAME = {tool.spec.name: tool for tool in AGENT_TOOLS}

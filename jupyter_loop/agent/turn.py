@@ -23,7 +23,7 @@ from ..document import LiveDocuments
 from ..errors import JupyterLoopError
 from ..execution.introspect import describe as describe_variables
 from ..secrets import SecretMasker
-from .approvals import ApprovalDesk
+from .asking import ApprovalPath
 from .context import RESULT_SHARE, ConversationTurn, ToolResult, ToolStep
 from .journal import AgentJournal
 from .live import LiveTurn, StreamedText
@@ -61,7 +61,7 @@ class Turn:
         provider: ModelProvider,
         run_cells: RunCells | None,  # None: the user may not run cells
         read_variables: ReadVariables,
-        desk: ApprovalDesk,
+        approvals: ApprovalPath,
         store: ConversationStore,
         journal: AgentJournal,
         masker: SecretMasker | None,
@@ -83,7 +83,7 @@ class Turn:
         self._steps_done: list[ToolStep] = []
         self._touched: list[str] = []
         self._repeats = RepeatGuard()
-        self._permission = TurnPermission(plan, desk, live, self._record)
+        self._permission = TurnPermission(plan, approvals, live, self._record)
         self._prompt = TurnPrompt(plan, history, masker)
         self._usage = {"input_tokens": 0, "output_tokens": 0}
         self._images = False  # the model takes images (until it refuses them)
@@ -133,6 +133,7 @@ class Turn:
             record=self._record,
             result_chars=int(budget * 4 * RESULT_SHARE) - 300,
             masker=self._masker,
+            withheld=plan.withheld,
         )
         await self._refresh_variables()
         for step in range(1, plan.max_steps + 1):
@@ -297,7 +298,10 @@ class Turn:
             await self._notice(outcome.notice, "error")
 
     async def _refresh_variables(self) -> None:
-        """Read the kernel's variables for the context; none when it has no kernel or is busy."""
+        """Read the kernel's variables for the context; none when it has no kernel or is busy
+        (or when the user may not read them: the prompt says so)."""
+        if not self.plan.may_read_variables:
+            return
         try:
             report = await self._read_variables()
         except JupyterLoopError as e:

@@ -11,18 +11,16 @@ from __future__ import annotations
 
 import json
 
-from jupyter_server.auth.decorator import authorized
 from tornado import web
 from tornado.iostream import StreamClosedError
 
 from ..handlers import NAMESPACE, LoopHandler
+from ..rights import Ability, requires
 from .payloads import CompletionRequest
 from .service import CompletionJob, CompletionService
 
 
 class CompletionHandler(LoopHandler):
-    auth_resource = "contents"
-
     @property
     def completion(self) -> CompletionService:
         return self.settings["jupyter_loop_completion"]
@@ -32,10 +30,11 @@ class StreamHandler(CompletionHandler):
     _job: CompletionJob | None = None
 
     @web.authenticated
-    @authorized(action="read")
+    @requires(Ability.READ)
     async def post(self) -> None:
         request = CompletionRequest.from_json(self.body_object())
-        self._job = job = await self.completion.start(request)
+        grants = await self.grants()  # the kernel's variables need the kernel rights
+        self._job = job = await self.completion.start(request, grants.allows(Ability.VARIABLES))
         self.set_header("Content-Type", "application/x-ndjson; charset=utf-8")
         self.set_header("Cache-Control", "no-cache")
         try:
@@ -55,7 +54,7 @@ class StreamHandler(CompletionHandler):
 
 class StatusHandler(CompletionHandler):
     @web.authenticated
-    @authorized(action="read")
+    @requires(Ability.READ)
     async def get(self) -> None:
         self.reply(self.completion.status())
 

@@ -131,8 +131,11 @@ class CompletionService:
             "usage": self.usage.to_json(),
         }
 
-    async def start(self, request: CompletionRequest) -> CompletionJob:
+    async def start(self, request: CompletionRequest, variables: bool = True) -> CompletionJob:
         """Start completing ``request``, cancelling the editor's previous request.
+
+        ``variables``: the user may read the kernel's variables (the kernel rights); without
+        them none are read or sent.
 
         Raises:
             JupyterLoopError: The notebook or the cell does not exist (before any model
@@ -147,7 +150,7 @@ class CompletionService:
             return job
         self._jobs[request.editor_id] = job  # before any await: a newer request sees it
         try:
-            prompt = await self._prompt(request)
+            prompt = await self._prompt(request, variables)
         except BaseException:
             self._forget(job)
             raise
@@ -232,19 +235,19 @@ class CompletionService:
         if text:
             job.queue.put_nowait(CompletionChunk(text=text))
 
-    async def _prompt(self, request: CompletionRequest) -> CompletionPrompt:
+    async def _prompt(self, request: CompletionRequest, variables: bool) -> CompletionPrompt:
         room = await self._docs.room_id(request.path)
         notebook = await self._docs.notebook(room)
         cells = nearby_cells(
             notebook, request.cell_id, request.visible_cell_ids, masker=self._masker
         )
-        variables = await self._kernel_variables(request.path)
+        found = await self._kernel_variables(request.path) if variables else []
         return build_prompt(
             request.before,
             request.after,
             cells.above,
             cells.below,
-            variables,
+            found,
             nonce=new_nonce(),
             masker=self._masker,
             in_view=cells.in_view,

@@ -42,7 +42,8 @@ class CellJob:
 
 @dataclass(frozen=True)
 class RunOutcome:
-    """How a run ended. ``status`` is ok, error, aborted, interrupted or cut_off."""
+    """How a run ended. ``status`` is ok, error, aborted, interrupted or cut_off (or
+    running: it had not ended when its caller stopped waiting)."""
 
     status: str
     execution_count: int | None = None

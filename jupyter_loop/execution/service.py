@@ -51,6 +51,7 @@ class ExecutionService:
         self._queues: dict[str, KernelQueue] = {}
         self._watched: set[str] = set()
         self._tasks = BackgroundTasks(log)  # ends of runs on kernels that died or restarted
+        self._waits: set[asyncio.Task[dict[str, RunOutcome]]] = set()
 
     def start(self) -> None:
         self._events.add_listener(schema_id=KERNEL_ACTIONS, listener=self._on_kernel_action)
@@ -67,6 +68,8 @@ class ExecutionService:
     async def stop(self) -> None:
         self._events.remove_listener(schema_id=KERNEL_ACTIONS, listener=self._on_kernel_action)
         await self._tasks.close(timeout=3)
+        for waiting in list(self._waits):  # only the waits: the cells belong to the queues
+            waiting.cancel()
         queues = list(self._queues.values())
         self._queues.clear()
         await asyncio.gather(*(queue.stop() for queue in queues), return_exceptions=True)
@@ -79,11 +82,29 @@ class ExecutionService:
         ticket, _ = await self._queue_cells(request, user)
         return ticket
 
-    async def run_and_wait(self, request: RunRequest, user: str) -> dict[str, RunOutcome]:
-        """Queue the cells and wait until every one has run (or was dropped).
+    async def run_and_wait(
+        self, request: RunRequest, user: str, wait: float | None = None
+    ) -> dict[str, RunOutcome]:
+        """Queue the cells and wait until every one has run (or was dropped), or at most
+        ``wait`` seconds: cells still running then are reported ``running`` and run on.
 
-        Returns how each cell's run ended, by cell id (empty cells count as ``ok``).
+        Returns how each cell's run ended, by cell id (empty cells count as ``ok``). The
+        waiting is the service's: a caller that stops waiting (a stopped turn, a client
+        gone) leaves the cells running and their outcomes whole. Rejected: each channel
+        keeping its own shielded tasks (two copies, one per agent, before).
         """
+        task = asyncio.ensure_future(self._run_to_end(request, user))
+        self._waits.add(task)
+        task.add_done_callback(self._waits.discard)
+        if wait is None:
+            return await asyncio.shield(task)
+        done, _ = await asyncio.wait([asyncio.shield(task)], timeout=max(0.0, wait))
+        if done:
+            return task.result()
+        note = f"still running after {wait:g} s"
+        return {cell_id: RunOutcome("running", note=note) for cell_id in request.cell_ids}
+
+    async def _run_to_end(self, request: RunRequest, user: str) -> dict[str, RunOutcome]:
         ticket, waiting = await self._queue_cells(request, user)
         outcomes = {cell.cell_id: RunOutcome("ok") for cell in ticket.cells}
         for cell_id, waiter in waiting.items():

@@ -60,6 +60,8 @@ class TornadoExchange:
         self._body_sent = False
         self.closed = asyncio.Event()
         self.started = False
+        self.on_start: Callable[[int, dict[str, str]], None] | None = None
+        """Told the response's status and headers (lower-case names) when it starts."""
 
     async def receive(self) -> Message:
         if not self._body_sent:
@@ -72,10 +74,16 @@ class TornadoExchange:
         handler = self._handler
         if message["type"] == "http.response.start":
             self.started = True
-            handler.set_status(int(message["status"]))
+            status = int(message["status"])
+            handler.set_status(status)
             handler.clear_header("Content-Type")
+            headers: dict[str, str] = {}
             for name, value in message.get("headers", []):
-                handler.add_header(name.decode("latin-1"), value.decode("latin-1"))
+                key, text = name.decode("latin-1"), value.decode("latin-1")
+                handler.add_header(key, text)
+                headers[key.lower()] = text
+            if self.on_start is not None:
+                self.on_start(status, headers)
             return
         if message["type"] != "http.response.body" or self.closed.is_set():
             return

@@ -4,7 +4,8 @@ The protocol is the official SDK's: a low-level :class:`mcp.server.lowlevel.Serv
 handlers (list and call tools), and its :class:`StreamableHTTPSessionManager` for sessions
 and SSE. Tornado authenticates the request like every Jupyter API request (token header,
 JupyterHub token through the proxy), then hands it to the SDK through :mod:`.bridge`; the
-scope carries the caller's :class:`~.tools.Rights`, so each tool call is authorized with the
+scope carries the caller's :class:`~jupyter_loop.rights.Grants` (every right asked of the
+authorizer, awaited, once per request), so each tool call is authorized with the
 server's authorizer against the request that carries it. The session manager's task group
 lives in one task owned by :class:`McpEndpoint`, stopped with the extension.
 """
@@ -20,15 +21,17 @@ from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from tornado import web
 
-from ..agent.external import Caller, ExternalAgent
+from ..agent.external import Caller, ExternalAgent, client_claim
+from ..agent.tool_args import schema_violation
 from ..errors import JupyterLoopError
 from ..handlers import NAMESPACE, LoopHandler
+from ..rights import Ability, Grants, requires
 from .bridge import TornadoExchange
-from .tools import READ, TOOLS, TOOLS_BY_NAME, Rights, ToolFailed
+from .sessions import SESSION_HEADER, McpSessions, scope_user
+from .tools import TOOLS, TOOLS_BY_NAME, ToolFailed
 
-RIGHTS_KEY = "jupyter_loop.rights"
-SESSION_HEADER = "mcp-session-id"
-UNKNOWN_CLIENT = "an MCP client"
+GRANTS_KEY = "jupyter_loop.grants"
+NEEDS_READ = "Using the MCP endpoint needs permission to read contents."
 
 
 class McpEndpoint:
@@ -53,6 +56,7 @@ class McpEndpoint:
         self._ready = asyncio.Event()
         self._stopping = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self.sessions = McpSessions()
 
     async def _run(self) -> None:
         async with self.manager.run():
@@ -64,11 +68,24 @@ class McpEndpoint:
         if self._task is not None:
             await asyncio.wait([self._task], timeout=5)
 
-    async def serve(self, exchange: TornadoExchange, rights: Rights) -> None:
+    async def serve(
+        self, exchange: TornadoExchange, grants: Grants, method: str, session_id: str
+    ) -> None:
+        """Serve one request of ``grants.principal`` (``session_id``: the header it sent)."""
         if self._task is None:  # started by the first request, on the server's event loop
             self._task = asyncio.ensure_future(self._run())
         await self._ready.wait()
-        await exchange.serve(self.manager.handle_request, {RIGHTS_KEY: rights})
+
+        def started(status: int, headers: dict[str, str]) -> None:
+            minted = headers.get(SESSION_HEADER, "")
+            if not session_id and minted and status < 400:
+                self.sessions.minted(minted, grants.principal)
+            if method == "DELETE" and session_id and status < 300:
+                self.sessions.ended(session_id, grants.principal)
+
+        exchange.on_start = started
+        extra = {GRANTS_KEY: grants, "user": scope_user(grants.principal)}
+        await exchange.serve(self.manager.handle_request, extra)
 
     # -- MCP handlers ----------------------------------------------------------------
 
@@ -78,27 +95,41 @@ class McpEndpoint:
     async def _call_tool(
         self, ctx: Any, params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        grants: Grants = ctx.request.scope[GRANTS_KEY]
+        sent = ctx.request.headers.get(SESSION_HEADER, "")
+        caller = Caller(
+            grants.user,
+            _client_name(ctx),
+            self.sessions.validated(sent, grants.principal),
+            grants.principal,
+        )
+        arguments = dict(params.arguments or {})
+        path = arguments.get("path")
+
+        async def failed(message: str) -> types.CallToolResult:
+            # Every call is journaled: those the tool did not reach are journaled here.
+            await self._agent.journal_call(path, params.name, caller, ok=False, receipt=message)
+            return _error(message)
+
         tool = TOOLS_BY_NAME.get(params.name)
         if tool is None:
-            return _error(f"There is no tool named '{params.name}'.")
-        rights: Rights = ctx.request.scope[RIGHTS_KEY]
-        caller = Caller(rights.user, _client_name(ctx), ctx.request.headers.get(SESSION_HEADER, ""))
-        arguments = dict(params.arguments or {})
-        missing = rights.missing(tool.rights)
+            return await failed(f"There is no tool named '{client_claim(params.name)}'.")
+        missing = grants.missing(tool.ability)
         if missing:
-            reason = f"Forbidden: {params.name} needs the permission {' and '.join(missing)}."
-            await self._agent.refused(arguments.get("path"), params.name, reason, caller)
-            return _error(reason)
-        try:
-            content = await tool.call(
-                self._agent, caller, dict(params.arguments or {}), self._contents
+            return await failed(
+                f"Forbidden: {params.name} needs the permission {' and '.join(missing)}."
             )
-        except ToolFailed as e:
+        problem = schema_violation(arguments, tool.spec.input_schema)
+        if problem is not None:  # the one check of arguments: the schema the client is shown
+            return await failed(f"{problem} See the input schema of {params.name}.")
+        try:
+            content = await tool.call(self._agent, caller, arguments, self._contents)
+        except ToolFailed as e:  # the agent's toolbox journaled it
             return _error(str(e))
         except JupyterLoopError as e:
-            return _error(e.message)
+            return await failed(e.message)
         except web.HTTPError as e:  # the contents manager's own errors
-            return _error(e.log_message or f"HTTP {e.status_code}")
+            return await failed(e.log_message or f"HTTP {e.status_code}")
         return types.CallToolResult(content=content)
 
 
@@ -109,11 +140,12 @@ def _error(message: str) -> types.CallToolResult:
 
 
 def _client_name(ctx: Any) -> str:
-    """The client program's name from MCP ``initialize`` (``clientInfo``)."""
+    """The client program's name for itself from MCP ``initialize`` (``clientInfo``),
+    fit to show (``""``: it gave none)."""
     params = getattr(ctx.session, "client_params", None)
     info = getattr(params, "client_info", None)
     name = getattr(info, "name", None)
-    return str(name) if name else UNKNOWN_CLIENT
+    return client_claim(name) if name else ""
 
 
 class McpHandler(LoopHandler):
@@ -136,30 +168,24 @@ class McpHandler(LoopHandler):
     def endpoint(self) -> McpEndpoint:
         return self.settings["jupyter_loop_mcp"]
 
-    def rights(self) -> Rights:
-        user = self.current_user
-        authorizer = self.authorizer
-        return Rights(
-            self.user_name(),
-            lambda action, resource: bool(authorizer.is_authorized(self, user, action, resource)),
-        )
-
     async def _serve(self) -> None:
-        rights = self.rights()
-        if rights.missing(READ):
-            raise web.HTTPError(403, "Using the MCP endpoint needs permission to read contents.")
+        grants = await self.grants()  # each tool call is checked against these
         self._exchange = TornadoExchange(self)
-        await self.endpoint.serve(self._exchange, rights)
+        session_id = self.request.headers.get(SESSION_HEADER, "")
+        await self.endpoint.serve(self._exchange, grants, self.request.method or "", session_id)
 
     @web.authenticated
+    @requires(Ability.READ, message=NEEDS_READ)
     async def post(self) -> None:
         await self._serve()
 
     @web.authenticated
+    @requires(Ability.READ, message=NEEDS_READ)
     async def get(self) -> None:
         await self._serve()
 
     @web.authenticated
+    @requires(Ability.READ, message=NEEDS_READ)
     async def delete(self) -> None:
         await self._serve()
 

@@ -1,12 +1,12 @@
 """The MCP tools: the agent's tools and a few more, each checked against the caller's rights.
 
 Every tool takes the notebook's ``path``. The agent's own tools (``read_cell``,
-``notebook_map``, ``propose_*``, ``run_cells``) keep their schemas from
-:mod:`jupyter_loop.agent.tool_specs` and run through the same toolbox as the server's agent
-(:class:`~jupyter_loop.agent.external.ExternalAgent`). Rights are those of the REST API:
-reading needs ``read`` on ``contents``; proposing needs ``write`` on ``contents``; running
-needs ``execute`` on ``kernels`` and ``write`` on ``contents``; interrupting needs
-``execute`` on ``kernels``.
+``notebook_map``, ``propose_*``, ``run_cells``) come from its registry
+(:data:`jupyter_loop.agent.tools.AGENT_TOOLS`: schema and ability in one record) and run
+through the same toolbox as the server's agent
+(:class:`~jupyter_loop.agent.external.ExternalAgent`). The abilities are those of
+:mod:`jupyter_loop.rights`, as the REST API's; arguments are checked against the schema the
+client is shown (:func:`jupyter_loop.agent.tool_args.schema_violation`) before any tool runs.
 """
 
 from __future__ import annotations
@@ -19,34 +19,20 @@ from typing import Any
 import mcp_types as types
 
 from ..agent.external import Caller, ExternalAgent
-from ..agent.tool_specs import TOOL_SPECS
-from ..errors import BadRequest
+from ..agent.tools import AGENT_TOOLS_BY_NAME
+from ..rights import Ability
 
-Right = tuple[str, str]
-READ: tuple[Right, ...] = (("read", "contents"),)
-PROPOSE: tuple[Right, ...] = (("write", "contents"),)
-RUN: tuple[Right, ...] = (("execute", "kernels"), ("write", "contents"))
-INTERRUPT: tuple[Right, ...] = (("execute", "kernels"),)
+READ, INTERRUPT = Ability.READ, Ability.INTERRUPT
 MAX_WAIT = 600.0
 DEFAULT_WAIT = 120.0
 MAX_NOTEBOOKS = 500
 
-_PATH = {"type": "string", "description": "The notebook's path, relative to the server root."}
-
-
-@dataclass(frozen=True)
-class Rights:
-    """What the HTTP request that carries a tool call may do (the server's authorizer)."""
-
-    user: str
-    allowed: Callable[[str, str], bool]
-
-    def missing(self, needed: tuple[Right, ...]) -> list[str]:
-        return [
-            f"{resource}:{action}"
-            for action, resource in needed
-            if not self.allowed(action, resource)
-        ]
+_PATH = {
+    "type": "string",
+    "minLength": 1,
+    "description": "The notebook's path, relative to the server root.",
+}
+_ID = {"type": "string", "minLength": 1}
 
 
 @dataclass(frozen=True)
@@ -54,7 +40,7 @@ class McpTool:
     """One tool: its schema, the rights it needs and what it does."""
 
     spec: types.Tool
-    rights: tuple[Right, ...]
+    ability: Ability
     call: Callable[[ExternalAgent, Caller, dict[str, Any], Any], Awaitable[list[Any]]]
 
 
@@ -71,17 +57,11 @@ def _text(text: str) -> list[Any]:
 
 
 def _path(args: dict[str, Any]) -> str:
-    value = args.get("path")
-    if not isinstance(value, str) or not value.strip():
-        raise BadRequest("'path' must be the notebook's path (a non-empty string).")
-    return value
+    return str(args["path"])  # required, a non-empty string: checked by the schema
 
 
 def _wait(args: dict[str, Any]) -> float:
-    value = args.get("wait_seconds", DEFAULT_WAIT)
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise BadRequest("'wait_seconds' must be a number of seconds, 0 or more.")
-    return min(float(value), MAX_WAIT)
+    return min(float(args.get("wait_seconds", DEFAULT_WAIT)), MAX_WAIT)
 
 
 async def _list_notebooks(
@@ -97,6 +77,8 @@ async def _list_notebooks(
             elif item["type"] == "notebook":
                 found.append(item["path"])
     more = "\n(more not listed)" if len(found) >= MAX_NOTEBOOKS else ""
+    receipt = f"listed {len(found)} notebooks"
+    await agent.journal_call(None, "list_notebooks", caller, ok=True, receipt=receipt)
     return _text("\n".join(sorted(found)) + more if found else "No notebooks.")
 
 
@@ -108,8 +90,6 @@ async def _read_notebook(
     agent: ExternalAgent, caller: Caller, args: dict[str, Any], _: Any
 ) -> list[Any]:
     focus = args.get("focus_cell_ids") or []
-    if not isinstance(focus, list) or not all(isinstance(i, str) and i for i in focus):
-        raise BadRequest("'focus_cell_ids' must be a list of cell ids.")
     images = args.get("images", True) is not False
     view = await agent.read_notebook(_path(args), caller, tuple(focus), images)
     content = _text(view.text)
@@ -122,19 +102,13 @@ async def _read_notebook(
 async def _get_outputs(
     agent: ExternalAgent, caller: Caller, args: dict[str, Any], _: Any
 ) -> list[Any]:
-    cell_id = args.get("cell_id")
-    if not isinstance(cell_id, str) or not cell_id:
-        raise BadRequest("'cell_id' must be a cell id.")
-    return _text(await agent.outputs(_path(args), cell_id, caller))
+    return _text(await agent.outputs(_path(args), str(args["cell_id"]), caller))
 
 
 async def _proposal_status(
     agent: ExternalAgent, caller: Caller, args: dict[str, Any], _: Any
 ) -> list[Any]:
-    proposal_id = args.get("proposal_id")
-    if not isinstance(proposal_id, str) or not proposal_id:
-        raise BadRequest("'proposal_id' must be a proposal id.")
-    found = await agent.proposal(_path(args), proposal_id, caller)
+    found = await agent.proposal(_path(args), str(args["proposal_id"]), caller)
     return _text("\n".join(f"{key}: {value}" for key, value in found.items()))
 
 
@@ -164,10 +138,9 @@ class ToolFailed(Exception):
     """A tool call that failed in a way the calling agent should read (``isError``)."""
 
 
-def _from_agent_spec(
-    name: str, rights: tuple[Right, ...], extra: dict[str, Any] | None = None
-) -> McpTool:
-    spec = next(s for s in TOOL_SPECS if s.name == name)
+def _from_agent_tool(name: str, extra: dict[str, Any] | None = None) -> McpTool:
+    registered = AGENT_TOOLS_BY_NAME[name]
+    spec = registered.spec
     schema = copy.deepcopy(spec.parameters)
     schema["properties"] = {"path": _PATH, **schema.get("properties", {}), **(extra or {})}
     schema["required"] = ["path", *schema.get("required", [])]
@@ -175,20 +148,21 @@ def _from_agent_spec(
     if name.startswith("propose_"):
         description += " Returns the proposal's id; proposal_status tells its outcome later."
     tool = types.Tool(name=name, description=description, input_schema=schema)
-    return McpTool(tool, rights, _agent_tool(name))
+    return McpTool(tool, registered.ability, _agent_tool(name))
 
 
 def _tool(
-    name: str, description: str, schema: dict[str, Any], rights: tuple[Right, ...], call: Any
+    name: str, description: str, schema: dict[str, Any], ability: Ability, call: Any
 ) -> McpTool:
     return McpTool(
-        types.Tool(name=name, description=description, input_schema=schema), rights, call
+        types.Tool(name=name, description=description, input_schema=schema), ability, call
     )
 
 
 _WAIT = {
     "wait_seconds": {
         "type": "number",
+        "minimum": 0,
         "description": f"Seconds to wait for the run (default {DEFAULT_WAIT:g}, "
         f"at most {MAX_WAIT:g}); "
         "cells still running then run on: see get_outputs.",
@@ -211,7 +185,7 @@ TOOLS: tuple[McpTool, ...] = (
         "content is wrapped as data.",
         _schema(
             {
-                "focus_cell_ids": {"type": "array", "items": {"type": "string"}},
+                "focus_cell_ids": {"type": "array", "items": _ID},
                 "images": {"type": "boolean", "description": "Attach images (default true)."},
             },
             [],
@@ -219,23 +193,23 @@ TOOLS: tuple[McpTool, ...] = (
         READ,
         _read_notebook,
     ),
-    _from_agent_spec("notebook_map", READ),
-    _from_agent_spec("read_cell", READ),
-    _from_agent_spec("propose_modify", PROPOSE),
-    _from_agent_spec("propose_insert", PROPOSE),
-    _from_agent_spec("propose_delete", PROPOSE),
+    _from_agent_tool("notebook_map"),
+    _from_agent_tool("read_cell"),
+    _from_agent_tool("propose_modify"),
+    _from_agent_tool("propose_insert"),
+    _from_agent_tool("propose_delete"),
     _tool(
         "proposal_status",
         "The outcome of a proposal: pending, accepted or rejected (and by whom).",
-        _schema({"proposal_id": {"type": "string"}}, ["proposal_id"]),
+        _schema({"proposal_id": _ID}, ["proposal_id"]),
         READ,
         _proposal_status,
     ),
-    _from_agent_spec("run_cells", RUN, _WAIT),
+    _from_agent_tool("run_cells", _WAIT),
     _tool(
         "get_outputs",
         "A cell's run state and its outputs, summarised (read_cell pages the full output).",
-        _schema({"cell_id": {"type": "string"}}, ["cell_id"]),
+        _schema({"cell_id": _ID}, ["cell_id"]),
         READ,
         _get_outputs,
     ),

@@ -1,0 +1,117 @@
+"""The one way any agent asks a person to run cells: a turn of the panel, or an MCP client.
+
+Policy (``never``, ``always``, ``ask``, ``turn``), the allowance an "allow for this turn"
+answer leaves, the request (masked sources and their hashes, who asks), the desk a tab's
+answer reaches, the journal and the answer are the same for both; what differs is passed
+in: where the request is shown (:class:`ApprovalSlot`: the turn's live state, or the
+notebook's approval slot for an external client), how long to wait (a turn waits until it
+is stopped; a client at most ``timeout`` seconds) and the allowance's key (the turn, or
+the principal and the session the server minted; none: nothing is remembered). Rejected:
+one copy per channel, which is how an allowance came to be keyed by a header in one of
+them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..document import source_hash
+from ..records import ApprovalRequest
+from ..secrets import SecretMasker
+from .approvals import ApprovalDesk
+from .store import new_id, now_iso
+
+
+class ApprovalSlot(Protocol):
+    """Where a request is shown to people, and taken down once answered (or given up).
+
+    ``show`` may refuse (raise) when the slot is taken; nothing is asked then."""
+
+    async def show(self, approval: ApprovalRequest) -> None: ...
+
+    async def hide(self, answered: bool) -> None: ...
+
+
+@dataclass(frozen=True)
+class Answer:
+    """Whether the cells may run; why not; who answered (``None``: the policy did)."""
+
+    allowed: bool
+    reason: str = ""
+    by: str | None = None
+
+
+@dataclass(frozen=True)
+class Asking:
+    """One request: which cells, on which notebook, for whom, and how it is shown."""
+
+    room_id: str
+    turn_id: str
+    cell_ids: tuple[str, ...]
+    sources: dict[str, str]
+    policy: str
+    slot: ApprovalSlot
+    record: Callable[..., None]
+    """Journals an action of this request (``approval_requested``, ``approval``)."""
+    allowance: Hashable | None = None
+    """What an "allow for this turn" answer is remembered under (None: not remembered)."""
+    requested_by: str | None = None
+    timeout: float | None = None
+
+
+class ApprovalPath:
+    """Asks for permission to run cells (see the module docstring); one per server."""
+
+    def __init__(self, desk: ApprovalDesk, masker: SecretMasker | None) -> None:
+        self._desk = desk
+        self._masker = masker
+        self._allowed: set[Hashable] = set()
+
+    def forget(self, allowance: Hashable) -> None:
+        """The turn or session an allowance was for has ended."""
+        self._allowed.discard(allowance)
+
+    async def ask(self, asking: Asking) -> Answer:
+        if asking.policy == "never":
+            return Answer(False, "running cells is switched off (approval policy 'never').")
+        if asking.policy == "always" or (
+            asking.allowance is not None and asking.allowance in self._allowed
+        ):
+            return Answer(True)
+        shown = self._masker.mask_value(asking.sources) if self._masker else asking.sources
+        approval = ApprovalRequest(
+            id=new_id("a"),
+            turn_id=asking.turn_id,
+            cell_ids=asking.cell_ids,
+            sources=shown,
+            source_hashes={cell_id: source_hash(s) for cell_id, s in asking.sources.items()},
+            requested_at=now_iso(),
+            requested_by=asking.requested_by,
+        )
+        await asking.slot.show(approval)
+        # No await between showing and opening: an answer cannot come before the desk has it.
+        waiting = self._desk.open(
+            approval.id, asking.room_id, asking.turn_id, approval.source_hashes
+        )
+        asking.record("approval_requested", approval_id=approval.id, cell_ids=asking.cell_ids)
+        try:
+            decision, by = await asyncio.wait_for(asyncio.shield(waiting), asking.timeout)
+        except asyncio.TimeoutError:
+            self._desk.withdraw(approval.id)
+            await asking.slot.hide(answered=False)
+            return Answer(False, f"nobody answered the approval within {asking.timeout:g} s.")
+        except asyncio.CancelledError:  # the turn was stopped while it waited
+            self._desk.withdraw(approval.id)
+            await asking.slot.hide(answered=False)
+            raise
+        await asking.slot.hide(answered=True)
+        asking.record("approval", approval_id=approval.id, decision=decision, answered_by=by)
+        cells = ", ".join(asking.cell_ids)
+        if decision == "deny":
+            return Answer(False, f"{by} denied running {cells}.", by)
+        if (decision == "turn" or asking.policy == "turn") and asking.allowance is not None:
+            self._allowed.add(asking.allowance)
+        return Answer(True, "", by)
