@@ -46,14 +46,19 @@ class YjsView:
     cells: list[Any]
     meta: dict[str, Any]
     state: dict[str, Any]
+    texts: dict[str, str]
+    """The roots asked for as ``texts``, read as ``Y.Text``."""
 
     @property
     def whole(self) -> bool:
         return not self.pending and not self.pending_deletes
 
 
-def read_with_yjs(docs: Mapping[str, Iterable[bytes]], timeout: float = 60) -> dict[str, YjsView]:
-    """Apply each document's updates, in order, to a fresh Yjs document."""
+def read_with_yjs(
+    docs: Mapping[str, Iterable[bytes]], texts: Iterable[str] = (), timeout: float = 60
+) -> dict[str, YjsView]:
+    """Apply each document's updates, in order, to a fresh Yjs document; read its notebook
+    roots and the ``texts`` roots."""
     node = shutil.which("node")
     if node is None:
         raise RuntimeError("node is needed to read updates with Yjs")
@@ -61,7 +66,8 @@ def read_with_yjs(docs: Mapping[str, Iterable[bytes]], timeout: float = 60) -> d
         "docs": {
             name: [base64.b64encode(update).decode() for update in updates]
             for name, updates in docs.items()
-        }
+        },
+        "texts": list(texts),
     }
     env = dict(os.environ)
     done = subprocess.run(

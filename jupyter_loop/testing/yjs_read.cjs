@@ -1,9 +1,10 @@
 // Reads Y updates as a browser tab does: with Yjs, the library JupyterLab holds the notebook in.
 //
-// stdin: JSON {"docs": {"name": ["base64 update", ...]}}; each doc's updates are applied in
-// order to a fresh Y.Doc. stdout: JSON {"name": {"pending": [[client, clock], ...],
-// "pending_deletes": bool, "cells": [...], "meta": {...}, "state": {...}}}, the roots read
-// with the types jupyter_ydoc gives them. pycrdt (yrs) is another implementation: what it
+// stdin: JSON {"docs": {"name": ["base64 update", ...]}, "texts": ["root", ...]}; each
+// doc's updates are applied in order to a fresh Y.Doc. stdout: JSON {"name": {"pending":
+// [[client, clock], ...], "pending_deletes": bool, "cells": [...], "meta": {...}, "state":
+// {...}, "texts": {"root": "..."}}}, the notebook's roots read with the types jupyter_ydoc
+// gives them, and the named roots as Y.Text. pycrdt (yrs) is another implementation: what it
 // shows is not proof of what a tab shows.
 'use strict';
 const path = require('path');
@@ -15,7 +16,7 @@ let input = '';
 process.stdin.setEncoding('utf8');
 process.stdin.on('data', chunk => (input += chunk));
 process.stdin.on('end', () => {
-  const { docs } = JSON.parse(input);
+  const { docs, texts = [] } = JSON.parse(input);
   const result = {};
   for (const [name, updates] of Object.entries(docs)) {
     const doc = new Y.Doc();
@@ -28,7 +29,8 @@ process.stdin.on('end', () => {
       pending_deletes: doc.store.pendingDs !== null,
       cells: doc.getArray('cells').toJSON(),
       meta: doc.getMap('meta').toJSON(),
-      state: doc.getMap('state').toJSON()
+      state: doc.getMap('state').toJSON(),
+      texts: Object.fromEntries(texts.map(root => [root, doc.getText(root).toString()]))
     };
   }
   process.stdout.write(JSON.stringify(result));
