@@ -32,6 +32,7 @@ from .cell_marks import (
 )
 from .cell_writers import CellWriters
 from .introspect import ask_silently
+from .kept import forget_request
 from .kernel import KernelChannel
 from .ledger import LedgerEntry, NullLedger, RunLedger
 from .ops import AppendStream
@@ -121,6 +122,31 @@ class KernelQueue:
             self._worker = asyncio.ensure_future(self._work())
         return outcomes
 
+    def follow(self, job: CellJob, msg_id: str, kind: type[CellRun]) -> CellRun:
+        """Take up a run the previous server handed to this (kept) kernel: it answers the
+        messages of ``msg_id`` from now on (see ``kept.resume_run``)."""
+        self._docs.pin(job.room_id)
+        self._ledger.add(
+            [LedgerEntry(job.room_id, job.cell_id, job.run_id, "running", self.kernel_id, msg_id)]
+        )
+        run = kind(
+            job,
+            self._writers.of(job.room_id, job.cell_id),
+            on_display_update=self._writers.update_display,
+            on_input_request=self._input_requested,
+        )
+        run.msg_id = msg_id
+        self._channel.follow(msg_id, run)
+        self._handed.append(run)
+        self._wakeup.set()
+        if self._worker is None or self._worker.done():
+            self._worker = asyncio.ensure_future(self._work())
+        return run
+
+    async def connect(self) -> None:
+        """Connect to a kernel that may be running a cell (see ``follow``)."""
+        await self._channel.ready(self._settings.kernel_ready_timeout, busy=True)
+
     def _settle(self, job: CellJob, outcome: RunOutcome) -> None:
         self._ledger.remove(job.run_id)
         waiter = self._outcomes.pop(job.run_id, None)
@@ -202,6 +228,7 @@ class KernelQueue:
     def _send(self, run: CellRun, code: str) -> None:
         try:
             run.msg_id = self._channel.execute(code, run)
+            self._ledger.mark_sent(run.job.run_id, self.kernel_id, run.msg_id)
         except Exception as e:
             self._log.exception("jupyter-loop failed running cell %s", run.job.cell_id)
             run.end(RunOutcome("error", note=failure_note("running this cell", e)))
@@ -303,6 +330,7 @@ class KernelQueue:
             await run.writer.end_run(
                 then=finish, ending=RunEnd(outcome.status, outcome.execution_count, outcome.note)
             )
+            forget_request(self._manager, run.msg_id)
             if following is not None and not started:
                 notebook = await self._docs.notebook(following.job.room_id)
                 with notebook.ydoc.transaction(origin=ORIGIN):
@@ -373,6 +401,19 @@ class KernelQueue:
         # Display ids and the connection belong to the old kernel process.
         await self._channel.close()
         self._channel = KernelChannel(self._manager, self._log, on_lost=self._kernel_lost)
+
+    async def leave(self) -> None:
+        """The server stops and the kernel stays (``keep_kernels = "always"``): queued
+        cells are dropped, the running one is left running, in the ledger, for the next
+        server to follow; what it printed so far is written."""
+        self._closing = True
+        await self.drop_queued()
+        if self._worker is not None:
+            self._worker.cancel()
+            await asyncio.wait({self._worker})
+        await self._tasks.close(timeout=3)
+        await self._writers.close()
+        await self._channel.close()
 
     async def stop(self, note: str = "The server stopped during this run.") -> None:
         """End the running cell (its outputs and markers are written), then close."""
