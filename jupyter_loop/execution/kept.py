@@ -31,6 +31,7 @@ from . import board
 from .cell_marks import note_line
 from .ledger import LedgerEntry
 from .ops import AppendStream
+from .recovery import CUT_OFF
 from .run import CellJob, CellRun, RunOutcome
 from .wal import RunEnd
 from .writer import CellWriter, OutputPolicy
@@ -174,9 +175,12 @@ async def replay_ended_run(
     policy: OutputPolicy,
     log: logging.Logger,
     *,
-    orphaned: bool,
+    how: str,
 ) -> int:
-    """Write a run whose kernel ended with no server up into its cell; 1 if it did."""
+    """Write a run whose kernel ended with no server up into its cell; 1 if it did.
+
+    ``how`` the kernel ended (see ``KeptKernels.how_ended``) says which note a run it cut
+    off gets."""
     async with docs.pinned(entry.room_id):
         notebook = await docs.notebook(entry.room_id)
         if (board.marker(notebook, entry.cell_id) or {}).get("run_id") not in (None, entry.run_id):
@@ -190,7 +194,7 @@ async def replay_ended_run(
         await catch_up(run, segment, live=False)
         ending = run.ending()
         if ending is None:
-            note = ORPHANED if orphaned else DIED_AWAY
+            note = {"orphaned": ORPHANED, "exited": DIED_AWAY}.get(how, CUT_OFF)
             ending = RunEnd("cut_off", run.count, note)
             writer.push(AppendStream("stderr", note_line(note)))
 

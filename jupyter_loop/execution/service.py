@@ -84,10 +84,10 @@ class ExecutionService:
             replay = dataclasses.replace(outputs, journal=None)
             for entry in ended:
                 segment = kept.segment(entry.kernel_id, entry.msg_id)
-                orphaned = kept.orphaned(entry.kernel_id)
+                how = kept.how_ended(entry.kernel_id)
                 try:
                     changed += await replay_ended_run(
-                        entry, segment, self._docs, replay, self._log, orphaned=orphaned
+                        entry, segment, self._docs, replay, self._log, how=how
                     )
                 except JupyterLoopError as e:
                     self._log.info("jupyter-loop could not replay %s: %s", entry.run_id, e)

@@ -27,6 +27,7 @@ from jupyter_server._tz import utcnow
 from .journal import SUFFIX
 from .provisioner import KeeperProvisioner
 from .registry import (
+    EXITED,
     ORPHANED,
     RUNNING,
     SEGMENTS,
@@ -50,9 +51,14 @@ class KeptKernels:
         """The IOPub journal of one execute request on a kept kernel."""
         return self.root / kernel_id / SEGMENTS / f"{msg_id}{SUFFIX}"
 
-    def orphaned(self, kernel_id: str) -> bool:
+    def how_ended(self, kernel_id: str) -> str:
+        """``orphaned`` (its keeper shut it down), ``exited`` (it died on its own, its
+        keeper saw it) or ``killed`` (the keeper went too: the machine's share of
+        processes was killed at once)."""
         entry = self.ended.get(kernel_id)
-        return entry is not None and entry.state == ORPHANED
+        if entry is None or entry.state not in (ORPHANED, EXITED):
+            return "killed"
+        return entry.state
 
     def forget_ended(self) -> None:
         """The ended kernels' runs are replayed: their directories go."""
