@@ -75,6 +75,7 @@ async def test_a_crash_keeps_the_kernel_and_every_line(home: Path):
     await run(server, "c0", "c1")
     await lines_seen(server, 20)
     before = the_kernel(server)
+    sessions = await server.api("api", "sessions")
     server.crash()
     await asyncio.sleep(2)  # ~40 lines printed with no server up
     assert process_alive(before.kernel_pid)
@@ -95,6 +96,9 @@ async def test_a_crash_keeps_the_kernel_and_every_line(home: Path):
     assert the_kernel(server).kernel_pid == before.kernel_pid
     kernels = await server.api("api", "kernels")
     assert [kernel["id"] for kernel in kernels] == [kernel_id]
+    # An open tab holds its session id: the session is there, on the same kernel.
+    again = await server.api("api", "sessions")
+    assert [(s["id"], s["kernel"]["id"]) for s in again] == [(sessions[0]["id"], kernel_id)]
 
     await run(server, "c2")  # the notebook's session came back with its kernel
     done = await ended_in_file(server, 2)
@@ -167,7 +171,7 @@ async def test_an_orphaned_kernel_is_shut_down_and_its_output_replayed(home: Pat
     kept = printed(after.cells[1].outputs)
     assert kept == list(range(len(kept))) and len(kept) >= 30, kept[-5:]
     assert "no Jupyter server came back" in after.cells[1].outputs[-1]["text"]
-    assert not list_entries(server.kernels_dir)
+    await wait_for(lambda: not list_entries(server.kernels_dir))
     server.kill()
 
 
@@ -198,4 +202,33 @@ async def test_an_adopted_kernel_is_interrupted_and_restarted_as_any(home: Path)
         timeout=60,
     )
     assert restarted.kernel_id == kernel_id and restarted.kernel_pid != before.kernel_pid
+    server.kill()
+
+
+@pytest.mark.timeout(180)
+async def test_a_kernel_that_dies_while_no_server_runs_is_reported_in_its_cell(home: Path):
+    server = ServerProcess(home)
+    dies = LOOP.replace(str(LINES), "60") + "\nimport os\nos._exit(1)"
+    await started(server, dies)
+    await run(server, "c0")
+    channel, live = await server.open_room(PATH)
+    async with Provider(live.ydoc, channel):
+        await wait_for(lambda: live.cell_number == 1)
+        await wait_for(lambda: len(printed(live.get_cell(0)["outputs"])) >= 10, timeout=60)
+    entry = the_kernel(server)
+    server.crash()
+    await wait_for(lambda: not process_alive(entry.kernel_pid), timeout=30)
+
+    server.start()
+    await server.ready()
+    after = await wait_for(
+        lambda: (nb := server.saved(PATH)) and "died" in json.dumps(nb.cells[0].outputs) and nb,
+        timeout=60,
+    )
+    assert printed(after.cells[0].outputs) == list(range(60))
+    assert (
+        "The kernel died while no Jupyter server was running" in after.cells[0].outputs[-1]["text"]
+    )
+    assert await server.api("api", "kernels") == []
+    await wait_for(lambda: not list_entries(server.kernels_dir))  # replayed: it goes
     server.kill()

@@ -66,6 +66,7 @@ class ResumedRun(CellRun):
         super().__init__(*args, **kwargs)
         self._seen: set[str] = set()
         self._held: list[dict[str, Any]] | None = []  # live messages, until caught up
+        self._dedupe = True  # until live
         self._count: int | None = None
         self._failed = False
 
@@ -77,10 +78,11 @@ class ResumedRun(CellRun):
 
     def apply(self, message: dict[str, Any]) -> None:
         """Apply a message unless it was already (journal and live overlap)."""
-        message_id = str(message["header"].get("msg_id"))
-        if message_id in self._seen:
-            return
-        self._seen.add(message_id)
+        if self._dedupe:
+            message_id = str(message["header"].get("msg_id"))
+            if message_id in self._seen:
+                return
+            self._seen.add(message_id)
         kind = message["header"]["msg_type"]
         if kind == "execute_input":
             count = message["content"].get("execution_count")
@@ -109,6 +111,10 @@ class ResumedRun(CellRun):
         held, self._held = self._held or [], None
         for message in held:
             self.apply(message)
+        # Live messages come in order after the held ones: none can be in the journal
+        # part applied, so the ids need not be kept for the rest of a long run.
+        self._seen.clear()
+        self._dedupe = False
 
     def _maybe_finish(self) -> None:
         # No execute reply comes (it went to the previous server): idle ends the run.

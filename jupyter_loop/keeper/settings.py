@@ -19,7 +19,7 @@ from typing import Any
 from jupyter_client.provisioning import KernelProvisionerFactory
 from traitlets.config import Config
 
-from ..private import private_dir
+from ..private import FILE_MODE, open_private, private_dir
 from .provisioner import NAME, register
 
 
@@ -48,4 +48,14 @@ def keep_kernels_config(
     keeper.masking = masking
     sessions = config.SessionManager
     if "database_filepath" not in sessions:
-        sessions.database_filepath = str(private_dir(data_dir) / "sessions.db")
+        sessions.database_filepath = str(private_sessions_db(data_dir))
+
+
+def private_sessions_db(data_dir: Path) -> Path:
+    """The sessions database, created owner-only (SQLite would create it 0644; its
+    journal files take the database's mode). An empty file is a valid new database."""
+    path = private_dir(data_dir) / "sessions.db"
+    with open_private(path, "ab"):
+        pass
+    os.chmod(path, FILE_MODE)
+    return path
