@@ -8,7 +8,7 @@ keeper costs a cell that prints.
    kept (distinct, in the saved notebook once the run ended) and doubled, whether they
    are in order, the kernel's PID before and after, and the seconds from the restarted
    server answering ``/api/status`` until a tab (a Y client of the room) shows the first
-   line printed after that.
+   line printed after that. The same with ``keep_kernels = "never"``, for comparison.
 2. Cost. Two servers, one with keepers and one with ``keep_kernels = "never"``, run
    ``for i in range(lines): print(i)`` on a kernel of each, interleaved, ``runs`` times;
    each run timed from the request until a tab sees the run done. Reported: the median
@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+import psutil
 from pycrdt import Map, Provider
 
 from jupyter_loop.keeper.registry import list_entries
@@ -65,12 +66,29 @@ async def until(predicate: Any, timeout: float = 120) -> Any:
 
 
 def kernel_pid(server: ServerProcess) -> int | None:
+    """The kernel's PID: from its keeper's entry, or else among the server's children."""
     entries = list_entries(server.kernels_dir)
-    return entries[0].kernel_pid if entries else None
+    if entries:
+        return entries[0].kernel_pid
+    if server.process is None:
+        return None
+    for child in psutil.Process(server.process.pid).children(recursive=True):
+        if any("ipykernel" in part for part in child.cmdline()):
+            return int(child.pid)
+    return None
 
 
-async def crash(home: Path, seconds: float) -> None:
-    server = ServerProcess(home)
+def ended(server: ServerProcess) -> Any:
+    """The saved notebook once its run ended (its count is written, or its cut-off note)."""
+    notebook = server.saved(PATH)
+    if notebook is None:
+        return None
+    cell = notebook.cells[0]
+    return notebook if cell.execution_count or "cut off" in str(cell.outputs) else None
+
+
+async def crash(home: Path, seconds: float, *options: str) -> None:
+    server = ServerProcess(home, *options)
     count = int(seconds * 20)
     write_notebook(server, STEADY.format(count=count))
     try:
@@ -89,12 +107,15 @@ async def crash(home: Path, seconds: float) -> None:
         channel, live = await server.open_room(PATH)
         async with Provider(live.ydoc, channel):
             await until(lambda: live.cell_number == 1)
-            await until(lambda: any(t > answered for _, t in stamped(live.get_cell(0)["outputs"])))
-            first_new = time.time() - answered
-        saved = await until(
-            lambda: (nb := server.saved(PATH)) and nb.cells[0].execution_count and nb,
-            timeout=seconds + 60,
-        )
+            try:
+                await until(
+                    lambda: any(t > answered for _, t in stamped(live.get_cell(0)["outputs"])),
+                    timeout=15,
+                )
+                first_new: float | None = time.time() - answered
+            except TimeoutError:
+                first_new = None  # the kernel died with the server
+        saved = await until(lambda: ended(server), timeout=seconds + 60)
         numbers = [n for n, _ in stamped(saved.cells[0].outputs)]
         after = kernel_pid(server)
     finally:
@@ -103,7 +124,8 @@ async def crash(home: Path, seconds: float) -> None:
     print(f"lines expected {count}, kept {kept}, doubled {len(numbers) - kept}, ", end="")
     print(f"in order {numbers == sorted(numbers)}")
     print(f"kernel PID before {before}, after {after}")
-    print(f"seconds from the restarted server answering to the first new line: {first_new:.2f}")
+    shown = "never" if first_new is None else f"{first_new:.2f}"
+    print(f"seconds from the restarted server answering to the first new line: {shown}")
 
 
 async def cost(home: Path, runs: int, lines: int) -> None:
@@ -141,7 +163,10 @@ async def cost(home: Path, runs: int, lines: int) -> None:
 
 async def main(runs: int, lines: int, seconds: float) -> None:
     with tempfile.TemporaryDirectory() as home:
+        print("keep_kernels = crash (default):")
         await crash(Path(home) / "crash", seconds)
+        print("keep_kernels = never (stock Jupyter: the kernel dies with the server):")
+        await crash(Path(home) / "never", seconds, "--JupyterLoopApp.keep_kernels=never")
         await cost(Path(home) / "cost", runs, lines)
 
 

@@ -59,14 +59,45 @@ def forget_request(manager: Any, msg_id: str | None) -> None:
         forget(msg_id)
 
 
+class Overlap:
+    """Which live messages to apply after the journal of the same messages was applied.
+
+    The journal may be ahead of what our socket has delivered (the keeper wrote a message
+    our pump has not read yet): live messages the journal gave are dropped, until the
+    first it did not have; from there, live brings the rest in order and no id is kept.
+
+    >>> overlap = Overlap()
+    >>> for message_id in "abc":
+    ...     overlap.from_journal(message_id)
+    >>> [overlap.from_live(message_id) for message_id in "bcdec"]
+    [False, False, True, True, True]
+    """
+
+    def __init__(self) -> None:
+        self._journalled: set[str] = set()
+
+    def from_journal(self, message_id: str) -> None:
+        self._journalled.add(message_id)
+
+    def has(self, message_id: str) -> bool:
+        return message_id in self._journalled
+
+    def from_live(self, message_id: str) -> bool:
+        """Whether to apply this live message."""
+        if self._journalled:
+            if message_id in self._journalled:
+                return False
+            self._journalled.clear()
+        return True
+
+
 class ResumedRun(CellRun):
     """A run started by the previous server, fed from the journal then live, once each."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._seen: set[str] = set()
+        self._overlap = Overlap()
         self._held: list[dict[str, Any]] | None = []  # live messages, until caught up
-        self._dedupe = True  # until live
         self._count: int | None = None
         self._failed = False
 
@@ -74,15 +105,18 @@ class ResumedRun(CellRun):
         if self._held is not None:
             self._held.append(message)
         else:
-            self.apply(message)
+            self._live(message)
 
     def apply(self, message: dict[str, Any]) -> None:
-        """Apply a message unless it was already (journal and live overlap)."""
-        if self._dedupe:
-            message_id = str(message["header"].get("msg_id"))
-            if message_id in self._seen:
-                return
-            self._seen.add(message_id)
+        """Apply a message from the journal (remembered: live may bring it again)."""
+        self._overlap.from_journal(str(message["header"].get("msg_id")))
+        self._accept(message)
+
+    def _live(self, message: dict[str, Any]) -> None:
+        if self._overlap.from_live(str(message["header"].get("msg_id"))):
+            self._accept(message)
+
+    def _accept(self, message: dict[str, Any]) -> None:
         kind = message["header"]["msg_type"]
         if kind == "execute_input":
             count = message["content"].get("execution_count")
@@ -100,7 +134,9 @@ class ResumedRun(CellRun):
         """The journal has given the first live message: from there, live has it all."""
         held = self._held
         return (
-            held is not None and bool(held) and str(held[0]["header"].get("msg_id")) in self._seen
+            held is not None
+            and bool(held)
+            and self._overlap.has(str(held[0]["header"].get("msg_id")))
         )
 
     @property
@@ -110,11 +146,7 @@ class ResumedRun(CellRun):
     def go_live(self) -> None:
         held, self._held = self._held or [], None
         for message in held:
-            self.apply(message)
-        # Live messages come in order after the held ones: none can be in the journal
-        # part applied, so the ids need not be kept for the rest of a long run.
-        self._seen.clear()
-        self._dedupe = False
+            self._live(message)
 
     def _maybe_finish(self) -> None:
         # No execute reply comes (it went to the previous server): idle ends the run.
