@@ -117,9 +117,7 @@ class KernelQueue:
             run = self._take(self._jobs.popleft())
             self._send(run, first.code)
             run.writer.reset(first.run_id)
-        self._wakeup.set()
-        if self._worker is None or self._worker.done():
-            self._worker = asyncio.ensure_future(self._work())
+        self._start_worker()
         return outcomes
 
     def follow(self, job: CellJob, msg_id: str, kind: type[CellRun]) -> CellRun:
@@ -129,19 +127,16 @@ class KernelQueue:
         self._ledger.add(
             [LedgerEntry(job.room_id, job.cell_id, job.run_id, "running", self.kernel_id, msg_id)]
         )
-        run = kind(
-            job,
-            self._writers.of(job.room_id, job.cell_id),
-            on_display_update=self._writers.update_display,
-            on_input_request=self._input_requested,
-        )
+        run = self._take(job, kind)
         run.msg_id = msg_id
         self._channel.follow(msg_id, run)
-        self._handed.append(run)
+        self._start_worker()
+        return run
+
+    def _start_worker(self) -> None:
         self._wakeup.set()
         if self._worker is None or self._worker.done():
             self._worker = asyncio.ensure_future(self._work())
-        return run
 
     async def connect(self) -> None:
         """Connect to a kernel that may be running a cell (see ``follow``)."""
@@ -213,9 +208,9 @@ class KernelQueue:
     def _waiting_in_kernel(self) -> int:
         return sum(1 for run in self._handed if not run.done.done())
 
-    def _take(self, job: CellJob) -> CellRun:
+    def _take(self, job: CellJob, kind: type[CellRun] = CellRun) -> CellRun:
         """The job's run, handed over from now on (it answers the messages of its request)."""
-        run = CellRun(
+        run = kind(
             job,
             self._writers.of(job.room_id, job.cell_id, job.index_hint),
             on_display_update=self._writers.update_display,
@@ -403,26 +398,20 @@ class KernelQueue:
         self._channel = KernelChannel(self._manager, self._log, on_lost=self._kernel_lost)
 
     async def leave(self) -> None:
-        """The server stops and the kernel stays (``keep_kernels = "always"``): queued
-        cells are dropped, the running one is left running, in the ledger, for the next
-        server to follow; what it printed so far is written."""
-        self._closing = True
-        await self.drop_queued()
-        if self._worker is not None:
-            self._worker.cancel()
-            await asyncio.wait({self._worker})
-        await self._tasks.close(timeout=3)
-        await self._writers.close()
-        await self._channel.close()
+        """The server stops, the kernel stays (``keep_kernels = "always"``): the running
+        cell stays running, in the ledger, for the next server to follow (see ``stop``)."""
+        await self.stop(note=None)
 
-    async def stop(self, note: str = "The server stopped during this run.") -> None:
-        """End the running cell (its outputs and markers are written), then close."""
+    async def stop(self, note: str | None = "The server stopped during this run.") -> None:
+        """End the running cell (its outputs and markers are written), then close.
+        ``note=None``: leave it running (its outputs so far are written)."""
         self._closing = True
         await self.drop_queued()
-        self._end_handed(note)
+        if note is not None:
+            self._end_handed(note)
         self._wakeup.set()
         if self._worker is not None:
-            done, _ = await asyncio.wait({self._worker}, timeout=5)
+            done, _ = await asyncio.wait({self._worker}, timeout=5 if note else 0)
             if not done:
                 self._worker.cancel()
                 await asyncio.wait({self._worker})
