@@ -14,7 +14,9 @@ keeper costs a cell that prints.
    each run timed from the request until a tab sees the run done. Reported: the median
    of each and their ratio (goal: at most 1.05).
 
-Usage: ``python bench/outlive.py [runs] [lines] [seconds]`` (defaults 7, 100000, 40).
+Usage: ``python bench/outlive.py [runs] [lines] [seconds] [flush]`` (defaults 7, 100000,
+40, 0). ``flush`` 1 measures the cost alone, with ``print(i, flush=True)``: one IOPub
+message per line, the keeper's worst case.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ x = 41
 for i in range({count}):
     print(i, time.time(), flush=True)
     time.sleep(0.05)"""
-LOOP = "for i in range({lines}):\n    print(i)"
+LOOP = "for i in range({lines}):\n    print(i{flush})"
 
 
 def write_notebook(server: ServerProcess, source: str) -> None:
@@ -128,14 +130,14 @@ async def crash(home: Path, seconds: float, *options: str) -> None:
     print(f"seconds from the restarted server answering to the first new line: {shown}")
 
 
-async def cost(home: Path, runs: int, lines: int) -> None:
+async def cost(home: Path, runs: int, lines: int, flush: bool) -> None:
     kept = ServerProcess(home / "kept")
     plain = ServerProcess(home / "plain", "--JupyterLoopApp.keep_kernels=never")
     times: dict[str, list[float]] = {"kept": [], "plain": []}
     servers = {"kept": kept, "plain": plain}
     try:
         for server in servers.values():
-            write_notebook(server, LOOP.format(lines=lines))
+            write_notebook(server, LOOP.format(lines=lines, flush=", flush=True" if flush else ""))
             server.start()
         rooms = {}
         for name, server in servers.items():
@@ -157,21 +159,27 @@ async def cost(home: Path, runs: int, lines: int) -> None:
         for server in servers.values():
             server.kill()
     medians = {name: statistics.median(values) for name, values in times.items()}
-    print(f"{lines:,}-line print loop, median of {runs}: with keeper {medians['kept']:.3f} s, ")
+    kind = "flushed " if flush else ""
+    print(
+        f"{lines:,}-line {kind}print loop, median of {runs}: with keeper {medians['kept']:.3f} s, "
+    )
     print(f"  without {medians['plain']:.3f} s, ratio {medians['kept'] / medians['plain']:.3f}x")
 
 
-async def main(runs: int, lines: int, seconds: float) -> None:
+async def main(runs: int, lines: int, seconds: float, flush: bool) -> None:
     with tempfile.TemporaryDirectory() as home:
+        if flush:  # the keeper's worst case: one message per line
+            await cost(Path(home) / "cost", runs, lines, flush)
+            return
         print("keep_kernels = crash (default):")
         await crash(Path(home) / "crash", seconds)
         print("keep_kernels = never (stock Jupyter: the kernel dies with the server):")
         await crash(Path(home) / "never", seconds, "--JupyterLoopApp.keep_kernels=never")
-        await cost(Path(home) / "cost", runs, lines)
+        await cost(Path(home) / "cost", runs, lines, flush)
 
 
 if __name__ == "__main__":
     arguments = [float(a) for a in sys.argv[1:]]
-    defaults = [7, 100_000, 40]
-    runs, lines, seconds = arguments + defaults[len(arguments) :]
-    asyncio.run(main(int(runs), int(lines), seconds))
+    defaults = [7, 100_000, 40, 0]
+    runs, lines, seconds, flush = arguments + defaults[len(arguments) :]
+    asyncio.run(main(int(runs), int(lines), seconds, bool(flush)))
