@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +20,22 @@ from jupyter_loop.testing.server_process import ServerProcess
 LINES = 600  # 30 s: the run goes on after the server is back (it starts in ~10 s)
 LOOP = f"import time\nfor i in range({LINES}):\n    print(i, flush=True)\n    time.sleep(0.05)"
 PATH = "kept.ipynb"
+Serve = Callable[..., ServerProcess]
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Iterator[Path]:
-    yield tmp_path
-    # Whatever a test left running (a kept kernel, its keeper) goes with it.
-    ServerProcess(tmp_path).kill_kept_kernels()
+def serve(tmp_path: Path) -> Iterator[Serve]:
+    """Servers on one home; whatever a test leaves running (a server, a kept kernel, its
+    keeper) goes with it, also when it fails."""
+    made: list[ServerProcess] = []
+
+    def make(*options: str) -> ServerProcess:
+        made.append(ServerProcess(tmp_path, *options))
+        return made[-1]
+
+    yield make
+    for server in made:
+        server.kill()
 
 
 def printed(outputs: Any) -> list[int]:
@@ -69,8 +78,8 @@ async def lines_seen(server: ServerProcess, at_least: int) -> None:
 
 
 @pytest.mark.timeout(180)
-async def test_a_crash_keeps_the_kernel_and_every_line(home: Path):
-    server = ServerProcess(home)
+async def test_a_crash_keeps_the_kernel_and_every_line(serve: Serve):
+    server = serve()
     kernel_id = await started(server, "x = 41", LOOP, "print(x + 1)")
     await run(server, "c0", "c1")
     await lines_seen(server, 20)
@@ -107,8 +116,8 @@ async def test_a_crash_keeps_the_kernel_and_every_line(home: Path):
 
 
 @pytest.mark.timeout(120)
-async def test_a_clean_stop_shuts_kernels_down_by_default(home: Path):
-    server = ServerProcess(home)
+async def test_a_clean_stop_shuts_kernels_down_by_default(serve: Serve):
+    server = serve()
     await started(server, "x = 1")
     entry = the_kernel(server)
     server.stop(leave_kernels=True)
@@ -118,8 +127,8 @@ async def test_a_clean_stop_shuts_kernels_down_by_default(home: Path):
 
 
 @pytest.mark.timeout(180)
-async def test_always_keeps_kernels_across_a_clean_stop(home: Path):
-    server = ServerProcess(home, "--JupyterLoopApp.keep_kernels=always")
+async def test_always_keeps_kernels_across_a_clean_stop(serve: Serve):
+    server = serve("--JupyterLoopApp.keep_kernels=always")
     await started(server, "x = 41", LOOP, "print(x + 1)")
     await run(server, "c0", "c1")
     await lines_seen(server, 20)
@@ -140,16 +149,18 @@ async def test_always_keeps_kernels_across_a_clean_stop(home: Path):
 
 
 @pytest.mark.timeout(180)
-async def test_never_ends_kernels_with_the_server(home: Path):
-    server = ServerProcess(home, "--JupyterLoopApp.keep_kernels=never")
+async def test_never_ends_kernels_with_the_server(serve: Serve):
+    server = serve("--JupyterLoopApp.keep_kernels=never")
     await started(server, "x = 1")
     assert not list_entries(server.kernels_dir)  # no keeper: today's kernels
     server.kill()
 
 
 @pytest.mark.timeout(180)
-async def test_an_orphaned_kernel_is_shut_down_and_its_output_replayed(home: Path):
-    server = ServerProcess(home, "--JupyterLoopApp.orphan_kernel_timeout=2")
+async def test_an_orphaned_kernel_is_shut_down_and_its_output_replayed(
+    serve: Callable[..., ServerProcess],
+):
+    server = serve("--JupyterLoopApp.orphan_kernel_timeout=2")
     forever = "import time\nfor i in range(100000):\n    print(i, flush=True)\n    time.sleep(0.05)"
     await started(server, "x = 1", forever)
     await run(server, "c1")
@@ -176,8 +187,10 @@ async def test_an_orphaned_kernel_is_shut_down_and_its_output_replayed(home: Pat
 
 
 @pytest.mark.timeout(180)
-async def test_an_adopted_kernel_is_interrupted_and_restarted_as_any(home: Path):
-    server = ServerProcess(home)
+async def test_an_adopted_kernel_is_interrupted_and_restarted_as_any(
+    serve: Callable[..., ServerProcess],
+):
+    server = serve()
     forever = "import time\nfor i in range(100000):\n    print(i, flush=True)\n    time.sleep(0.05)"
     kernel_id = await started(server, "x = 41", forever, "print(x + 1)")
     await run(server, "c0", "c1")
@@ -206,8 +219,10 @@ async def test_an_adopted_kernel_is_interrupted_and_restarted_as_any(home: Path)
 
 
 @pytest.mark.timeout(180)
-async def test_a_kernel_that_dies_while_no_server_runs_is_reported_in_its_cell(home: Path):
-    server = ServerProcess(home)
+async def test_a_kernel_that_dies_while_no_server_runs_is_reported_in_its_cell(
+    serve: Callable[..., ServerProcess],
+):
+    server = serve()
     dies = LOOP.replace(str(LINES), "60") + "\nimport os\nos._exit(1)"
     await started(server, dies)
     await run(server, "c0")
