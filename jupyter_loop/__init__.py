@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 try:
     from ._version import __version__
 except ImportError:  # running from a source tree that was never built
     __version__ = "dev"
 
-from .app import JupyterLoopApp
+if TYPE_CHECKING:
+    from .app import JupyterLoopApp
+
+
+def __getattr__(name: str) -> Any:
+    # The server extension is imported when asked for, not with the package: a kernel's
+    # keeper (``python -m jupyter_loop.keeper``) starts with every kernel and must not
+    # pay for importing jupyter_server (seconds on a busy machine).
+    if name == "JupyterLoopApp":
+        from .app import JupyterLoopApp
+
+        return JupyterLoopApp
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _jupyter_labextension_paths() -> list[dict[str, str]]:
@@ -17,6 +29,8 @@ def _jupyter_labextension_paths() -> list[dict[str, str]]:
 
 
 def _jupyter_server_extension_points() -> list[dict[str, Any]]:
+    from .app import JupyterLoopApp
+
     return [{"module": "jupyter_loop", "app": JupyterLoopApp}]
 
 

@@ -10,7 +10,7 @@ from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.serverapp import ServerApp
 from tornado.ioloop import IOLoop
-from traitlets import Float, Unicode, default
+from traitlets import Enum, Float, Int, Unicode, default
 
 from .agent.config import AgentConfig
 from .agent.handlers import route_table as agent_routes
@@ -26,6 +26,8 @@ from .execution.outputs_config import OutputsConfig
 from .execution.queue import QueueSettings
 from .execution.service import ExecutionService
 from .handlers import route_table
+from .keeper.adoption import KeptKernels, adopt_kept_kernels, kept_kernel_ids, let_kernels_live
+from .keeper.settings import keep_kernels_config, kernels_root
 from .masking_config import MaskingConfig
 from .mcp_server.config import ExternalConfig
 from .mcp_server.endpoint import McpEndpoint
@@ -97,10 +99,45 @@ class JupyterLoopApp(
         ),
     )
 
+    keep_kernels = Enum(
+        ["crash", "always", "never"],
+        default_value="crash",
+        config=True,
+        help=(
+            "When local kernels outlive the server (each runs under a small keeper "
+            "process that journals its output): 'crash' (default) across an unclean end "
+            "only (a clean stop shuts them down), 'always' also across a clean stop (an "
+            "upgrade), 'never' not at all (kernels end with the server)."
+        ),
+    )
+
+    orphan_kernel_timeout = Float(
+        600.0,
+        config=True,
+        help=(
+            "Seconds a kept kernel waits for a server to come back before its keeper shuts "
+            "it down (default 600); its output stays for the next start to replay."
+        ),
+    )
+
+    kept_journal_bytes = Int(
+        100 * 2**20,
+        config=True,
+        help="Bound of a kept kernel's output journal on disk, in bytes (default 100 MiB).",
+    )
+
     def _link_jupyter_server_extension(self, serverapp: ServerApp) -> None:
         super()._link_jupyter_server_extension(serverapp)
         choose_compact_store(serverapp.config)
         choose_replacing_saves(serverapp)
+        if self.keep_kernels != "never":
+            keep_kernels_config(
+                serverapp.config,
+                Path(self.data_dir),
+                orphan_timeout=self.orphan_kernel_timeout,
+                max_journal_bytes=self.kept_journal_bytes,
+                masking=self.masking_spec(self.openai_api_key),
+            )
 
     @default("data_dir")
     def _default_data_dir(self) -> str:
@@ -130,6 +167,13 @@ class JupyterLoopApp(
             self.documents.before_saving(self.journal.commit)
             self.documents.on_saved(self.journal.saved)
         outputs = self.output_policy(self.outputs, server.base_url, masker, self.journal)
+        ledger = RunLedger(Path(self.data_dir) / "runs.json", self.log)
+        self.kept: KeptKernels | None = None
+        if self.keep_kernels != "never":
+            # Before anything lists sessions: those of adopted kernels must not be culled.
+            busy = {entry.kernel_id for entry in ledger.load() if entry.state == "running"}
+            root = kernels_root(Path(self.data_dir))
+            self.kept = adopt_kept_kernels(root, server.kernel_manager, self.log, busy)
         self.execution = ExecutionService(
             self.documents,
             server.kernel_manager,
@@ -142,7 +186,8 @@ class JupyterLoopApp(
                 outputs=outputs,
             ),
             self.log,
-            RunLedger(Path(self.data_dir) / "runs.json", self.log),
+            ledger,
+            self.kept,
         )
         self.execution.start()
         # Runs cut off by the previous server process are closed once the server runs
@@ -190,8 +235,12 @@ class JupyterLoopApp(
         await asyncio.wait_for(self.completion.stop(), timeout=10)
         await asyncio.wait_for(self.mcp.stop(), timeout=10)
         await asyncio.wait_for(self.agent.stop(), timeout=10)
-        await asyncio.wait_for(self.execution.stop(), timeout=10)
+        kernels = self.serverapp.kernel_manager if self.serverapp else None
+        leaving = kept_kernel_ids(kernels) if self.keep_kernels == "always" else set()
+        await asyncio.wait_for(self.execution.stop(leaving), timeout=10)
         await self.documents.stop()
         await self.saved_hashes.stop()
         if self.journal is not None:
             await asyncio.wait_for(self.journal.stop(), timeout=10)
+        if leaving:  # out of the kernel manager before the server shuts its kernels down
+            let_kernels_live(kernels, self.log)

@@ -46,6 +46,14 @@ class MaskingConfig(Configurable):
         ),
     )
 
+    def masking_spec(self, *also: str | None) -> dict[str, object]:
+        """These settings as JSON, for a kernel's keeper (``keeper.journal.masker_from``)."""
+        return {
+            "enabled": bool(self.mask_secrets),
+            "secrets": [value for value in (*self.secrets, *also) if value],
+            "env_patterns": list(self.secret_env_patterns),
+        }
+
     def secret_masker(self, *also: str | None) -> SecretMasker | None:
         """The masker for these settings (plus ``also``, e.g. a configured API key)."""
         if not self.mask_secrets:

@@ -40,7 +40,7 @@ class GatewayLink:
         self._socket: WebSocketClientConnection | None = None
         self._closed = False  # by the gateway
 
-    async def open(self, timeout: float) -> None:
+    async def open(self, timeout: float, *, busy: bool = False) -> None:
         gateway = GatewayClient.instance()
         url = url_path_join(
             gateway.ws_url or "", gateway.kernels_endpoint, url_escape(self._kernel_id), "channels"

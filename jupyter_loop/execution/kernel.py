@@ -36,6 +36,9 @@ can miss a message that arrives while a request is sent on the same socket (seen
 second execute request sent while a reply was awaited: the reply never came), so no
 receive waits for good."""
 
+IOPUB_PROBE = 0.5
+"""Seconds to wait for the status of one IOPub probe before sending another."""
+
 IOPUB_CATCH_UP_TURNS = 1000
 """Event-loop turns an input request waits at most for IOPub messages sent before it."""
 
@@ -60,8 +63,11 @@ class KernelLink(Protocol):
     @property
     def session(self) -> Session: ...
 
-    async def open(self, timeout: float) -> None:
-        """Connect; raise :class:`Unavailable` saying why if the kernel cannot be reached."""
+    async def open(self, timeout: float, *, busy: bool = False) -> None:
+        """Connect; raise :class:`Unavailable` saying why if the kernel cannot be reached.
+
+        ``busy``: the kernel may be running a cell (one a previous server sent): do not
+        wait for a shell reply, which would come only once that cell ends."""
 
     def send(self, channel: str, message: dict[str, Any]) -> None: ...
 
@@ -93,12 +99,15 @@ class ZmqLink:
         session: Session = self._client.session
         return session
 
-    async def open(self, timeout: float) -> None:
+    async def open(self, timeout: float, *, busy: bool = False) -> None:
         manager = self._manager
         await _started(manager, timeout)
         client = manager.client_factory(connection_file=manager.connection_file, parent=manager)
         client.load_connection_info(manager.get_connection_info(session=False))
-        client.start_channels(shell=True, iopub=True, stdin=True, hb=False, control=False)
+        client.start_channels(shell=True, iopub=True, stdin=True, hb=False, control=busy)
+        if busy:
+            self._client = client  # ready once IOPub answers (``KernelChannel._iopub_up``)
+            return
         try:
             await client.wait_for_ready(timeout=timeout)
         except (RuntimeError, TimeoutError) as e:
@@ -186,15 +195,19 @@ class KernelChannel:
         self._listeners: dict[str, RunListener] = {}
         self._reader: asyncio.Task[None] | None = None
         self._ready: asyncio.Future[None] | None = None
+        self._markers: dict[str, asyncio.Future[None]] = {}  # see ``_iopub_up``
 
     @property
     def connected(self) -> bool:
         return self._ready is not None and succeeded(self._ready)
 
-    async def ready(self, timeout: float) -> None:
-        """Connect (once) and wait until the kernel answers; raise if it does not."""
+    async def ready(self, timeout: float, *, busy: bool = False) -> None:
+        """Connect (once) and wait until the kernel answers; raise if it does not.
+
+        ``busy``: the kernel may be running a cell; ready once our IOPub subscription
+        gets messages (a kept kernel's run is followed again, see ``kept``)."""
         if self._ready is None:
-            self._ready = asyncio.ensure_future(self._connect(timeout))
+            self._ready = asyncio.ensure_future(self._connect(timeout, busy))
         elif succeeded(self._ready):
             return  # connected: no trip through the event loop before a cell's execute
         try:
@@ -203,10 +216,31 @@ class KernelChannel:
             self._ready = None
             raise
 
-    async def _connect(self, timeout: float) -> None:
-        await self._link.open(timeout)
+    async def _connect(self, timeout: float, busy: bool = False) -> None:
+        await self._link.open(timeout, busy=busy)
         self._reader = asyncio.ensure_future(self._link.receive(self._deliver))
         self._reader.add_done_callback(self._disconnected)
+        if busy:
+            await self._iopub_up(timeout)
+
+    async def _iopub_up(self, timeout: float) -> None:
+        """Wait until IOPub delivers to us: the kernel publishes a status for each control
+        request, answered even while a cell runs. A subscription connects in the
+        background, so the request is sent again until one status arrives."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while asyncio.get_running_loop().time() < deadline:
+            message = self._link.session.msg("kernel_info_request", {})
+            marker: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._markers[str(message["header"]["msg_id"])] = marker
+            self._link.send("control", message)
+            try:
+                await asyncio.wait_for(marker, IOPUB_PROBE)
+                return
+            except asyncio.TimeoutError:
+                continue
+            finally:
+                self._markers.clear()
+        raise Unavailable(f"The kernel's output did not reach the server within {timeout:g} s.")
 
     def _disconnected(self, reader: asyncio.Task[None]) -> None:
         # The connection closed under us (a gateway restarted, the network): the next
@@ -220,6 +254,9 @@ class KernelChannel:
             if lost is not None:
                 self._on_lost(lost)
         parent = (message.get("parent_header") or {}).get("msg_id")
+        marker = self._markers.get(parent) if parent and channel == "iopub" else None
+        if marker is not None and not marker.done():
+            marker.set_result(None)
         listener = self._listeners.get(parent) if parent else None
         if listener is None:
             return
@@ -263,6 +300,11 @@ class KernelChannel:
         self._listeners[msg_id] = listener
         self._link.send("shell", message)
         return msg_id
+
+    def follow(self, msg_id: str, listener: RunListener) -> None:
+        """Route what answers a request sent by someone else (a previous server) to
+        ``listener``."""
+        self._listeners[msg_id] = listener
 
     def send_input(self, value: str, parent: dict[str, Any]) -> None:
         message = self._link.session.msg("input_reply", {"value": value}, parent=parent)

@@ -14,7 +14,7 @@ import json
 import logging
 import os
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from ..private import private_dir
@@ -26,6 +26,9 @@ class LedgerEntry:
     cell_id: str
     run_id: str
     state: str  # "queued" or "running"
+    kernel_id: str = ""  # once handed to the kernel: where it runs ...
+    msg_id: str = ""  # ... and its execute request (a kept kernel's run is followed again)
+    by: str = ""
 
 
 class RunLedger:
@@ -57,7 +60,15 @@ class RunLedger:
     def mark_running(self, run_id: str) -> None:
         entry = self._entries.get(run_id)
         if entry is not None:
-            self._entries[run_id] = LedgerEntry(entry.room_id, entry.cell_id, run_id, "running")
+            self._entries[run_id] = replace(entry, state="running")
+            self._write_soon()
+
+    def mark_sent(self, run_id: str, kernel_id: str, msg_id: str) -> None:
+        """The run's execute request went to the kernel: a server that adopts the kernel
+        after a crash finds the run's output by this message id."""
+        entry = self._entries.get(run_id)
+        if entry is not None:
+            self._entries[run_id] = replace(entry, kernel_id=kernel_id, msg_id=msg_id)
             self._write_soon()
 
     def remove(self, run_id: str) -> None:

@@ -31,6 +31,7 @@ from .cell_marks import (
     write_failure,
 )
 from .cell_writers import CellWriters
+from .kept import forget_request
 from .kernel import KernelChannel
 from .ledger import LedgerEntry, NullLedger, RunLedger
 from .ops import AppendStream
@@ -117,10 +118,30 @@ class KernelQueue:
             run = self._take(self._jobs.popleft())
             self._send(run, first.code)
             run.writer.reset(first.run_id)
+        self._start_worker()
+        return outcomes
+
+    def follow(self, job: CellJob, msg_id: str, kind: type[CellRun]) -> CellRun:
+        """Take up a run the previous server handed to this (kept) kernel: it answers the
+        messages of ``msg_id`` from now on (see ``kept.resume_run``)."""
+        self._docs.pin(job.room_id)
+        self._ledger.add(
+            [LedgerEntry(job.room_id, job.cell_id, job.run_id, "running", self.kernel_id, msg_id)]
+        )
+        run = self._take(job, kind)
+        run.msg_id = msg_id
+        self._channel.follow(msg_id, run)
+        self._start_worker()
+        return run
+
+    def _start_worker(self) -> None:
         self._wakeup.set()
         if self._worker is None or self._worker.done():
             self._worker = asyncio.ensure_future(self._work())
-        return outcomes
+
+    async def connect(self) -> None:
+        """Connect to a kernel that may be running a cell (see ``follow``)."""
+        await self._channel.ready(self._settings.kernel_ready_timeout, busy=True)
 
     def _settle(self, job: CellJob, outcome: RunOutcome) -> None:
         self._ledger.remove(job.run_id)
@@ -189,9 +210,9 @@ class KernelQueue:
     def _waiting_in_kernel(self) -> int:
         return sum(1 for run in self._handed if not run.done.done())
 
-    def _take(self, job: CellJob) -> CellRun:
+    def _take(self, job: CellJob, kind: type[CellRun] = CellRun) -> CellRun:
         """The job's run, handed over from now on (it answers the messages of its request)."""
-        run = CellRun(
+        run = kind(
             job,
             self._writers.of(job.room_id, job.cell_id, job.index_hint),
             on_display_update=self._writers.update_display,
@@ -204,6 +225,7 @@ class KernelQueue:
     def _send(self, run: CellRun, code: str) -> None:
         try:
             run.msg_id = self._channel.execute(code, run)
+            self._ledger.mark_sent(run.job.run_id, self.kernel_id, run.msg_id)
         except Exception as e:
             self._log.exception("jupyter-loop failed running cell %s", run.job.cell_id)
             run.end(RunOutcome("error", note=failure_note("running this cell", e)))
@@ -305,6 +327,7 @@ class KernelQueue:
             await run.writer.end_run(
                 then=finish, ending=RunEnd(outcome.status, outcome.execution_count, outcome.note)
             )
+            forget_request(self._manager, run.msg_id)
             if following is not None and not started:
                 notebook = await self._docs.notebook(following.job.room_id)
                 with notebook.ydoc.transaction(origin=ORIGIN):
@@ -377,14 +400,21 @@ class KernelQueue:
         await self._channel.close()
         self._channel = KernelChannel(self._manager, self._log, on_lost=self._kernel_lost)
 
-    async def stop(self, note: str = "The server stopped during this run.") -> None:
-        """End the running cell (its outputs and markers are written), then close."""
+    async def leave(self) -> None:
+        """The server stops, the kernel stays (``keep_kernels = "always"``): the running
+        cell stays running, in the ledger, for the next server to follow (see ``stop``)."""
+        await self.stop(note=None)
+
+    async def stop(self, note: str | None = "The server stopped during this run.") -> None:
+        """End the running cell (its outputs and markers are written), then close.
+        ``note=None``: leave it running (its outputs so far are written)."""
         self._closing = True
         await self.drop_queued()
-        self._end_handed(note)
+        if note is not None:
+            self._end_handed(note)
         self._wakeup.set()
         if self._worker is not None:
-            done, _ = await asyncio.wait({self._worker}, timeout=5)
+            done, _ = await asyncio.wait({self._worker}, timeout=5 if note else 0)
             if not done:
                 self._worker.cancel()
                 await asyncio.wait({self._worker})

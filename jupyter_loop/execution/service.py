@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import uuid
 from typing import Any
@@ -12,12 +13,14 @@ from pycrdt import Map
 
 from ..document import ORIGIN, CellNotFound, LiveDocuments, find_cells, source_hash
 from ..errors import BadRequest, Conflict, JupyterLoopError, NotFound, SourceChanged
+from ..keeper.adoption import KeptKernels
 from ..payloads import InputReply, QueuedCell, RunRequest, RunTicket
 from ..tasks import BackgroundTasks
 from . import board
 from .cell_marks import failure_note
 from .introspect import EXPRESSION, EXPRESSION_KEY, VariablesReport, report_from_reply
-from .ledger import NullLedger, RunLedger
+from .kept import replay_ended_run, resume_run
+from .ledger import LedgerEntry, NullLedger, RunLedger
 from .queue import KernelQueue, QueueSettings
 from .recovery import close_interrupted_runs
 from .run import KERNEL_DIED, KERNEL_RESTARTED, CellJob, RunOutcome
@@ -40,8 +43,10 @@ class ExecutionService:
         settings: QueueSettings,
         log: logging.Logger,
         ledger: RunLedger | None = None,
+        kept: KeptKernels | None = None,
     ) -> None:
         self._docs = docs
+        self._kept = kept
         self._ledger = ledger or NullLedger()
         self._kernels = kernel_manager
         self._sessions = session_manager
@@ -57,22 +62,54 @@ class ExecutionService:
         self._events.add_listener(schema_id=KERNEL_ACTIONS, listener=self._on_kernel_action)
 
     async def recover(self) -> int:
-        """End the runs a previous server process left in flight (see ``recovery``)."""
+        """Take up or end the runs a previous server process left in flight: runs on a
+        kernel a keeper kept are followed again (see ``kept``), the others end (see
+        ``recovery``). Returns how many cells changed."""
         interrupted = self._ledger.load()
-        self._ledger.forget_previous()
+        kept = self._kept
+        resumed, ended, closed = sort_interrupted(interrupted, kept, self._kernels)
         outputs = self._settings.outputs
-        return await close_interrupted_runs(
-            interrupted, self._docs, self._log, journal=outputs.journal, policy=outputs
+        if outputs.journal is not None:  # the keeper's journal has all their output
+            for entry in resumed + ended:
+                outputs.journal.forget_run(entry.run_id)
+        changed = 0
+        for entry in resumed:
+            assert kept is not None
+            try:
+                segment = kept.segment(entry.kernel_id, entry.msg_id)
+                changed += await resume_run(self._queue(entry.kernel_id), entry, segment)
+            except Exception:
+                self._log.exception("jupyter-loop could not follow run %s again", entry.run_id)
+        self._ledger.forget_previous()
+        if kept is not None:
+            replay = dataclasses.replace(outputs, journal=None)
+            for entry in ended:
+                segment = kept.segment(entry.kernel_id, entry.msg_id)
+                how = kept.how_ended(entry.kernel_id)
+                try:
+                    changed += await replay_ended_run(
+                        entry, segment, self._docs, replay, self._log, how=how
+                    )
+                except JupyterLoopError as e:
+                    self._log.info("jupyter-loop could not replay %s: %s", entry.run_id, e)
+            kept.forget_ended()
+        return changed + await close_interrupted_runs(
+            closed, self._docs, self._log, journal=outputs.journal, policy=outputs
         )
 
-    async def stop(self) -> None:
+    async def stop(self, leaving: set[str] | frozenset[str] = frozenset()) -> None:
+        """End every run (the server stops); runs on the kernels in ``leaving`` (kept
+        running for the next server) are left in flight, for it to follow again."""
         self._events.remove_listener(schema_id=KERNEL_ACTIONS, listener=self._on_kernel_action)
         await self._tasks.close(timeout=3)
         for waiting in list(self._waits):  # only the waits: the cells belong to the queues
             waiting.cancel()
         queues = list(self._queues.values())
         self._queues.clear()
-        await asyncio.gather(*(queue.stop() for queue in queues), return_exceptions=True)
+        await asyncio.gather(
+            *(queue.leave() if queue.kernel_id in leaving else queue.stop() for queue in queues),
+            return_exceptions=True,
+        )
         self._ledger.flush()
 
     # -- requests --------------------------------------------------------------------
@@ -282,6 +319,25 @@ class ExecutionService:
             self._queues.pop(kernel_id, None)
             await queue.stop("The kernel was shut down while this cell ran.")
             self._watched.discard(kernel_id)
+
+
+def sort_interrupted(
+    entries: list[LedgerEntry], kept: KeptKernels | None, kernels: Any
+) -> tuple[list[LedgerEntry], list[LedgerEntry], list[LedgerEntry]]:
+    """The runs a previous server left: to follow again (their kernel was adopted), to
+    replay from a keeper's journal (their kernel ended meanwhile), to close."""
+    resumed: list[LedgerEntry] = []
+    ended: list[LedgerEntry] = []
+    closed: list[LedgerEntry] = []
+    for entry in entries:
+        sent = entry.state == "running" and bool(entry.msg_id) and kept is not None
+        if sent and kept is not None and entry.kernel_id in kept.adopted:
+            (resumed if entry.kernel_id in kernels else closed).append(entry)
+        elif sent and kept is not None and entry.kernel_id in kept.ended:
+            ended.append(entry)
+        else:
+            closed.append(entry)
+    return resumed, ended, closed
 
 
 def _check_sources(cells: list[tuple[int, Map, str, str]], expected: dict[str, str]) -> None:

@@ -264,6 +264,11 @@ class OutputJournal:
                 records.append(record)
         return records
 
+    def forget_run(self, run_id: str) -> None:
+        """A left-over journal whose run another journal covers (a kept kernel's)."""
+        if run_id not in self._open:
+            remove(self.directory / f"{run_id}{SUFFIX}", self._log)
+
     def forget(self, record: JournalRecord) -> None:
         """A left-over journal was replayed into its notebook and saved."""
         remove(self.directory / f"{record.run_id}{SUFFIX}", self._log)

@@ -27,6 +27,7 @@ from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 from tornado.websocket import WebSocketClientConnection, websocket_connect
 
 from ..document.reference import NotebookRef
+from ..keeper.registry import list_entries, process_alive
 from .ychannel import TornadoChannel
 
 TOKEN = "jupyter-loop-test-token"
@@ -89,8 +90,14 @@ class ServerProcess:
             start_new_session=True,
         )
 
-    def kill(self) -> None:
-        """A crash: the server and its kernels die at once, nothing gets to clean up."""
+    @property
+    def kernels_dir(self) -> Path:
+        """The kept kernels' directories (keepers, journals), see ``jupyter_loop.keeper``."""
+        return self.home / "data" / "jupyter_loop" / "kernels"
+
+    def crash(self) -> None:
+        """The server alone dies at once (SIGKILL), as in an OOM kill: kernels kept by
+        their keepers live on."""
         if self._connection is not None:
             self._connection.close()
             self._connection = None
@@ -98,19 +105,38 @@ class ServerProcess:
             try:
                 os.killpg(self.process.pid, signal.SIGKILL)
             except ProcessLookupError:
-                pass  # the server and its kernels have all exited already
+                pass  # the server has exited already
             self.process.wait(timeout=10)
             self.process = None
 
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 60) -> float:
+    def kill(self) -> None:
+        """A crash of the whole machine's share: the server, its kernels and their
+        keepers die at once, nothing gets to clean up."""
+        self.crash()
+        self.kill_kept_kernels()
+
+    def kill_kept_kernels(self) -> None:
+        """SIGKILL every keeper and kernel in the registry (each keeper's process group)."""
+        for entry in list_entries(self.kernels_dir):
+            for pid in (entry.kernel_pid, entry.keeper_pid):
+                if pid and process_alive(pid):
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+
+    def stop(
+        self, sig: int = signal.SIGTERM, timeout: float = 60, *, leave_kernels: bool = False
+    ) -> float:
         """Send ``sig`` to the server alone, as a hub or a service manager does; return the
-        seconds until it exits (kernels it leaves behind are then killed)."""
+        seconds until it exits (kernels it leaves behind are then killed, unless
+        ``leave_kernels``: they are meant to outlive it)."""
         assert self.process is not None, "stop before start"
         start = time.monotonic()
         self.process.send_signal(sig)
         self.process.wait(timeout=timeout)
         elapsed = time.monotonic() - start
-        self.kill()
+        self.crash() if leave_kernels else self.kill()
         return elapsed
 
     def url(self, *parts: str) -> str:

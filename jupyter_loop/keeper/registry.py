@@ -1,0 +1,108 @@
+"""The registry entry of a kept kernel: one owner-only directory per kernel.
+
+``<data_dir>/kernels/<kernel_id>/`` holds ``entry.json`` (what a server needs to adopt
+the kernel: its connection info, the keeper's and the kernel's process ids, its notebook,
+the server the keeper answers to), ``iopub/<msg_id>.jsonl`` (the journal of one execute
+request, see :mod:`.journal`) and ``kernel.log`` (the kernel's stdout and stderr: the
+server's terminal may be gone). The entry is rewritten whole, atomically, by whoever
+changes it: the provisioner when it launches the keeper, the keeper when the kernel runs
+or ends, a server that adopts the kernel (its own process id).
+
+Example:
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> entry = KeeperEntry("k1", "python3", {"ip": "127.0.0.1"}, server_pid=1)
+    >>> write_entry(root / "k1", entry)
+    >>> read_entry(root / "k1") == entry
+    True
+    >>> [e.kernel_id for e in list_entries(root)]
+    ['k1']
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ..private import private_dir
+
+ENTRY = "entry.json"
+SEGMENTS = "iopub"
+KERNEL_LOG = "kernel.log"
+
+STARTING, RUNNING, EXITED, ORPHANED = "starting", "running", "exited", "orphaned"
+"""Where a kept kernel is: launched, running, ended on its own (it died, or a server shut
+it down), shut down by its keeper because no server came back in time."""
+
+
+@dataclass(frozen=True)
+class KeeperEntry:
+    kernel_id: str
+    kernel_name: str
+    connection: dict[str, Any]
+    server_pid: int
+    keeper_pid: int | None = None
+    kernel_pid: int | None = None
+    pgid: int | None = None
+    notebook: str = ""  # the session name (a notebook's path) the kernel was started for
+    cwd: str = ""
+    state: str = STARTING
+    exit_code: int | None = None
+    orphan_timeout: float = 600.0
+    max_journal_bytes: int = 100 * 2**20
+    masking: dict[str, Any] = field(default_factory=dict)  # see ``journal.masker_from``
+
+    def with_changes(self, **changes: Any) -> KeeperEntry:
+        return replace(self, **changes)
+
+
+def write_entry(directory: Path, entry: KeeperEntry) -> None:
+    """Replace the entry atomically (a reader never sees half of it)."""
+    private_dir(directory)
+    handle, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")
+    with os.fdopen(handle, "w", encoding="utf-8") as file:
+        json.dump(asdict(entry), file)
+    os.replace(temporary, directory / ENTRY)
+
+
+def read_entry(directory: Path) -> KeeperEntry | None:
+    """The entry in ``directory``; ``None`` if there is none or it cannot be read."""
+    try:
+        raw = json.loads((directory / ENTRY).read_text(encoding="utf-8"))
+        return KeeperEntry(**raw)
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def list_entries(root: Path) -> list[KeeperEntry]:
+    """Every readable entry under ``root`` (the kernels directory)."""
+    if not root.is_dir():
+        return []
+    found = (read_entry(path) for path in sorted(root.iterdir()) if path.is_dir())
+    return [entry for entry in found if entry is not None]
+
+
+def remove_kernel_dir(directory: Path) -> None:
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def process_alive(pid: int | None) -> bool:
+    """Whether a process with this id runs (a zombie counts as gone)."""
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process took the id: alive, but not ours
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True  # no /proc (macOS): kill(0) is all we can tell

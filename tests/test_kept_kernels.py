@@ -1,0 +1,249 @@
+"""Local kernels that outlive the server (``keep_kernels``): a real server process, real
+ipykernel, real keepers; the server is SIGKILLed or stopped mid-run and started again."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import notebook_json, wait_for
+from pycrdt import Provider
+
+from jupyter_loop.keeper.registry import KeeperEntry, list_entries, process_alive
+from jupyter_loop.testing.server_process import ServerProcess
+
+LINES = 600  # 30 s: the run goes on after the server is back (it starts in ~10 s)
+LOOP = f"import time\nfor i in range({LINES}):\n    print(i, flush=True)\n    time.sleep(0.05)"
+PATH = "kept.ipynb"
+Serve = Callable[..., ServerProcess]
+
+
+@pytest.fixture
+def serve(tmp_path: Path) -> Iterator[Serve]:
+    """Servers on one home; whatever a test leaves running (a server, a kept kernel, its
+    keeper) goes with it, also when it fails."""
+    made: list[ServerProcess] = []
+
+    def make(*options: str) -> ServerProcess:
+        made.append(ServerProcess(tmp_path, *options))
+        return made[-1]
+
+    yield make
+    for server in made:
+        server.kill()
+
+
+def printed(outputs: Any) -> list[int]:
+    text = "".join("".join(o.get("text", "")) for o in outputs if o.get("name") == "stdout")
+    return [int(line) for line in text.split()]
+
+
+def the_kernel(server: ServerProcess) -> KeeperEntry:
+    entries = list_entries(server.kernels_dir)
+    assert len(entries) == 1, entries
+    return entries[0]
+
+
+async def started(server: ServerProcess, *sources: str) -> str:
+    server.root.mkdir(parents=True, exist_ok=True)
+    (server.root / PATH).write_text(notebook_json(*sources), encoding="utf-8")
+    server.start()
+    await server.ready()
+    return await server.start_kernel(PATH)
+
+
+async def run(server: ServerProcess, *cell_ids: str) -> None:
+    body = {"path": PATH, "cell_ids": list(cell_ids)}
+    await server.api("api", "jupyter-loop", "runs", method="POST", body=body)
+
+
+async def ended_in_file(server: ServerProcess, index: int, timeout: float = 60) -> Any:
+    """The saved notebook once cell ``index`` has its count (its run ended)."""
+    return await wait_for(
+        lambda: (nb := server.saved(PATH)) and nb.cells[index].execution_count and nb,
+        timeout=timeout,
+    )
+
+
+async def lines_seen(server: ServerProcess, at_least: int) -> None:
+    channel, live = await server.open_room(PATH)
+    async with Provider(live.ydoc, channel):
+        await wait_for(lambda: live.cell_number > 1)
+        await wait_for(lambda: len(printed(live.get_cell(1)["outputs"])) >= at_least, timeout=60)
+
+
+@pytest.mark.timeout(180)
+async def test_a_crash_keeps_the_kernel_and_every_line(serve: Serve):
+    server = serve()
+    kernel_id = await started(server, "x = 41", LOOP, "print(x + 1)")
+    await run(server, "c0", "c1")
+    await lines_seen(server, 20)
+    before = the_kernel(server)
+    sessions = await server.api("api", "sessions")
+    server.crash()
+    await asyncio.sleep(2)  # ~40 lines printed with no server up
+    assert process_alive(before.kernel_pid)
+
+    server.start()
+    await server.ready()
+    channel, live = await server.open_room(PATH)
+    async with Provider(live.ydoc, channel):  # a tab opened on the restarted server
+        await wait_for(lambda: live.cell_number > 1)
+        lines = lambda: printed(live.get_cell(1)["outputs"])  # noqa: E731
+        first = len(await wait_for(lines, timeout=30))
+        assert first < LINES  # the run was still going: it streams into the tab again
+        await wait_for(lambda: len(lines()) == LINES, timeout=60)
+        assert lines() == list(range(LINES))
+    after = await ended_in_file(server, 1)
+    assert printed(after.cells[1].outputs) == list(range(LINES))
+    assert "restart" not in json.dumps(after.cells[1].outputs)
+    assert the_kernel(server).kernel_pid == before.kernel_pid
+    kernels = await server.api("api", "kernels")
+    assert [kernel["id"] for kernel in kernels] == [kernel_id]
+    # An open tab holds its session id: the session is there, on the same kernel.
+    again = await server.api("api", "sessions")
+    assert [(s["id"], s["kernel"]["id"]) for s in again] == [(sessions[0]["id"], kernel_id)]
+
+    await run(server, "c2")  # the notebook's session came back with its kernel
+    done = await ended_in_file(server, 2)
+    assert done.cells[2].outputs[0]["text"] == "42\n"  # x, defined before the crash
+    server.kill()
+
+
+@pytest.mark.timeout(120)
+async def test_a_clean_stop_shuts_kernels_down_by_default(serve: Serve):
+    server = serve()
+    await started(server, "x = 1")
+    entry = the_kernel(server)
+    server.stop(leave_kernels=True)
+    await wait_for(lambda: not process_alive(entry.kernel_pid), timeout=10)
+    assert not process_alive(entry.keeper_pid)
+    assert not list_entries(server.kernels_dir)
+
+
+@pytest.mark.timeout(180)
+async def test_always_keeps_kernels_across_a_clean_stop(serve: Serve):
+    server = serve("--JupyterLoopApp.keep_kernels=always")
+    await started(server, "x = 41", LOOP, "print(x + 1)")
+    await run(server, "c0", "c1")
+    await lines_seen(server, 20)
+    before = the_kernel(server)
+    server.stop(leave_kernels=True)  # an upgrade: SIGTERM
+    await asyncio.sleep(1)
+    assert process_alive(before.kernel_pid)
+
+    server.start()
+    await server.ready()
+    after = await ended_in_file(server, 1)
+    assert printed(after.cells[1].outputs) == list(range(LINES))
+    assert the_kernel(server).kernel_pid == before.kernel_pid
+    await run(server, "c2")
+    done = await ended_in_file(server, 2)
+    assert done.cells[2].outputs[0]["text"] == "42\n"
+    server.kill()
+
+
+@pytest.mark.timeout(180)
+async def test_never_ends_kernels_with_the_server(serve: Serve):
+    server = serve("--JupyterLoopApp.keep_kernels=never")
+    await started(server, "x = 1")
+    assert not list_entries(server.kernels_dir)  # no keeper: today's kernels
+    server.kill()
+
+
+@pytest.mark.timeout(180)
+async def test_an_orphaned_kernel_is_shut_down_and_its_output_replayed(
+    serve: Callable[..., ServerProcess],
+):
+    server = serve("--JupyterLoopApp.orphan_kernel_timeout=2")
+    forever = "import time\nfor i in range(100000):\n    print(i, flush=True)\n    time.sleep(0.05)"
+    await started(server, "x = 1", forever)
+    await run(server, "c1")
+    await lines_seen(server, 10)
+    entry = the_kernel(server)
+    server.crash()
+    crashed = time.monotonic()
+    await wait_for(lambda: not process_alive(entry.kernel_pid), timeout=30)
+    # The timeout, then the shutdown request (ipykernel answers it within a second).
+    assert time.monotonic() - crashed < 2 + 1 + 8
+    await wait_for(lambda: not process_alive(entry.keeper_pid), timeout=5)
+
+    server.start()
+    await server.ready()
+    after = await wait_for(
+        lambda: (nb := server.saved(PATH)) and "orphan" in json.dumps(nb.cells[1].outputs) and nb,
+        timeout=60,
+    )
+    kept = printed(after.cells[1].outputs)
+    assert kept == list(range(len(kept))) and len(kept) >= 30, kept[-5:]
+    assert "no Jupyter server came back" in after.cells[1].outputs[-1]["text"]
+    await wait_for(lambda: not list_entries(server.kernels_dir))
+    server.kill()
+
+
+@pytest.mark.timeout(180)
+async def test_an_adopted_kernel_is_interrupted_and_restarted_as_any(
+    serve: Callable[..., ServerProcess],
+):
+    server = serve()
+    forever = "import time\nfor i in range(100000):\n    print(i, flush=True)\n    time.sleep(0.05)"
+    kernel_id = await started(server, "x = 41", forever, "print(x + 1)")
+    await run(server, "c0", "c1")
+    await lines_seen(server, 10)
+    before = the_kernel(server)
+    server.crash()
+    server.start()
+    await server.ready()
+    await lines_seen(server, 100)  # followed again
+
+    await server.api("api", "kernels", kernel_id, "interrupt", method="POST", body={})
+    interrupted = await ended_in_file(server, 1)
+    assert "KeyboardInterrupt" in json.dumps(interrupted.cells[1].outputs)
+    assert process_alive(before.kernel_pid)
+    await run(server, "c2")
+    assert (await ended_in_file(server, 2)).cells[2].outputs[0]["text"] == "42\n"
+
+    await server.api("api", "kernels", kernel_id, "restart", method="POST", body={})
+    await wait_for(lambda: not process_alive(before.kernel_pid), timeout=30)
+    restarted = await wait_for(
+        lambda: (e := list_entries(server.kernels_dir)) and process_alive(e[0].kernel_pid) and e[0],
+        timeout=60,
+    )
+    assert restarted.kernel_id == kernel_id and restarted.kernel_pid != before.kernel_pid
+    server.kill()
+
+
+@pytest.mark.timeout(180)
+async def test_a_kernel_that_dies_while_no_server_runs_is_reported_in_its_cell(
+    serve: Callable[..., ServerProcess],
+):
+    server = serve()
+    dies = LOOP.replace(str(LINES), "60") + "\nimport os\nos._exit(1)"
+    await started(server, dies)
+    await run(server, "c0")
+    channel, live = await server.open_room(PATH)
+    async with Provider(live.ydoc, channel):
+        await wait_for(lambda: live.cell_number == 1)
+        await wait_for(lambda: len(printed(live.get_cell(0)["outputs"])) >= 10, timeout=60)
+    entry = the_kernel(server)
+    server.crash()
+    await wait_for(lambda: not process_alive(entry.kernel_pid), timeout=30)
+
+    server.start()
+    await server.ready()
+    after = await wait_for(
+        lambda: (nb := server.saved(PATH)) and "died" in json.dumps(nb.cells[0].outputs) and nb,
+        timeout=60,
+    )
+    assert printed(after.cells[0].outputs) == list(range(60))
+    assert (
+        "The kernel died while no Jupyter server was running" in after.cells[0].outputs[-1]["text"]
+    )
+    assert await server.api("api", "kernels") == []
+    await wait_for(lambda: not list_entries(server.kernels_dir))  # replayed: it goes
+    server.kill()
