@@ -98,8 +98,12 @@ def main() -> int:
     parser.add_argument("trials", type=int, help="how many trials")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--trial", type=int, help="replay this one trial alone")
+    parser.add_argument("--keep", type=Path, help="keep the server's files (logs, store) here")
     args = parser.parse_args()
     trials = [args.trial] if args.trial is not None else list(range(args.trials))
+    if args.keep is not None:
+        args.keep.mkdir(parents=True, exist_ok=True)
+        return report(asyncio.run(run(trials, args.seed, args.keep)), args.seed)
     with tempfile.TemporaryDirectory(prefix="chaos-") as home:
         results = asyncio.run(run(trials, args.seed, Path(home)))
     return report(results, args.seed)

@@ -42,6 +42,13 @@ def test_a_lost_repeated_or_reordered_typed_line_is_caught():
 def test_outputs_must_be_a_whole_run_unless_cut_and_noted():
     cell = typed_cell()
     whole = printed_lines("c0-t0")
+    assert "want [] (the last run's)" in str(
+        output_problem(cell, seen("c0", "", whole), exact=False, cut=False)
+    )
+    cell.stdout = whole
+    assert output_problem(cell, seen("c0", "", whole), exact=False, cut=False) is None
+    assert output_problem(cell, seen("c0", "", whole[:-1]), exact=False, cut=True)
+    cell.stdout = None  # a run was in flight: any run's lines will do
     assert output_problem(cell, seen("c0", "", whole), exact=True, cut=False) is None
     assert output_problem(cell, seen("c0", "", whole[:3]), exact=False, cut=False)
     assert output_problem(cell, seen("c0", "", whole[:3], CUT_OFF), exact=False, cut=True) is None

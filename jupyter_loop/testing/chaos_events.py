@@ -25,7 +25,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from .chaos_world import World, cell_code
+from .chaos_world import World, cell_code, printed_lines
 from .server_process import TOKEN, ask_run_socket
 
 Event = Callable[[World, random.Random], Awaitable[str]]
@@ -102,12 +102,22 @@ async def run_cells(world: World, rng: random.Random) -> str:
     chosen = sorted(rng.sample([c.cell_id for c in world.expected.cells], rng.randint(1, 2)))
     how = rng.choice(("socket", "post", "cli"))
     wait = rng.random() < 0.6
+    others_running = any(not task.done() for task in world.in_flight)
     task = asyncio.ensure_future(_run(world, how, chosen))
+    for cell_id in chosen:
+        world.expected.cell(cell_id).stdout = None  # until this run is known to be over
     if wait:
         try:
             await asyncio.wait_for(asyncio.shield(task), 60)
         except asyncio.TimeoutError:
             world.errors.append(f"run of {chosen} from {how} not over in 60 s")
+        except Exception as e:
+            world.errors.append(f"run of {chosen} from {how} failed: {e!r}")
+        else:
+            for cell_id in chosen:
+                cell = world.expected.cell(cell_id)
+                # A run still in flight from before may run the cell again after this one.
+                cell.stdout = None if others_running else printed_lines(cell.tag)
     else:
         world.in_flight.append(task)
         await asyncio.sleep(rng.choice((0.05, 0.2, 0.4)))
@@ -207,6 +217,11 @@ async def out_of_band_write(world: World, rng: random.Random) -> str:
     if saved is None:
         return "out-of-band write skipped: the file is unreadable"
     changed = rng.sample(world.expected.cells, rng.randint(1, len(world.expected.cells)))
+    for entry in saved["cells"]:
+        # The file's outputs win too: a cell whose outputs are known shows the file's.
+        model = next((c for c in world.expected.cells if c.cell_id == entry.get("id")), None)
+        if model is not None and model.stdout is not None:
+            model.stdout = file_stdout(entry)
     for cell in changed:
         cell.tag = f"{cell.cell_id}-o{len(cell.tags)}"
         cell.tags.append(cell.tag)
@@ -224,9 +239,21 @@ async def out_of_band_write(world: World, rng: random.Random) -> str:
     return f"out-of-band write of {','.join(c.cell_id for c in changed)}{note}"
 
 
+def file_stdout(cell: dict[str, Any]) -> list[str] | None:
+    """A saved cell's stdout lines; ``None`` when it holds any other output."""
+    text = ""
+    for output in cell.get("outputs") or []:
+        if output.get("output_type") != "stream" or output.get("name") != "stdout":
+            return None
+        part = output.get("text", "")
+        text += "".join(part) if isinstance(part, list) else str(part)
+    return text.splitlines()
+
+
 async def run_cells_in_flight(world: World, rng: random.Random) -> str:
     chosen = [rng.choice(world.expected.cells).cell_id]
     how = rng.choice(("socket", "post", "cli"))
+    world.expected.cell(chosen[0]).stdout = None
     world.in_flight.append(asyncio.ensure_future(_run(world, how, chosen)))
     await asyncio.sleep(rng.choice((0.3, 0.6, 0.9)))
     return f"a run of {chosen[0]} from {how}"

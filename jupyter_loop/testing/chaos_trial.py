@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
-from .chaos_checks import Violation, check_file, check_room, check_store
+from .chaos_checks import Violation, check_file, check_room, check_store, store_rows
 from .chaos_events import _run, plan
 from .chaos_world import ChaosTab, World
 from .server_process import ServerProcess
@@ -93,10 +93,12 @@ async def check(world: World, phase: str, *, exact: bool) -> list[Violation]:
     try:
         await asyncio.sleep(0.5)  # the room's Y-only state (run markers) arrives after its cells
         notebook = checker.notebook
-        yjs = read_with_yjs({"room": [notebook.ydoc.get_update()]})["room"]
-        found += check_room(world.expected, notebook, yjs, phase, exact=exact)
+        rows = store_rows(world.server.ystore, checker.room_id)
+        # One node process reads both: the state a joining tab gets, and the store's rows.
+        yjs = read_with_yjs({"room": [notebook.ydoc.get_update()], "store": rows})
+        found += check_room(world.expected, notebook, yjs["room"], phase, exact=exact)
         found += check_file(world.expected, world.file_json(), notebook, phase, exact=exact)
-        found += check_store(world.expected, world.server.ystore, checker.room_id, notebook, phase)
+        found += check_store(world.expected, rows, yjs["store"], notebook, phase)
     finally:
         await checker.disconnect()
     return found

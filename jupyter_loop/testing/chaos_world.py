@@ -57,6 +57,9 @@ class ExpectedCell:
     tags: list[str] = field(default_factory=list)
     """Every tag the cell had in the trial: a run's lines carry one of them."""
     typed: dict[str, list[str]] = field(default_factory=dict)
+    stdout: list[str] | None = field(default_factory=list)
+    """The stdout lines the cell must show now, when known: none at first, a whole run's
+    once a run is over with nothing after it; ``None`` while a run may be in flight."""
 
     def type(self, tab: str, line: str) -> None:
         self.typed.setdefault(tab, []).append(line)
