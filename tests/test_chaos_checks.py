@@ -51,8 +51,10 @@ def test_outputs_must_be_a_whole_run_unless_cut_and_noted():
     cell.stdout = None  # a run was in flight: any run's lines will do
     assert output_problem(cell, seen("c0", "", whole), exact=True, cut=False) is None
     assert output_problem(cell, seen("c0", "", whole[:3]), exact=False, cut=False)
-    assert output_problem(cell, seen("c0", "", whole[:3], CUT_OFF), exact=False, cut=True) is None
-    assert output_problem(cell, seen("c0", "", whole[:3], CUT_OFF), exact=True, cut=True)
+    note = f"[jupyter-loop] {CUT_OFF}\n"
+    assert output_problem(cell, seen("c0", "", whole[:3], note), exact=False, cut=True) is None
+    assert output_problem(cell, seen("c0", "", whole[:3], note), exact=True, cut=True)
+    assert output_problem(cell, seen("c0", "", whole[:3], "Traceback"), exact=False, cut=True)
     doubled = whole[:5] + whole[4:]
     assert output_problem(cell, seen("c0", "", doubled), exact=False, cut=True)
 

@@ -16,7 +16,7 @@ from typing import Any
 from jupyter_ydoc import YNotebook
 from pycrdt import Array, Doc, Map
 
-from ..execution.recovery import CUT_OFF
+from ..execution.cell_marks import NOTE_PREFIX
 from .chaos_world import Expected, ExpectedCell, printed_lines
 from .yjs import YjsView, disagreements
 
@@ -126,7 +126,8 @@ def source_problem(model: ExpectedCell, source: str) -> str | None:
 def output_problem(model: ExpectedCell, cell: CellSeen, *, exact: bool, cut: bool) -> str | None:
     """``exact``: the cell's last run printed its current code's lines, whole, and nothing
     else shows. Otherwise the lines are those of one of the cell's codes: whole, or (after
-    a restart or out-of-band write mid-run) a prefix, maybe followed by the cut-off note."""
+    a restart or out-of-band write mid-run) a prefix, maybe followed by the server's note
+    on how the run ended."""
     lines = cell.stdout.splitlines()
     notes = [note for note in cell.other if note.strip()]
     if exact:
@@ -143,13 +144,18 @@ def output_problem(model: ExpectedCell, cell: CellSeen, *, exact: bool, cut: boo
         whole = printed_lines(tag)
         if lines == whole and not notes:
             return None
-        if cut and lines == whole[: len(lines)] and all(CUT_OFF in note for note in notes):
+        if cut and lines == whole[: len(lines)] and all(is_note(note) for note in notes):
             return None
     return f"not what a run of {model.tags} printed: {lines} {notes}"
 
 
 def shorten_lines(lines: list[str]) -> str:
     return f"{lines[0]}..{lines[-1]} ({len(lines)} lines)" if len(lines) > 2 else str(lines)
+
+
+def is_note(text: str) -> bool:
+    """The server's own word on a run it ended (cut off by a restart, stopped by SIGTERM)."""
+    return text.startswith(NOTE_PREFIX)
 
 
 def check_room(

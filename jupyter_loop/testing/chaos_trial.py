@@ -8,6 +8,7 @@ own), each on a notebook of its own, ``trial-K.ipynb``; trial K's events come fr
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import time
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ class TrialResult:
 
 
 def chaos_server(home: Path) -> ServerProcess:
+    os.environ.setdefault("PYTHONFAULTHANDLER", "1")  # a hung server's stacks, on SIGABRT
     return ServerProcess(home, f"--YDocExtension.document_cleanup_delay={CLEANUP_DELAY}")
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
+import subprocess
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +35,7 @@ from .ychannel import TornadoChannel
 LINES = 12
 """Lines each cell prints; with :data:`PAUSE` a run lasts long enough to be caught in flight."""
 PAUSE = 0.03
+STOP_TIMEOUT = 30.0
 
 
 def cell_code(tag: str, lines: int = LINES) -> str:
@@ -281,7 +283,7 @@ class World:
         if sig == signal.SIGKILL:
             self.server.kill()
         else:
-            self.server.stop(sig)
+            self._stop_or_dump(sig)
         for process in self.processes:
             if process.returncode is None:
                 process.kill()
@@ -290,6 +292,24 @@ class World:
         await asyncio.gather(*self.in_flight, return_exceptions=True)
         self.in_flight = []
         self.processes = []
+
+    def _stop_or_dump(self, sig: int, timeout: float = STOP_TIMEOUT) -> None:
+        """Stop with ``sig``; a server still there after ``timeout`` is a finding: its
+        threads' stacks go to its log (``PYTHONFAULTHANDLER`` is set for the suite's
+        servers: SIGABRT dumps them), then it is killed."""
+        process = self.server.process
+        assert process is not None
+        try:
+            self.server.stop(sig, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            name = signal.Signals(sig).name
+            self.errors.append(f"the server did not exit within {timeout:.0f} s of {name}")
+            process.send_signal(signal.SIGABRT)
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+            self.server.kill()
 
     async def start_server(self) -> None:
         self.server.start()
