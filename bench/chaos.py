@@ -42,9 +42,10 @@ Trials share one server (a start costs ~6 s on two cores; restarts are events of
 own). Replay a failing trial alone with ``--trial K --seed S``: its events are the same,
 on a fresh server.
 
-Usage: ``python bench/chaos.py N [--seed S] [--trial K]``; prints one line per trial,
-then ``trials=N violations=V`` and each violation with its replay command. Known defects
-fixed elsewhere are labelled ``[known a|b]`` and counted apart.
+Usage: ``python bench/chaos.py N [--seed S] [--trial K] [--steps 3-6] [--keep DIR]``;
+prints one line per trial, then ``trials=N violations=V`` and each violation with its
+replay command. Known defects fixed elsewhere are labelled ``[known a|b]`` and counted
+apart.
 """
 
 from __future__ import annotations
@@ -55,15 +56,17 @@ import sys
 import tempfile
 from pathlib import Path
 
-from jupyter_loop.testing.chaos_trial import TrialResult, chaos_server, run_trial
+from jupyter_loop.testing.chaos_trial import STEPS, TrialResult, chaos_server, run_trial
 
 
-async def run(trials: list[int], seed: int, home: Path) -> list[TrialResult]:
+async def run(
+    trials: list[int], seed: int, home: Path, steps: tuple[int, int] = STEPS
+) -> list[TrialResult]:
     server = chaos_server(home)
     results = []
     try:
         for trial in trials:
-            result = await run_trial(server, seed, trial)
+            result = await run_trial(server, seed, trial, steps)
             results.append(result)
             state = "ok" if not result.violations else f"{len(result.violations)} violations"
             known = len(result.violations) - len(result.new)
@@ -98,14 +101,16 @@ def main() -> int:
     parser.add_argument("trials", type=int, help="how many trials")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--trial", type=int, help="replay this one trial alone")
+    parser.add_argument("--steps", default="3-6", help="events per trial, e.g. 2-3 (CI's)")
     parser.add_argument("--keep", type=Path, help="keep the server's files (logs, store) here")
     args = parser.parse_args()
     trials = [args.trial] if args.trial is not None else list(range(args.trials))
+    fewest, most = (int(n) for n in args.steps.split("-"))
     if args.keep is not None:
         args.keep.mkdir(parents=True, exist_ok=True)
-        return report(asyncio.run(run(trials, args.seed, args.keep)), args.seed)
+        return report(asyncio.run(run(trials, args.seed, args.keep, (fewest, most))), args.seed)
     with tempfile.TemporaryDirectory(prefix="chaos-") as home:
-        results = asyncio.run(run(trials, args.seed, Path(home)))
+        results = asyncio.run(run(trials, args.seed, Path(home), (fewest, most)))
     return report(results, args.seed)
 
 

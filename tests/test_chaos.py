@@ -1,7 +1,8 @@
 """A short seeded run of the chaos suite (``bench/chaos.py``): nothing lost, duplicated or stuck.
 
-The same trials as ``python bench/chaos.py 30 --seed 17`` (one server for all of them);
-a failure names the trial to replay alone with ``--trial K --seed 17``.
+The same trials as ``python bench/chaos.py 30 --seed 17 --steps 2-3`` (one server for all
+of them, 2-3 events each to keep CI's time); a failure names the trial to replay alone
+with ``--trial K``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from jupyter_loop.testing.server_process import ServerProcess
 
 SEED = 17
 TRIALS = 30
+STEPS = (2, 3)
 
 TOLERATED = {KNOWN_STORE_PENDING, KNOWN_TORN_FILE}
 """Defects being fixed in their own branches (issue 17, points 1 and 4): take each out of
@@ -35,7 +37,7 @@ def server(tmp_path: Path) -> Iterator[ServerProcess]:
 async def test_seeded_chaos_trials_lose_nothing(server: ServerProcess):
     results: list[TrialResult] = []
     for trial in range(TRIALS):
-        results.append(await run_trial(server, SEED, trial))
+        results.append(await run_trial(server, SEED, trial, STEPS))
     failures = [
         f"trial {r.trial} ({' | '.join(r.events)}): {v}"
         for r in results

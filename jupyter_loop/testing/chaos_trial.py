@@ -43,7 +43,13 @@ def chaos_server(home: Path) -> ServerProcess:
     return ServerProcess(home, f"--YDocExtension.document_cleanup_delay={CLEANUP_DELAY}")
 
 
-async def run_trial(server: ServerProcess, seed: int, trial: int) -> TrialResult:
+STEPS = (3, 6)
+"""Events per trial, fewest and most."""
+
+
+async def run_trial(
+    server: ServerProcess, seed: int, trial: int, steps: tuple[int, int] = STEPS
+) -> TrialResult:
     start = time.monotonic()
     rng = random.Random(f"{seed}:{trial}")
     if server.process is None or server.process.poll() is not None:
@@ -56,7 +62,7 @@ async def run_trial(server: ServerProcess, seed: int, trial: int) -> TrialResult
     events: list[str] = []
     violations: list[Violation] = []
     try:
-        for event in plan(rng, rng.randint(3, 6)):
+        for event in plan(rng, rng.randint(*steps)):
             began = time.monotonic()
             said = await asyncio.wait_for(event(world, rng), EVENT_TIMEOUT)
             events.append(f"{said} ({time.monotonic() - began:.1f} s)")
