@@ -33,13 +33,15 @@ def server(tmp_path: Path) -> Iterator[ServerProcess]:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(900)
 async def test_seeded_chaos_trials_lose_nothing(server: ServerProcess):
     results: list[TrialResult] = []
     for trial in range(TRIALS):
-        results.append(await run_trial(server, SEED, trial, STEPS))
+        result = await run_trial(server, SEED, trial, STEPS)
+        results.append(result)
+        print(f"trial {trial}: {len(result.violations)} violations [{result.seconds:.1f} s]")
     failures = [
-        f"trial {r.trial} ({' | '.join(r.events)}): {v}"
+        f"trial {r.trial} (--trial {r.trial} --seed {SEED} --steps 2-3; {' | '.join(r.events)}): {v}"
         for r in results
         for v in r.violations
         if v.known not in TOLERATED
