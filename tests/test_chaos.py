@@ -41,7 +41,7 @@ async def test_seeded_chaos_trials_lose_nothing(server: ServerProcess):
         results.append(result)
         print(f"trial {trial}: {len(result.violations)} violations [{result.seconds:.1f} s]")
     failures = [
-        f"trial {r.trial} (--trial {r.trial} --seed {SEED} --steps 2-3; {' | '.join(r.events)}): {v}"
+        f"trial {r.trial} (--trial {r.trial} --seed {SEED} --steps 2-3): {v}"
         for r in results
         for v in r.violations
         if v.known not in TOLERATED
