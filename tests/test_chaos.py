@@ -39,7 +39,8 @@ async def test_seeded_chaos_trials_lose_nothing(server: ServerProcess):
     for trial in range(TRIALS):
         result = await run_trial(server, SEED, trial, STEPS)
         results.append(result)
-        print(f"trial {trial}: {len(result.violations)} violations [{result.seconds:.1f} s]")
+        events = " | ".join(result.events)
+        print(f"trial {trial}: {len(result.violations)} violations: {events}")
     failures = [
         f"trial {r.trial} (--trial {r.trial} --seed {SEED} --steps 2-3): {v}"
         for r in results
