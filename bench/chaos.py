@@ -56,14 +56,15 @@ import sys
 import tempfile
 from pathlib import Path
 
-from jupyter_loop.testing.chaos_trial import STEPS, TrialResult, chaos_server, run_trial
+from jupyter_loop.testing.chaos_trial import TrialResult, chaos_server, run_trial
 
 
 async def run(
-    trials: list[int], seed: int, home: Path, steps: tuple[int, int] = STEPS
-) -> list[TrialResult]:
+    trials: list[int], seed: int, home: Path, steps: tuple[int, int], results: list[TrialResult]
+) -> None:
+    """Append each trial's result to ``results`` as it ends (a run stopped with Ctrl-C
+    still reports the trials it finished)."""
     server = chaos_server(home)
-    results = []
     try:
         for trial in trials:
             result = await run_trial(server, seed, trial, steps)
@@ -71,13 +72,12 @@ async def run(
             state = "ok" if not result.violations else f"{len(result.violations)} violations"
             known = len(result.violations) - len(result.new)
             state += f" ({known} known)" if known else ""
-            print(
-                f"trial {trial}: {state} [{result.seconds:.1f} s] {' | '.join(result.events)}",
-                flush=True,
-            )
+            events = " | ".join(result.events)
+            print(f"trial {trial}: {state} [{result.seconds:.1f} s] {events}", flush=True)
+            for violation in result.violations:
+                print(f"  VIOLATION {violation}", flush=True)
     finally:
         server.kill()
-    return results
 
 
 def report(results: list[TrialResult], seed: int) -> int:
@@ -106,11 +106,14 @@ def main() -> int:
     args = parser.parse_args()
     trials = [args.trial] if args.trial is not None else list(range(args.trials))
     fewest, most = (int(n) for n in args.steps.split("-"))
-    if args.keep is not None:
-        args.keep.mkdir(parents=True, exist_ok=True)
-        return report(asyncio.run(run(trials, args.seed, args.keep, (fewest, most))), args.seed)
-    with tempfile.TemporaryDirectory(prefix="chaos-") as home:
-        results = asyncio.run(run(trials, args.seed, Path(home), (fewest, most)))
+    results: list[TrialResult] = []
+    with tempfile.TemporaryDirectory(prefix="chaos-") as scratch:
+        home = args.keep or Path(scratch)
+        home.mkdir(parents=True, exist_ok=True)
+        try:
+            asyncio.run(run(trials, args.seed, home, (fewest, most), results))
+        except KeyboardInterrupt:
+            print("interrupted: the trials so far", flush=True)
     return report(results, args.seed)
 
 
