@@ -30,10 +30,13 @@ Expected where there is a real conflict (and what is checked):
 
 * Out-of-band write: the file wins. Sources become the file's (typed lines the file does
   not have are gone, by design: the user checked out another version); the outputs of a
-  run in flight keep landing in the cell with the same id, so that cell shows a run's
-  lines, whole, or a prefix of them (the part the reload replaced is not written again).
+  run in flight keep landing in the cell with the same id, and the run owns that cell's
+  outputs: it shows one run's lines (whole, or a prefix), never the file's old outputs
+  with the run's lines after them.
 * Kill or stop mid-run: the cell shows a prefix of the run's lines, then the server's
-  "cut off by a restart" note (or the whole run, when the output journal replays it).
+  note on how the run ended (or the whole run, when the output journal replays it). A run
+  the server already reported over (``GET runs`` no longer lists it) is not mid-run: it
+  keeps every line, and no note, through any kill.
 * Typing and kills: a kill comes once the typed lines reached the file (a tab cannot
   resume its document over a restart: jupyter-collaboration's session id changes and the
   tab reloads), so typed text the server acknowledged and saved is never lost.
