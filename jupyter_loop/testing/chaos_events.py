@@ -47,6 +47,9 @@ async def close_tab(world: World, rng: random.Random) -> str:
     if not online:
         return await open_tab(world, rng)
     tab = rng.choice(online)
+    # A tab closed for good takes what it has not sent yet with it (a browser asks before
+    # closing a page that has): it closes once its lines reached the server.
+    await world.settle_typed()
     await tab.disconnect()
     return f"close tab {tab.name}"
 
@@ -82,6 +85,7 @@ async def laptop_lid(world: World, rng: random.Random) -> str:
     others = [other for other in world.online_tabs() if other is not tab]
     close_others = bool(others) and rng.random() < 0.7
     if close_others:  # the room is freed only when no client is left
+        await world.settle_typed()  # as in ``close_tab``
         for other in others:
             await other.disconnect()
     await tab.disconnect()
