@@ -278,7 +278,3 @@ EVENTS: tuple[tuple[Event, int], ...] = (
 def plan(rng: random.Random, steps: int) -> list[Event]:
     events, weights = zip(*EVENTS, strict=True)
     return list(rng.choices(events, weights=weights, k=steps))
-
-
-def describe(value: Any) -> str:
-    return getattr(value, "__name__", str(value))

@@ -75,7 +75,6 @@ class Expected:
     cut: bool = False
     """A run was in flight at a restart: its cell may hold part of its lines, then a note."""
     out_of_band: bool = False
-    history: list[str] = field(default_factory=list)
 
     def cell(self, cell_id: str) -> ExpectedCell:
         return next(cell for cell in self.cells if cell.cell_id == cell_id)
