@@ -91,3 +91,39 @@ async def test_a_finished_runs_journal_goes_once_its_notebook_is_saved(
     saved = await wait_for(lambda: (nb := read_notebook(path)) and nb.cells[0].outputs and nb)
     assert saved.cells[0].outputs[0]["text"] == "0\n1\n2\n"
     await wait_for(lambda: journals.is_dir() and not list(journals.glob("*.jsonl")))
+
+
+SHORT = "import time\nfor i in range(12):\n    print(i, flush=True)\n    time.sleep(0.01)"
+
+
+@pytest.mark.timeout(180)
+async def test_a_crash_right_after_a_run_ends_keeps_all_its_lines(server: ServerProcess):
+    """A run the tabs saw end (its count shown, ``GET runs`` no longer listing it) keeps
+    every line through a kill that comes at once, before any save (found by chaos.py)."""
+    path = "short.ipynb"
+    server.root.mkdir(parents=True)
+    (server.root / path).write_text(notebook_json(SHORT), encoding="utf-8")
+    server.start()
+    await server.ready()
+    await server.start_kernel(path)
+    channel, live = await server.open_room(path)
+    async with Provider(live.ydoc, channel):
+        await wait_for(lambda: live.cell_number == 1)
+        await server.api(
+            "api", "jupyter-loop", "runs", method="POST", body={"path": path, "cell_ids": ["c0"]}
+        )
+        await wait_for(lambda: live.get_cell(0).get("execution_count") is not None, timeout=60)
+        while (await server.api("api", "jupyter-loop", "runs?path=" + path))["cells"]:
+            pass  # the run is over for every client once the server no longer lists it
+        server.kill()
+    assert printed(live.get_cell(0)["outputs"]) == list(range(12))
+    server.ystore.unlink()
+    server.start()
+    await server.ready()
+    channel, reopened = await server.open_room(path)
+    async with Provider(reopened.ydoc, channel):
+        await wait_for(lambda: reopened.cell_number == 1)
+        await wait_for(lambda: reopened.get_cell(0)["outputs"], timeout=30)
+        outputs = reopened.get_cell(0)["outputs"]
+        assert printed(outputs) == list(range(12))
+        assert "cut off" not in str(outputs)

@@ -8,8 +8,9 @@ of the run's own, ``<run_id>.jsonl``: a header line, one line per edit, and an e
 once the run is over. An edit waits at most ``interval`` seconds for those that follow,
 then all are written together (group commit) from a worker thread, and ``fsync``-ed
 unless told not to, so the event loop never waits for the disk. Waiting first, rather
-than writing the first edit at once, keeps the disk off a short run's way: the run has
-ended before its lines are written, with those of the runs after it.
+than writing the first edit at once, keeps the disk off a running cell's way. A run's
+end is committed at once: tabs see the run over as its end is written, and a kill right
+after must not cut off lines they saw as final (found by ``bench/chaos.py``).
 
 After a restart, :func:`~.recovery.close_interrupted_runs` replays every journal left on
 disk into its cell through the ordinary writer, so the reopened notebook and its file
@@ -154,6 +155,7 @@ class RunJournal:
         if self.ended_at is None:
             self._add(json.dumps({"end": ending.__dict__}))
             self.ended_at = time.monotonic()
+            self._owner.commit_now()
 
     def _add(self, line: str) -> None:
         limit = self._owner.max_run_bytes
@@ -205,7 +207,9 @@ class OutputJournal:
         self._worker: asyncio.Task[None] | None = None
         self._doomed: list[RunJournal] = []  # removed by the commit, after its writes
         self._stopping = False
-        self._stopped = asyncio.Event()  # cuts a commit's wait short: the server stops
+        # Cuts a commit's wait short: the server stops, or a run ended. A run the tabs
+        # see ended must not lose its last lines to a kill within the commit interval.
+        self._now = asyncio.Event()
         self._failed = False
 
     # -- lifecycle -------------------------------------------------------------------
@@ -217,7 +221,7 @@ class OutputJournal:
     async def stop(self) -> None:
         """Commit what is pending, then close the files (journals stay for the next start)."""
         self._stopping = True
-        self._stopped.set()
+        self._now.set()
         self._wake.set()
         if self._worker is not None:
             await asyncio.gather(self._worker, return_exceptions=True)
@@ -235,6 +239,11 @@ class OutputJournal:
 
     def dirty(self, journal: RunJournal) -> None:
         self._dirty[journal.run_id] = journal
+        self._wake.set()
+
+    def commit_now(self) -> None:
+        """Commit what is pending without waiting out the interval (a run ended)."""
+        self._now.set()
         self._wake.set()
 
     def saved(self, room_id: str, started: float) -> None:
@@ -280,10 +289,12 @@ class OutputJournal:
         while not self._stopping:
             await self._wake.wait()
             try:  # later edits share this commit
-                await asyncio.wait_for(self._stopped.wait(), self._interval)
+                await asyncio.wait_for(self._now.wait(), self._interval)
             except asyncio.TimeoutError:
                 pass
             self._wake.clear()
+            if not self._stopping:
+                self._now.clear()
             await self._commit()
         await self._commit()
 
