@@ -47,8 +47,7 @@ on a fresh server.
 
 Usage: ``python bench/chaos.py N [--seed S] [--trial K] [--steps 3-6] [--keep DIR]``;
 prints one line per trial, then ``trials=N violations=V`` and each violation with its
-replay command. Known defects fixed elsewhere are labelled ``[known a|b]`` and counted
-apart.
+replay command. Known open defects are labelled ``[known …]`` and counted apart.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 Views: the ``.ipynb`` on disk, the room as a joining tab receives it read by pycrdt and
 by Yjs, and the collaboration store's rows read by pycrdt and by Yjs. Each check says
-what a user would see wrong; a known defect being fixed elsewhere is labelled so the
-summary can tell it from a new one.
+what a user would see wrong; a known open defect is labelled so the summary can tell
+it from a new one.
 """
 
 from __future__ import annotations
@@ -20,8 +20,12 @@ from ..execution.cell_marks import NOTE_PREFIX
 from .chaos_world import Expected, ExpectedCell, printed_lines
 from .yjs import YjsView, disagreements
 
-KNOWN_STORE_PENDING = "a: a room loaded from the store leaves Yjs pending structs"
-KNOWN_TORN_FILE = "b: torn .ipynb after a kill mid-save"
+OPEN_OUT_OF_BAND_RUN = (
+    "c: a .ipynb replaced while a cell runs: jupyter-collaboration reloads the file's "
+    "outputs into the cell and the run's lines land after them"
+)
+"""Open (issue 17). Defects (a) Yjs pending structs and (b) torn saves were labelled here
+until fixed: both now count as violations like any other."""
 
 
 @dataclass(frozen=True)
@@ -81,7 +85,8 @@ def check_cells(
     found: list[Violation] = []
 
     def bad(what: str) -> None:
-        found.append(Violation(phase, view, what))
+        open_defect = expected.out_of_band_during_run and "outputs" in what
+        found.append(Violation(phase, view, what, OPEN_OUT_OF_BAND_RUN if open_defect else None))
 
     ids = [cell.cell_id for cell in cells]
     wanted = [cell.cell_id for cell in expected.cells]
@@ -166,11 +171,8 @@ def check_room(
     found = check_cells(
         expected, cells_seen(doc.get("cells", type=Array).to_py() or []), phase, "room", exact=exact
     )
-    # Pending structs (and the differences they cause) are defect (a), also when the room
-    # was loaded from the store after the clean-up delay freed it, with no restart.
-    known = KNOWN_STORE_PENDING if not yjs.whole else None
     for problem in disagreements(doc, yjs):
-        found.append(Violation(phase, "room-yjs", problem, known))
+        found.append(Violation(phase, "room-yjs", problem))
     board = doc.get("jupyter_loop:execution", type=Map).to_py() or {}
     for cell_id, marker in board.items():
         if isinstance(marker, dict) and marker.get("state") in ("queued", "running"):
@@ -182,8 +184,7 @@ def check_file(
     expected: Expected, saved: dict[str, Any] | None, room: YNotebook, phase: str, *, exact: bool
 ) -> list[Violation]:
     if saved is None:
-        known = KNOWN_TORN_FILE if expected.restarted else None
-        return [Violation(phase, "file", "the .ipynb is unreadable", known)]
+        return [Violation(phase, "file", "the .ipynb is unreadable")]
     found = check_cells(expected, cells_seen(saved.get("cells") or []), phase, "file", exact=exact)
     on_disk = [(c.cell_id, c.source, c.stdout) for c in cells_seen(saved.get("cells") or [])]
     in_room = [
@@ -223,9 +224,8 @@ def check_store(
     for row in rows:
         doc.apply_update(row)
     found = []
-    known = KNOWN_STORE_PENDING if not yjs.whole else None
     for problem in disagreements(doc, yjs):
-        found.append(Violation(phase, "store-yjs", problem, known))
+        found.append(Violation(phase, "store-yjs", problem))
     stored = [(c.cell_id, c.source) for c in cells_seen(doc.get("cells", type=Array).to_py() or [])]
     live = [
         (c.cell_id, c.source) for c in cells_seen(room.ydoc.get("cells", type=Array).to_py() or [])

@@ -75,6 +75,8 @@ class Expected:
     cut: bool = False
     """A run was in flight at a restart: its cell may hold part of its lines, then a note."""
     out_of_band: bool = False
+    out_of_band_during_run: bool = False
+    """The ``.ipynb`` was replaced while a run was in flight (open defect c)."""
 
     def cell(self, cell_id: str) -> ExpectedCell:
         return next(cell for cell in self.cells if cell.cell_id == cell_id)
