@@ -37,7 +37,7 @@ from .private import tighten
 from .run_socket import route_table as run_socket_routes
 from .saves import choose_replacing_saves
 from .status_handlers import route_table as status_routes
-from .stopping import stop_on_sigint
+from .stopping import release_worker_threads_at_exit, stop_on_sigint
 from .ystore import choose_compact_store
 
 
@@ -218,6 +218,7 @@ class JupyterLoopApp(
         )
         self.settings.update({"jupyter_loop_mcp": self.mcp})
         stop_on_sigint(server, self.log)
+        release_worker_threads_at_exit()
 
     async def _recover(self) -> None:
         try:
