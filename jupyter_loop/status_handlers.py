@@ -17,6 +17,7 @@ class StatusHandler(LoopHandler):
     async def get(self) -> None:
         execution = self.settings["jupyter_loop_execution"]
         agent = self.settings["jupyter_loop_agent"]
+        await execution.recovered()
         self.reply({"runs": execution.in_flight(), "turns": agent.in_flight()})
 
 

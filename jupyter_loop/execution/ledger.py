@@ -71,6 +71,10 @@ class RunLedger:
             self._entries[run_id] = replace(entry, kernel_id=kernel_id, msg_id=msg_id)
             self._write_soon()
 
+    def in_flight(self) -> list[LedgerEntry]:
+        """The runs this process has queued or running now."""
+        return list(self._entries.values())
+
     def remove(self, run_id: str) -> None:
         if self._entries.pop(run_id, None) is not None:
             self._write_soon()

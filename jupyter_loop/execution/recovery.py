@@ -86,7 +86,7 @@ async def _replay(
 async def _close(entry: LedgerEntry, docs: LiveDocuments, log: logging.Logger) -> int:
     async with docs.pinned(entry.room_id):
         notebook = await docs.notebook(entry.room_id)
-        if not _owns_markers(notebook, entry.cell_id, entry.run_id):
+        if not _still_open(notebook, entry.cell_id, entry.run_id):
             return 0
         if entry.state == "running":
             ending = RunEnd("cut_off", note=CUT_OFF)
@@ -106,6 +106,19 @@ def _owns_markers(notebook: YNotebook, cell_id: str, run_id: str) -> bool:
     """False when the cell ran again since: that later run owns its markers."""
     marker = board.marker(notebook, cell_id) or {}
     return marker.get("run_id") in (None, run_id)
+
+
+def _still_open(notebook: YNotebook, cell_id: str, run_id: str) -> bool:
+    """Whether a run the ledger lists still shows as queued or running: a clean stop
+    leaves its runs listed (its room may have been freed before it ended them), and one
+    whose end its room did save is not closed twice."""
+    if not _owns_markers(notebook, cell_id, run_id):
+        return False
+    marker = board.marker(notebook, cell_id)
+    if marker is not None:
+        return marker.get("state") != board.DONE
+    _, ycell = find_cell(notebook, cell_id)  # no marks kept (a room rebuilt from the file)
+    return ycell.get("execution_state") not in ("idle", None)
 
 
 def _mark(notebook: YNotebook, ycell: Map, run_id: str, ending: RunEnd) -> None:

@@ -26,6 +26,9 @@ from .recovery import close_interrupted_runs
 from .run import KERNEL_DIED, KERNEL_RESTARTED, CellJob, RunOutcome
 
 VARIABLES_TIMEOUT = 5.0
+RECOVERY_WAIT = 30.0
+"""Seconds a list of runs in flight waits for the runs a previous server left to be taken
+up (the server does that as it starts: a kept kernel's journal is read back first)."""
 """Seconds the variables snippet may take before the kernel counts as not answering."""
 KERNEL_BUSY = "The kernel is busy running a cell; its variables can be read once it is idle."
 KERNEL_ACTIONS = "https://events.jupyter.org/jupyter_server/kernel_actions/v1"
@@ -57,6 +60,7 @@ class ExecutionService:
         self._watched: set[str] = set()
         self._tasks = BackgroundTasks(log)  # ends of runs on kernels that died or restarted
         self._waits: set[asyncio.Task[dict[str, RunOutcome]]] = set()
+        self._recovered: asyncio.Event | None = None
 
     def start(self) -> None:
         self._events.add_listener(schema_id=KERNEL_ACTIONS, listener=self._on_kernel_action)
@@ -65,6 +69,26 @@ class ExecutionService:
         """Take up or end the runs a previous server process left in flight: runs on a
         kernel a keeper kept are followed again (see ``kept``), the others end (see
         ``recovery``). Returns how many cells changed."""
+        try:
+            return await self._recover()
+        finally:
+            self._recovery().set()
+
+    async def recovered(self) -> None:
+        """Wait (at most ``RECOVERY_WAIT`` seconds) until the runs a previous server left
+        are followed again or ended: until then the cells still show the old marks, and
+        a list of runs in flight would miss a run a kept kernel goes on with."""
+        try:
+            await asyncio.wait_for(self._recovery().wait(), RECOVERY_WAIT)
+        except asyncio.TimeoutError:
+            pass
+
+    def _recovery(self) -> asyncio.Event:
+        if self._recovered is None:
+            self._recovered = asyncio.Event()
+        return self._recovered
+
+    async def _recover(self) -> int:
         interrupted = self._ledger.load()
         kept = self._kept
         resumed, ended, closed = sort_interrupted(interrupted, kept, self._kernels)
@@ -106,10 +130,16 @@ class ExecutionService:
             waiting.cancel()
         queues = list(self._queues.values())
         self._queues.clear()
+        # The stop ends these runs in their documents, but jupyter_server_ydoc stops
+        # alongside us and may free (and save) the rooms first, with the runs' marks still
+        # on: their ends would then be nowhere. So they stay in the ledger, and the next
+        # start closes whichever the file still shows open (see ``recovery``).
+        ended_by_stop = [run for run in self._ledger.in_flight() if run.kernel_id not in leaving]
         await asyncio.gather(
             *(queue.leave() if queue.kernel_id in leaving else queue.stop() for queue in queues),
             return_exceptions=True,
         )
+        self._ledger.add(ended_by_stop)
         self._ledger.flush()
 
     # -- requests --------------------------------------------------------------------
@@ -195,6 +225,7 @@ class ExecutionService:
 
     async def pending(self, path: str) -> list[dict[str, str]]:
         """The running and queued cells of a notebook, in run order."""
+        await self.recovered()
         room_id = await self._docs.room_id(path)
         return [
             {"cell_id": job.cell_id, "run_id": job.run_id, "kernel_id": queue.kernel_id}
