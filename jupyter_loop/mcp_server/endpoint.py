@@ -21,6 +21,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from tornado import web
 
+from .. import __version__
 from ..agent.external import Caller, ExternalAgent, client_claim
 from ..agent.tool_args import schema_violation
 from ..errors import JupyterLoopError
@@ -45,6 +46,7 @@ class McpEndpoint:
         self._log = log
         self.server: Server[Any] = Server(
             "jupyter-loop",
+            version=__version__,  # the SDK's default is "": clients show it in their lists
             instructions=(
                 "Notebooks on a Jupyter server with jupyter-loop. Edits are proposals the user "
                 "accepts or rejects; runs happen on the server and may need the user's approval."
