@@ -2,14 +2,28 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 try:
     from ._version import __version__
 except ImportError:  # running from a source tree that was never built
     __version__ = "dev"
 
-from .app import JupyterLoopApp
+if TYPE_CHECKING:
+    from .app import JupyterLoopApp
+
+# The server application is imported only when asked for: ``import jupyter_loop`` also
+# starts the terminal client (``jupyter loop``), and ``jupyter lab --help`` lists extensions
+# through this module. jupyter_server calls ``_jupyter_server_extension_points`` only when
+# it loads the extension, so importing there costs the server nothing more.
+
+
+def __getattr__(name: str) -> Any:
+    if name == "JupyterLoopApp":
+        from .app import JupyterLoopApp
+
+        return JupyterLoopApp
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _jupyter_labextension_paths() -> list[dict[str, str]]:
@@ -17,6 +31,8 @@ def _jupyter_labextension_paths() -> list[dict[str, str]]:
 
 
 def _jupyter_server_extension_points() -> list[dict[str, Any]]:
+    from .app import JupyterLoopApp
+
     return [{"module": "jupyter_loop", "app": JupyterLoopApp}]
 
 
