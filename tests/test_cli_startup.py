@@ -44,3 +44,9 @@ def test_the_extension_points_still_name_the_server_app() -> None:
         "assert jupyter_loop._jupyter_labextension_paths()[0]['dest'] == 'jupyter-loop'"
     )
     assert "jupyter_loop.app" in loaded
+
+
+def test_the_server_extension_imports_mcp_pillow_and_model_sdks_only_when_used() -> None:
+    loaded = modules_after("import jupyter_loop.app")
+    unused_at_start = ("mcp", "mcp_types", "PIL", "openai", "ollama")
+    assert sorted(name for name in unused_at_start if name in loaded) == []
