@@ -12,11 +12,14 @@ except ImportError:  # running from a source tree that was never built
 if TYPE_CHECKING:
     from .app import JupyterLoopApp
 
+# The server application is imported only when asked for: ``import jupyter_loop`` also
+# starts the terminal client (``jupyter loop``) and every kernel's keeper (``python -m
+# jupyter_loop.keeper``), neither of which may pay seconds for jupyter_server.
+# jupyter_server calls ``_jupyter_server_extension_points`` only when it loads the
+# extension, so importing there costs the server nothing more.
+
 
 def __getattr__(name: str) -> Any:
-    # The server extension is imported when asked for, not with the package: a kernel's
-    # keeper (``python -m jupyter_loop.keeper``) starts with every kernel and must not
-    # pay for importing jupyter_server (seconds on a busy machine).
     if name == "JupyterLoopApp":
         from .app import JupyterLoopApp
 

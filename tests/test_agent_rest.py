@@ -131,6 +131,11 @@ class TestUnconfigured:
         assert models["configured"] is False and models["models"] == []
         for name in ("OPENAI_API_KEY", "c.JupyterLoopApp.openai_api_key", "OLLAMA_HOST"):
             assert name in models["hint"]
+        # where the settings go, and that a local server needs no key: the first hour's
+        # two questions
+        assert "jupyter_server_config.py" in models["hint"]
+        assert "jupyter --config-dir" in models["hint"]
+        assert "needs no key" in models["hint"]
 
     async def test_a_turn_says_how_to_configure_a_provider(self, agent, write_notebook):
         path = write_notebook("nb.ipynb", "1")

@@ -226,3 +226,29 @@ async def test_ask_shows_control_characters_instead_of_sending_them_to_the_termi
     assert approval == "  │ import os\n  │ os.system('echo owned')  #␛[2K␍␛[1Aprint('hello')\n"
     assert "Done.␛]52;c;b3duZWQ=␇ It ran.␛]0;pwned␇\\x9b2J" in out
     assert "tidy␛]0;t␇" in out  # the proposal's summary
+
+
+@pytest.mark.timeout(240)
+async def test_url_and_token_work_after_the_subcommand_too(server: ServerProcess) -> None:
+    (server.root / "one.ipynb").write_text(notebook_json("print(6 * 7)"), encoding="utf-8")
+    url = f"http://127.0.0.1:{server.port}/user/ada/"
+    elsewhere = {"JUPYTER_RUNTIME_DIR": str(server.home / "elsewhere")}  # only --url finds it
+    code, out, err = await loop(
+        server, "run", "one.ipynb", "c0", "--url", url, "--token", TOKEN, env=elsewhere
+    )
+    assert (code, out) == (0, "42\n"), err
+    code, out, err = await loop(server, "status", "--url", url, "--token", TOKEN, env=elsewhere)
+    assert code == 0 and "Nothing running." in out, err
+    code, _, err = await loop(server, "--url", url, "status", "--token", "wrong", env=elsewhere)
+    assert code == 2 and "403" in err
+
+
+@pytest.mark.timeout(240)
+async def test_cells_after_a_failure_are_reported_as_not_run(server: ServerProcess) -> None:
+    cells = notebook_json("1 / 0", "print('never')")
+    (server.root / "stops.ipynb").write_text(cells, encoding="utf-8")
+    code, out, err = await loop(server, "run", "stops.ipynb")
+    assert code == 1
+    assert "never" not in out
+    assert "  not run" in err.splitlines(), err
+    assert "aborted" not in err

@@ -29,6 +29,15 @@ def loop_config() -> dict[str, Any]:
     return {"secrets": [CANARY], "external_approval_timeout": 60.0}
 
 
+async def test_initialize_names_the_server_and_its_version(mcp_session: Any) -> None:
+    from jupyter_loop import __version__  # _version.py, written by the build
+
+    async with mcp_session() as session:
+        result = await session.initialize()  # the handshake's answer, kept by the client
+    assert result.server_info.name == "jupyter-loop"
+    assert result.server_info.version == __version__ != ""
+
+
 async def test_lists_the_tools(mcp_session: Any) -> None:
     async with mcp_session() as session:
         listed = await session.list_tools()

@@ -108,13 +108,18 @@ class AgentSettings:
 
     @staticmethod
     def unconfigured_hint() -> str:
+        # One paragraph, no line breaks: it is also a REST error message and the CLI's.
         return (
             "No model provider is configured. Set OPENAI_API_KEY (or "
             "c.JupyterLoopApp.openai_api_key) for OpenAI; OPENAI_BASE_URL (or "
-            "c.JupyterLoopApp.openai_base_url) for an OpenAI-compatible server; or OLLAMA_HOST "
+            "c.JupyterLoopApp.openai_base_url) for an OpenAI-compatible server (a local one, "
+            "such as llama.cpp, vLLM or LM Studio, needs no key); or OLLAMA_HOST "
             "(or c.JupyterLoopApp.ollama_host) for Ollama. c.JupyterLoopApp.agent_provider "
-            "chooses between them; c.JupyterLoopApp.agent_model sets the model. Inline "
-            "completions in cells use the same provider and stay off until one is set."
+            "chooses between them; c.JupyterLoopApp.agent_model sets the model. The "
+            "c.JupyterLoopApp settings go in jupyter_server_config.py in the directory that "
+            "`jupyter --config-dir` prints (or on the command line: "
+            "--JupyterLoopApp.openai_base_url=…). Inline completions in cells use the same "
+            "provider and stay off until one is set."
         )
 
     def make_provider(self, kind: str | None = None) -> ModelProvider | None:

@@ -36,12 +36,14 @@ import io
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-
-from PIL import Image
+from typing import TYPE_CHECKING
 
 from ._media import human_size
 from .providers import ChatMessage, ImagePart
 from .summary import ImageAttachment
+
+if TYPE_CHECKING:  # Pillow is imported by the first image shrunk, not by the server's start
+    from PIL import Image
 
 MAX_SIDE = 1024
 """Longest side, in pixels, of an image sent to a model."""
@@ -123,6 +125,8 @@ def shrink(image: ImageAttachment) -> ImagePart | None:
 
     Small PNG and JPEG images are passed on as they are (no re-encoding).
     """
+    from PIL import Image
+
     try:
         data = base64.b64decode(image.base64, validate=False)
         with warnings.catch_warnings():

@@ -14,15 +14,14 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
-from jupyter_ydoc import YNotebook
-from pycrdt import Map, Provider
-from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
-from tornado.websocket import websocket_connect
-
-from ..testing.ychannel import TornadoChannel
+# tornado's client, pycrdt and jupyter_ydoc are imported where used: ``jupyter loop --help``
+# needs none of them, ``status`` no Y document (see ``bench/cli_startup.py``).
+if TYPE_CHECKING:
+    from jupyter_ydoc import YNotebook
+    from tornado.httpclient import HTTPClientError
 
 
 class CliError(Exception):
@@ -65,9 +64,7 @@ def find_server(url: str | None, token: str | None, notebook: str | None = None)
     token = token if token is not None else os.environ.get("JUPYTER_TOKEN", "")
     if url:
         return Server(url if url.endswith("/") else url + "/", token)
-    from jupyter_server.serverapp import list_running_servers
-
-    servers = list(list_running_servers())
+    servers = running_servers()
     if not servers:
         raise CliError("No running Jupyter server found; start one, or give --url and --token.")
     chosen = servers[0]
@@ -81,10 +78,48 @@ def find_server(url: str | None, token: str | None, notebook: str | None = None)
     return Server(str(chosen["url"]), token or str(chosen.get("token", "")), chosen.get("root_dir"))
 
 
+def running_servers() -> list[dict[str, Any]]:
+    """The ``jpserver-*.json`` files of Jupyter's runtime directory whose process lives.
+
+    What ``jupyter server list`` reads. Rejected: ``jupyter_server.serverapp``'s
+    ``list_running_servers``, whose import (the whole server application, jupyter_events,
+    jsonschema's URI checks) took most of the client's 3 s start. Unlike it, this one never
+    deletes a stale file: a client reads, the servers own their files.
+    """
+    from jupyter_core.paths import jupyter_runtime_dir
+
+    runtime = Path(jupyter_runtime_dir())
+    servers = []
+    for info_file in sorted(runtime.glob("jpserver-*.json")) if runtime.is_dir() else []:
+        try:
+            info = json.loads(info_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # being written, or gone since it was listed
+        if isinstance(info, dict) and _alive(info.get("pid")):
+            servers.append(info)
+    return servers
+
+
+def _alive(pid: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's live process
+    except OSError:
+        return False
+    return True
+
+
 class Api:
     """JSON requests to the server; HTTP errors become one-line :class:`CliError`."""
 
     def __init__(self, server: Server) -> None:
+        from tornado.httpclient import AsyncHTTPClient
+
         self.server = server
         self._client = AsyncHTTPClient()
 
@@ -94,6 +129,8 @@ class Api:
     async def call(
         self, *parts: str, method: str = "GET", body: Any = None, query: str = ""
     ) -> Any:
+        from tornado.httpclient import HTTPClientError, HTTPRequest
+
         url = self.server.api_url(*parts) + (f"?{query}" if query else "")
         request = HTTPRequest(
             url,
@@ -113,6 +150,13 @@ class Api:
     @asynccontextmanager
     async def room(self, path: str) -> AsyncIterator[YNotebook]:
         """The notebook's shared document, synced with the server while inside."""
+        from jupyter_ydoc import YNotebook
+        from pycrdt import Provider
+        from tornado.httpclient import HTTPRequest
+        from tornado.websocket import websocket_connect
+
+        from ..testing.ychannel import TornadoChannel
+
         session = await self.call(
             "api", "collaboration", "session", path, method="PUT",
             body={"format": "json", "type": "notebook"},
@@ -135,6 +179,8 @@ class Api:
 async def synced(notebook: YNotebook, timeout: float = 30.0) -> None:
     """Wait until the room has sent the document (it always holds the notebook metadata)."""
     import asyncio
+
+    from pycrdt import Map
 
     deadline = asyncio.get_running_loop().time() + timeout
     while not len(notebook.ydoc.get("meta", type=Map)):

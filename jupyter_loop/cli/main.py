@@ -15,17 +15,37 @@ or connection error, 130 when detached with Ctrl-C.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from .ask import ask_command
-from .connection import Api, CliError, find_server
+# Only what ``--help`` needs is imported here: each command imports its own parts when it
+# runs (the Y document for ``run``/``ask``, tornado's HTTP client for every call), so the
+# client starts in a tenth of a second instead of the seconds the server's imports take.
+from .connection import CliError
 from .render import BOLD, DIM, Style, visible
-from .run import run_command
+
+if TYPE_CHECKING:
+    from .connection import Api
 
 USAGE_ERROR = 2
+
+
+def connection_options(default: Any) -> argparse.ArgumentParser:
+    """``--url``/``--token``, accepted before the command and after it.
+
+    The copy on each command has ``SUPPRESS`` as its default: with ``None`` there, a command
+    given no ``--url`` would overwrite the ``--url`` given before it (argparse copies a
+    subparser's defaults over the namespace). Rejected: one parser with the options only on
+    the commands (``jupyter loop --url … status``, the form documented so far, would break).
+    """
+    options = argparse.ArgumentParser(add_help=False)
+    options.add_argument("--url", default=default, help="The server's URL (with its base "
+                         "URL), e.g. http://127.0.0.1:8888/user/ada/. Default: a running "
+                         "server found in Jupyter's runtime files.")  # fmt: skip
+    options.add_argument("--token", default=default, help="The server's token (default: "
+                         "$JUPYTER_TOKEN, or the running server's).")  # fmt: skip
+    return options
 
 
 def parser() -> argparse.ArgumentParser:
@@ -33,44 +53,51 @@ def parser() -> argparse.ArgumentParser:
         prog="jupyter loop",
         description="Run notebook cells and talk to the notebook's agent on a running "
         "Jupyter server with jupyter-loop.",
+        parents=[connection_options(None)],
     )
-    top.add_argument("--url", help="The server's URL (with its base URL), e.g. "
-                     "http://127.0.0.1:8888/user/ada/. Default: a running server found "
-                     "in Jupyter's runtime files.")  # fmt: skip
-    top.add_argument("--token", help="The server's token (default: $JUPYTER_TOKEN, or the "
-                     "running server's).")  # fmt: skip
+    per_command = [connection_options(argparse.SUPPRESS)]
     commands = top.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("run", help="Run cells and stream their outputs.")
+
+    def command(name: str, helptext: str) -> argparse.ArgumentParser:
+        return commands.add_parser(name, help=helptext, parents=per_command)
+
+    run = command("run", "Run cells and stream their outputs.")
     run.add_argument("notebook")
     run.add_argument("cells", nargs="*", metavar="CELL", help="Cell id or number (from 1).")
-    ask = commands.add_parser("ask", help="Ask the notebook's agent.")
+    ask = command("ask", "Ask the notebook's agent.")
     ask.add_argument("notebook")
     ask.add_argument("question")
     ask.add_argument("--model", help="The model to use (default: the server's).")
     ask.add_argument("--approval", choices=["ask", "turn", "always", "never"])
-    approve = commands.add_parser("approve", help="Answer a pending approval.")
+    approve = command("approve", "Answer a pending approval.")
     approve.add_argument("notebook")
     approve.add_argument("id")
     answer = approve.add_mutually_exclusive_group()
     answer.add_argument("--turn", action="store_true", help="Allow for the rest of the turn.")
     answer.add_argument("--deny", action="store_true", help="Refuse.")
     for name, helptext in (("accept", "Accept a proposal."), ("reject", "Reject a proposal.")):
-        command = commands.add_parser(name, help=helptext)
-        command.add_argument("notebook")
-        command.add_argument("id")
-    commands.add_parser("status", help="Runs and agent turns in flight.")
+        answering = command(name, helptext)
+        answering.add_argument("notebook")
+        answering.add_argument("id")
+    command("status", "Runs and agent turns in flight.")
     return top
 
 
 async def dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .connection import Api, find_server
+
     notebook = getattr(args, "notebook", None)
     server = find_server(args.url, args.token, notebook)
     api = Api(server)
     path = server.notebook_path(notebook) if notebook else ""
     agent = ("api", "jupyter-loop", "agent")
     if args.command == "run":
+        from .run import run_command
+
         return await run_command(api, path, tuple(args.cells), out, err)
     if args.command == "ask":
+        from .ask import ask_command
+
         return await ask_command(api, path, args.question, args.model, args.approval, out, err)
     if args.command == "approve":
         decision = "deny" if args.deny else "turn" if args.turn else "once"
@@ -105,6 +132,8 @@ async def status_command(api: Api, out: TextIO) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    import asyncio
+
     try:
         return asyncio.run(dispatch(args, sys.stdout, sys.stderr))
     except CliError as e:

@@ -125,7 +125,10 @@ class RunFollower:
                 self._write(follower.finish())
                 status = visible(str(marker.get("status") or "ok"))
                 note = f": {visible(str(marker['note']))}" if marker.get("note") else ""
-                self._say(style.paint(f"  {status}{note}", GREEN if status == "ok" else RED))
+                # "aborted" is the board's word for a cell dropped before it started (a cell
+                # before it failed): a user reads "aborted" as stopped midway.
+                shown = "not run" if status == "aborted" else status
+                self._say(style.paint(f"  {shown}{note}", GREEN if status == "ok" else RED))
                 return status
             await self._next_change()
 

@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import mcp_types as types
-from mcp.server.lowlevel import Server
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from tornado import web
 
+from .. import __version__
 from ..agent.external import Caller, ExternalAgent, client_claim
 from ..agent.tool_args import schema_violation
 from ..errors import JupyterLoopError
@@ -29,6 +27,11 @@ from ..rights import Ability, Grants, requires
 from .bridge import TornadoExchange
 from .sessions import SESSION_HEADER, McpSessions, scope_user
 from .tools import TOOLS, TOOLS_BY_NAME, ToolFailed
+
+if TYPE_CHECKING:
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 GRANTS_KEY = "jupyter_loop.grants"
 NEEDS_READ = "Using the MCP endpoint needs permission to read contents."
@@ -43,8 +46,27 @@ class McpEndpoint:
         self._agent = agent
         self._contents = contents
         self._log = log
-        self.server: Server[Any] = Server(
+        self._idle_timeout = idle_timeout
+        self.manager: StreamableHTTPSessionManager | None = None
+        self._ready = asyncio.Event()
+        self._stopping = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self.sessions = McpSessions()
+
+    def _session_manager(self) -> StreamableHTTPSessionManager:
+        """The SDK's server and session manager, made for the first MCP request.
+
+        Importing the SDK's server half costs about half a second, added to every
+        ``jupyter lab`` start if done with the extension (``bench/cli_startup.py``); most
+        servers never see an MCP client. Rejected: a separate import-on-load module flag,
+        which would still pay on start.
+        """
+        from mcp.server.lowlevel import Server
+        from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+        server: Server[Any] = Server(
             "jupyter-loop",
+            version=__version__,  # the SDK's default is "": clients show it in their lists
             instructions=(
                 "Notebooks on a Jupyter server with jupyter-loop. Edits are proposals the user "
                 "accepts or rejects; runs happen on the server and may need the user's approval."
@@ -52,13 +74,10 @@ class McpEndpoint:
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
         )
-        self.manager = StreamableHTTPSessionManager(self.server, session_idle_timeout=idle_timeout)
-        self._ready = asyncio.Event()
-        self._stopping = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-        self.sessions = McpSessions()
+        return StreamableHTTPSessionManager(server, session_idle_timeout=self._idle_timeout)
 
     async def _run(self) -> None:
+        assert self.manager is not None
         async with self.manager.run():
             self._ready.set()
             await self._stopping.wait()
@@ -73,8 +92,10 @@ class McpEndpoint:
     ) -> None:
         """Serve one request of ``grants.principal`` (``session_id``: the header it sent)."""
         if self._task is None:  # started by the first request, on the server's event loop
+            self.manager = self._session_manager()
             self._task = asyncio.ensure_future(self._run())
         await self._ready.wait()
+        assert self.manager is not None
 
         def started(status: int, headers: dict[str, str]) -> None:
             minted = headers.get(SESSION_HEADER, "")
@@ -90,11 +111,15 @@ class McpEndpoint:
     # -- MCP handlers ----------------------------------------------------------------
 
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
+        import mcp_types as types
+
         return types.ListToolsResult(tools=[tool.spec for tool in TOOLS])
 
     async def _call_tool(
         self, ctx: Any, params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        import mcp_types as types
+
         grants: Grants = ctx.request.scope[GRANTS_KEY]
         sent = ctx.request.headers.get(SESSION_HEADER, "")
         caller = Caller(
@@ -134,6 +159,8 @@ class McpEndpoint:
 
 
 def _error(message: str) -> types.CallToolResult:
+    import mcp_types as types
+
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=message)], is_error=True
     )

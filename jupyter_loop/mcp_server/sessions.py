@@ -20,8 +20,10 @@ Example:
 
 from __future__ import annotations
 
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
-from mcp.server.auth.provider import AccessToken
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the SDK's server half is imported with the first MCP request (endpoint.py)
+    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 
 SESSION_HEADER = "mcp-session-id"
 ISSUER = "jupyter-server"
@@ -32,6 +34,9 @@ SESSION_LIMIT = 10_000
 def scope_user(principal: str) -> AuthenticatedUser:
     """The caller as the SDK's session manager reads ``scope["user"]``: a session opened by
     one principal answers 404 to any other (the SDK's own check, as for OAuth clients)."""
+    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+    from mcp.server.auth.provider import AccessToken
+
     token = AccessToken(
         token="",  # the credential stays with Jupyter; the SDK compares only who holds it
         client_id=principal,

@@ -14,13 +14,14 @@ from __future__ import annotations
 import copy
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
-
-import mcp_types as types
+from typing import TYPE_CHECKING, Any
 
 from ..agent.external import Caller, ExternalAgent
 from ..agent.tools import AGENT_TOOLS_BY_NAME
 from ..rights import Ability
+
+if TYPE_CHECKING:
+    import mcp_types as types
 
 READ, INTERRUPT = Ability.READ, Ability.INTERRUPT
 MAX_WAIT = 600.0
@@ -37,11 +38,26 @@ _ID = {"type": "string", "minLength": 1}
 
 @dataclass(frozen=True)
 class McpTool:
-    """One tool: its schema, the rights it needs and what it does."""
+    """One tool: its schema, the rights it needs and what it does.
 
-    spec: types.Tool
+    Plain fields, and the SDK's ``Tool`` made when asked (``spec``): the SDK's types take a
+    fifth of a second to import, which ``jupyter lab`` would pay at every start for an
+    endpoint most servers never serve.
+    """
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
     ability: Ability
     call: Callable[[ExternalAgent, Caller, dict[str, Any], Any], Awaitable[list[Any]]]
+
+    @property
+    def spec(self) -> types.Tool:
+        import mcp_types as types
+
+        return types.Tool(
+            name=self.name, description=self.description, input_schema=self.input_schema
+        )
 
 
 def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -53,6 +69,8 @@ def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
 
 
 def _text(text: str) -> list[Any]:
+    import mcp_types as types
+
     return [types.TextContent(type="text", text=text)]
 
 
@@ -91,6 +109,8 @@ async def _read_notebook(
 ) -> list[Any]:
     focus = args.get("focus_cell_ids") or []
     images = args.get("images", True) is not False
+    import mcp_types as types
+
     view = await agent.read_notebook(_path(args), caller, tuple(focus), images)
     content = _text(view.text)
     content += [
@@ -147,16 +167,13 @@ def _from_agent_tool(name: str, extra: dict[str, Any] | None = None) -> McpTool:
     description = spec.description
     if name.startswith("propose_"):
         description += " Returns the proposal's id; proposal_status tells its outcome later."
-    tool = types.Tool(name=name, description=description, input_schema=schema)
-    return McpTool(tool, registered.ability, _agent_tool(name))
+    return McpTool(name, description, schema, registered.ability, _agent_tool(name))
 
 
 def _tool(
     name: str, description: str, schema: dict[str, Any], ability: Ability, call: Any
 ) -> McpTool:
-    return McpTool(
-        types.Tool(name=name, description=description, input_schema=schema), ability, call
-    )
+    return McpTool(name, description, schema, ability, call)
 
 
 _WAIT = {
@@ -221,4 +238,4 @@ TOOLS: tuple[McpTool, ...] = (
         _interrupt,
     ),
 )
-TOOLS_BY_NAME = {tool.spec.name: tool for tool in TOOLS}
+TOOLS_BY_NAME = {tool.name: tool for tool in TOOLS}
