@@ -7,6 +7,7 @@ Commands (a running Jupyter server with jupyter-loop; see ``--help``)::
     jupyter loop approve NOTEBOOK ID [--turn|--deny]
     jupyter loop accept NOTEBOOK ID / jupyter loop reject NOTEBOOK ID
     jupyter loop status                    runs and agent turns in flight
+    jupyter loop history NOTEBOOK [CELL]   the runs the cells had, who started them
 
 Exit status: 0 when everything ended well, 1 when a cell or the turn failed, 2 for a usage
 or connection error, 130 when detached with Ctrl-C.
@@ -22,6 +23,7 @@ from typing import TextIO
 
 from .ask import ask_command
 from .connection import Api, CliError, find_server
+from .history import history_command
 from .render import BOLD, DIM, Style, visible
 from .run import run_command
 
@@ -59,6 +61,10 @@ def parser() -> argparse.ArgumentParser:
         command.add_argument("notebook")
         command.add_argument("id")
     commands.add_parser("status", help="Runs and agent turns in flight.")
+    history = commands.add_parser("history", help="The runs a notebook's cells had.")
+    history.add_argument("notebook")
+    history.add_argument("cell", nargs="?", metavar="CELL", help="Cell id or number (from 1).")
+    history.add_argument("--limit", type=int, default=20, help="Runs to show (default 20).")
     return top
 
 
@@ -78,6 +84,8 @@ async def dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         await api.call(*agent, "approvals", args.id, method="POST", body=body)
         out.write(f"{decision}: {args.id}\n")
         return 0
+    if args.command == "history":
+        return await history_command(api, path, args.cell, args.limit, out)
     if args.command in ("accept", "reject"):
         parts = (*agent, "proposals", args.id, args.command)
         reply = await api.call(*parts, method="POST", body={"path": path})

@@ -9,7 +9,10 @@ cell and empties the queue.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import logging
+import time
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
@@ -31,11 +34,13 @@ from .cell_marks import (
     write_failure,
 )
 from .cell_writers import CellWriters
+from .history import RunHistory
 from .kernel import KernelChannel
 from .ledger import LedgerEntry, NullLedger, RunLedger
 from .ops import AppendStream
 from .prompts import hide_prompt, show_prompt, take_answer
 from .run import KERNEL_DIED, CellJob, CellRun, RunOutcome
+from .run_origin import RunEntry, RunOrigin
 from .silent_read import SilentReads
 from .wal import RunEnd
 from .writer import OutputPolicy
@@ -47,6 +52,7 @@ class QueueSettings:
     kernel_ready_timeout: float = 60.0
     liveness_interval: float = 2.0
     outputs: OutputPolicy = OutputPolicy()  # masking, budget and full-output store
+    history: RunHistory | None = None  # every run's record (None: none kept)
 
 
 HANDED_AHEAD = 0
@@ -122,8 +128,9 @@ class KernelQueue:
             self._worker = asyncio.ensure_future(self._work())
         return outcomes
 
-    def _settle(self, job: CellJob, outcome: RunOutcome) -> None:
+    def _settle(self, job: CellJob, outcome: RunOutcome, run: CellRun | None = None) -> None:
         self._ledger.remove(job.run_id)
+        self._record(job, outcome, run)
         waiter = self._outcomes.pop(job.run_id, None)
         if waiter is not None and not waiter.done():
             waiter.set_result(outcome)
@@ -170,7 +177,7 @@ class KernelQueue:
             self._docs.unpin(run.job.room_id)
             if self._handed:  # never left waiting for a start that failed to be written
                 self._handed[0].writer.opened()
-        self._settle(run.job, outcome)
+        self._settle(run.job, outcome, run)
         if outcome.stops_queue:
             await self.drop_queued()
 
@@ -201,7 +208,36 @@ class KernelQueue:
         self._ledger.mark_running(job.run_id)
         return run
 
+    def _record(self, job: CellJob, outcome: RunOutcome, run: CellRun | None) -> None:
+        """Hand the run's record to the history (its writer thread stores it)."""
+        history = self._settings.history
+        if history is None:
+            return
+        ran = run is not None and run.source is not None
+        source = run.source if run is not None and run.source is not None else job.code
+        masker = self._settings.outputs.masker
+        history.record(
+            RunEntry(
+                room_id=job.room_id,
+                path=self._docs.path_of(job.room_id) or "",
+                cell_id=job.cell_id,
+                run_id=job.run_id,
+                origin=job.origin or RunOrigin(job.by, "runs_api"),
+                source_hash=source_hash(source),
+                source=masker.mask(source) if masker is not None else source,
+                kernel_id=self.kernel_id,
+                queued=job.queued_at,
+                started=run.started_at if ran and run is not None else None,
+                ended=time.time(),
+                status=outcome.status,
+                note=outcome.note,
+                execution_count=outcome.execution_count,
+                outputs_digest=run.outputs_digest if run is not None else "",
+            )
+        )
+
     def _send(self, run: CellRun, code: str) -> None:
+        run.source, run.started_at = code, time.time()
         try:
             run.msg_id = self._channel.execute(code, run)
         except Exception as e:
@@ -293,6 +329,8 @@ class KernelQueue:
 
         def finish(notebook: YNotebook, ycell: Map) -> None:
             mark_finished(notebook, ycell, run, outcome)
+            if self._settings.history is not None:
+                run.outputs_digest = _outputs_digest(ycell)
             if following is not None and following.job.room_id == job.room_id:
                 mark_handed_over(notebook, following.job)
                 started.append(True)
@@ -392,3 +430,11 @@ class KernelQueue:
         await self._writers.close()
         self.silent_reads.forget()
         await self._channel.close()
+
+
+def _outputs_digest(ycell: Map) -> str:
+    """A short hash of the cell's outputs as the run left them (masked, as written)."""
+    outputs = ycell.get("outputs")
+    value = outputs.to_py() if outputs is not None else []
+    text = json.dumps(value, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
