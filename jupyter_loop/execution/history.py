@@ -18,7 +18,7 @@ Example:
     >>> history = RunHistory(Path(tempfile.mkdtemp()) / "history.sqlite3")
     >>> now = time.time()
     >>> history.record(RunEntry("r", "a.ipynb", "c1", "run1", RunOrigin("alice", "tab"),
-    ...     "h1", "1 + 1", "k1", now, now, now, "ok", execution_count=1))
+    ...     "h1", "1 + 1", "k1", "k1-start1", now, now, now, "ok", execution_count=1))
     >>> history.settle()
     >>> [(e.cell_id, e.origin.describe(), e.source) for e in history.runs("r", "c1")]
     [('c1', 'a tab of alice', '1 + 1')]
@@ -42,18 +42,16 @@ CREATE TABLE IF NOT EXISTS runs (
     seq INTEGER PRIMARY KEY, room_id TEXT NOT NULL, path TEXT NOT NULL, cell_id TEXT NOT NULL,
     run_id TEXT NOT NULL, user TEXT NOT NULL, channel TEXT NOT NULL, turn TEXT NOT NULL,
     approval TEXT NOT NULL, client TEXT NOT NULL, run_all INTEGER NOT NULL,
-    source_hash TEXT NOT NULL, kernel_id TEXT NOT NULL, queued REAL NOT NULL, started REAL,
-    ended REAL NOT NULL, status TEXT NOT NULL, note TEXT, execution_count INTEGER,
-    outputs_digest TEXT NOT NULL);
+    source_hash TEXT NOT NULL, kernel_id TEXT NOT NULL, kernel_run TEXT NOT NULL,
+    queued REAL NOT NULL, started REAL, ended REAL NOT NULL, status TEXT NOT NULL, note TEXT,
+    execution_count INTEGER, outputs_digest TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS runs_by_cell ON runs (room_id, cell_id, seq);
 """
 COLUMNS = (
     "room_id, path, cell_id, run_id, user, channel, turn, approval, client, run_all, "
-    "source_hash, kernel_id, queued, started, ended, status, note, execution_count, "
+    "source_hash, kernel_id, kernel_run, queued, started, ended, status, note, execution_count, "
     "outputs_digest"
 )
-SIZE_CHECK_EVERY = 500
-"""Runs recorded between checks of the byte budget (a check reads two pragmas)."""
 TRIM_FRACTION = 0.1
 """Share of the runs removed, oldest first, when the database is over its byte budget."""
 
@@ -82,7 +80,12 @@ class RunHistory:
         self._reader_db = self._connect()
         self._reader_db.row_factory = sqlite3.Row
         self._queue: queue.SimpleQueue[RunEntry | threading.Event | None] = queue.SimpleQueue()
-        self._since_size_check = 0
+        # The write-ahead log's share of the budget: checkpointed at half of it, cut back
+        # to it after each checkpoint (SQLite otherwise keeps a log file at its largest).
+        self._wal_bytes = max(64 * 1024, min(4 * 1024 * 1024, max_bytes // 8))
+        self._writer_db.execute(f"PRAGMA journal_size_limit = {self._wal_bytes}")
+        (page,) = self._writer_db.execute("PRAGMA page_size").fetchone()
+        self._writer_db.execute(f"PRAGMA wal_autocheckpoint = {self._wal_bytes // page // 2}")
         self._thread = threading.Thread(target=self._write_loop, name="run-history", daemon=True)
         self._thread.start()
 
@@ -149,7 +152,7 @@ class RunHistory:
                 [(e.source_hash, e.source) for e in batch],
             )
             db.executemany(
-                f"INSERT INTO runs ({COLUMNS}) VALUES ({', '.join('?' * 19)})",
+                f"INSERT INTO runs ({COLUMNS}) VALUES ({', '.join('?' * 20)})",
                 [_row(e) for e in batch],
             )
             for room_id, cell_id in {(e.room_id, e.cell_id) for e in batch}:
@@ -162,9 +165,7 @@ class RunHistory:
         except BaseException:
             db.execute("ROLLBACK")
             raise
-        self._since_size_check += len(batch)
-        if self._since_size_check >= SIZE_CHECK_EVERY:
-            self._since_size_check = 0
+        if self._live_bytes() > self._main_budget():  # three pragmas: microseconds
             self.keep_byte_budget()
 
     def bytes_used(self) -> int:
@@ -177,7 +178,7 @@ class RunHistory:
         when nothing records)."""
         db = self._writer_db
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        while self._live_bytes() > self.max_bytes * (1 - TRIM_FRACTION / 2):
+        while self._live_bytes() > self._main_budget() * (1 - TRIM_FRACTION / 2):
             (count,) = db.execute("SELECT count(*) FROM runs").fetchone()
             if not count:
                 break
@@ -191,8 +192,13 @@ class RunHistory:
                 "DELETE FROM sources WHERE hash NOT IN (SELECT DISTINCT source_hash FROM runs)"
             )
             db.execute("COMMIT")
-        db.execute("PRAGMA incremental_vacuum")
+        # Through sqlite3_exec: the module steps a pragma once, and each step frees one page.
+        db.executescript("PRAGMA incremental_vacuum;")
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def _main_budget(self) -> int:
+        """Bytes the database file's pages may take (the log has the rest of the budget)."""
+        return self.max_bytes - self._wal_bytes
 
     def _live_bytes(self) -> int:
         db = self._writer_db
@@ -222,7 +228,7 @@ class RunHistory:
         """Per cell of the notebook, the last run the kernel had (its outputs' origin)."""
         with self._read_lock:
             rows = self._reader_db.execute(
-                "SELECT cell_id, source_hash, kernel_id, max(seq) FROM runs "
+                "SELECT cell_id, source_hash, kernel_run, max(seq) FROM runs "
                 "WHERE room_id = ? AND started IS NOT NULL GROUP BY cell_id",
                 (room_id,),
             ).fetchall()
@@ -238,8 +244,8 @@ def _row(e: RunEntry) -> tuple[object, ...]:
     o = e.origin
     return (
         e.room_id, e.path, e.cell_id, e.run_id, o.user, o.channel, o.turn, o.approval,
-        o.client, int(o.run_all), e.source_hash, e.kernel_id, e.queued, e.started, e.ended,
-        e.status, e.note, e.execution_count, e.outputs_digest,
+        o.client, int(o.run_all), e.source_hash, e.kernel_id, e.kernel_run, e.queued,
+        e.started, e.ended, e.status, e.note, e.execution_count, e.outputs_digest,
     )  # fmt: skip
 
 
@@ -257,6 +263,7 @@ def _entry(row: sqlite3.Row) -> RunEntry:
         source_hash=row["source_hash"],
         source=row["text"] or "",
         kernel_id=row["kernel_id"],
+        kernel_run=row["kernel_run"],
         queued=row["queued"],
         started=row["started"],
         ended=row["ended"],

@@ -13,6 +13,7 @@ import hashlib
 import json
 import logging
 import time
+import uuid
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
@@ -99,6 +100,10 @@ class KernelQueue:
         self._outcomes: dict[str, asyncio.Future[RunOutcome]] = {}
         self._closing = False
         self.silent_reads = SilentReads()
+        self.kernel_run = uuid.uuid4().hex
+        """This start of the kernel, as this server saw it: a restart keeps the kernel's id,
+        so the run history tells a restarted kernel's runs apart by this (a new one at each
+        restart or death; a kernel that outlived a server restart counts as restarted)."""
 
     # -- queueing --------------------------------------------------------------------
 
@@ -226,6 +231,7 @@ class KernelQueue:
                 source_hash=source_hash(source),
                 source=masker.mask(source) if masker is not None else source,
                 kernel_id=self.kernel_id,
+                kernel_run=run.kernel_run if run is not None else self.kernel_run,
                 queued=job.queued_at,
                 started=run.started_at if ran and run is not None else None,
                 ended=time.time(),
@@ -237,7 +243,7 @@ class KernelQueue:
         )
 
     def _send(self, run: CellRun, code: str) -> None:
-        run.source, run.started_at = code, time.time()
+        run.source, run.started_at, run.kernel_run = code, time.time(), self.kernel_run
         try:
             run.msg_id = self._channel.execute(code, run)
         except Exception as e:
@@ -401,6 +407,7 @@ class KernelQueue:
 
     async def end_all(self, note: str | None) -> None:
         """The kernel restarted or died: end the running cell and empty the queue."""
+        self.kernel_run = uuid.uuid4().hex
         await self.drop_queued()
         self._end_handed(note)
         self.silent_reads.forget()

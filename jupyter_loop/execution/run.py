@@ -83,6 +83,7 @@ class CellRun:
         self.msg_id: str | None = None  # of its execute request, once handed to the kernel
         self.source: str | None = None  # what the kernel was handed (the run history)
         self.started_at: float | None = None
+        self.kernel_run = ""  # which start of the kernel ran it (see KernelQueue.kernel_run)
         self.outputs_digest = ""
         self.done: asyncio.Future[RunOutcome] = asyncio.get_running_loop().create_future()
 

@@ -78,6 +78,7 @@ class RunEntry:
     source_hash: str
     source: str
     kernel_id: str
+    kernel_run: str  # which start of the kernel (its id survives restarts): see KernelQueue
     queued: float
     started: float | None
     ended: float
@@ -101,6 +102,7 @@ class RunEntry:
             "source_hash": self.source_hash,
             "source": self.source,
             "kernel_id": self.kernel_id,
+            "kernel_run": self.kernel_run,
             "queued": self.queued,
             "started": self.started,
             "ended": self.ended,
@@ -116,11 +118,12 @@ class LastRun:
     """What a cell's outputs came from: the last run the kernel had."""
 
     source_hash: str
-    kernel_id: str
+    kernel_run: str
 
 
-def stale_reason(last: LastRun | None, source_hash: str, kernel_id: str | None) -> str:
+def stale_reason(last: LastRun | None, source_hash: str, kernel_run: str | None) -> str:
     """Why a cell's outputs are stale ("" if they are not, or nothing tells).
+    ``kernel_run``: the start of the notebook's kernel now (``None``: no kernel runs).
 
     Example:
         >>> stale_reason(LastRun("h1", "k1"), "h2", "k1")
@@ -134,6 +137,6 @@ def stale_reason(last: LastRun | None, source_hash: str, kernel_id: str | None) 
         return ""
     if last.source_hash != source_hash:
         return "edited since this output"
-    if kernel_id is not None and last.kernel_id != kernel_id:
+    if kernel_run is not None and last.kernel_run != kernel_run:
         return "kernel restarted since this output"
     return ""

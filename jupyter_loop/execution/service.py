@@ -212,11 +212,14 @@ class ExecutionService:
         last = await asyncio.to_thread(history.last_runs, room_id)
         path = self._docs.path_of(room_id)
         try:
-            kernel_id: str | None = await self._kernel_for(None, path) if path else None
+            kernel_id = await self._kernel_for(None, path) if path else None
         except Conflict:
             kernel_id = None  # no kernel now: only edits tell
+        queue = self._queues.get(kernel_id) if kernel_id else None
+        # A kernel this server never ran a cell on: whatever ran before ran elsewhere.
+        kernel_run = None if kernel_id is None else queue.kernel_run if queue else ""
         marks = {
-            cell_id: stale_reason(last.get(cell_id), source_hash(source), kernel_id)
+            cell_id: stale_reason(last.get(cell_id), source_hash(source), kernel_run)
             for cell_id, source in sources.items()
         }
         return {cell_id: reason for cell_id, reason in marks.items() if reason}
