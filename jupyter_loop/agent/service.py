@@ -34,6 +34,7 @@ from .permission import turn_allowance
 from .plan import WITHHELD, TurnPlan
 from .providers import ModelProvider, ProviderError
 from .settings import AgentSettings
+from .snapshot import sources_with_outputs
 from .store import ConversationStore, new_id, now_iso
 from .turn import Turn
 
@@ -244,6 +245,7 @@ class AgentService:
             masker=self._masker,
             history=history,
             log=self._log,
+            read_stale=self._stale_reader(room_id),
         )
 
     def _runner(self, room_id: str, user: str, turn_id: str) -> Any:
@@ -257,6 +259,12 @@ class AgentService:
             return await self._execution.run_and_wait(request, f"agent for {user}", origin=origin)
 
         return run
+
+    def _stale_reader(self, room_id: str) -> Any:
+        async def read(notebook: Any) -> dict[str, str]:
+            return await self._execution.stale_marks(room_id, sources_with_outputs(notebook))
+
+        return read
 
     def _variables_reader(self, room_id: str) -> Any:
         async def read() -> VariablesReport:
