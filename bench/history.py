@@ -13,7 +13,8 @@
    against its byte budget, at the default budget and at a small one (8 MiB), which
    forces the clean-up.
 
-Usage: ``python bench/history.py [runs]`` (default 200 runs each way for part 1).
+Usage: ``python bench/history.py [runs] [--same]`` (default 200 runs each way for part 1;
+``--same``: part 1 only, with the history off on both servers, to measure the noise).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from pycrdt import Array, Doc, Map, Provider
 
 from jupyter_loop.document import source_hash
 from jupyter_loop.execution.history import RunHistory
-from jupyter_loop.execution.queue import _outputs_digest
+from jupyter_loop.execution.queue import outputs_digest
 from jupyter_loop.execution.run_origin import RunEntry, RunOrigin
 from jupyter_loop.testing.server_process import ServerProcess
 
@@ -41,10 +42,11 @@ SETTLE = 0.02
 DEFAULT_BYTES = 64 * 1024 * 1024
 
 
-async def recording_overhead(runs: int) -> tuple[float, float]:
-    """Median milliseconds of a trivial cell with the history on and off."""
+async def recording_overhead(runs: int, same: bool = False) -> tuple[float, float]:
+    """Median milliseconds of a trivial cell with the history on and off (``same``: off
+    on both servers, to see the difference two servers make by themselves)."""
     servers = []
-    for history in ("True", "False"):
+    for history in ("False", "False") if same else ("True", "False"):
         home = Path(tempfile.mkdtemp(prefix="loop-bench-history-"))
         (home / "root").mkdir()
         notebook = nbformat.v4.new_notebook()
@@ -110,7 +112,7 @@ def record_cost() -> float:
         samples = []
         for index in range(2000):
             start = time.perf_counter()
-            digest = _outputs_digest(cell)
+            digest = outputs_digest(cell)
             history.record(replace(entry("c0", index, "1 + 1"), outputs_digest=digest))
             samples.append(time.perf_counter() - start)
         history.close()
@@ -160,7 +162,11 @@ def size_after(runs: int, budget: int) -> tuple[int, int, float]:
     return used, kept, took
 
 
-async def main(runs: int) -> None:
+async def main(runs: int, same: bool) -> None:
+    if same:
+        first, second = await recording_overhead(runs, same=True)
+        print(f"both off: {first:.2f} ms and {second:.2f} ms ({first - second:+.2f} ms)")
+        return
     on_ms, off_ms = await recording_overhead(runs)
     print(f"1. recording: {runs} runs of `1 + 1` each way, interleaved, medians over the socket")
     print(f"   history on:  {on_ms:.2f} ms")
@@ -182,4 +188,5 @@ async def main(runs: int) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 200))
+    numbers = [arg for arg in sys.argv[1:] if arg.isdigit()]
+    asyncio.run(main(int(numbers[0]) if numbers else 200, "--same" in sys.argv))

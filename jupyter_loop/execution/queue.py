@@ -336,7 +336,7 @@ class KernelQueue:
         def finish(notebook: YNotebook, ycell: Map) -> None:
             mark_finished(notebook, ycell, run, outcome)
             if self._settings.history is not None:
-                run.outputs_digest = _outputs_digest(ycell)
+                run.outputs_digest = outputs_digest(ycell)
             if following is not None and following.job.room_id == job.room_id:
                 mark_handed_over(notebook, following.job)
                 started.append(True)
@@ -439,7 +439,7 @@ class KernelQueue:
         await self._channel.close()
 
 
-def _outputs_digest(ycell: Map) -> str:
+def outputs_digest(ycell: Map) -> str:
     """A short hash of the cell's outputs as the run left them (masked, as written)."""
     outputs = ycell.get("outputs")
     value = outputs.to_py() if outputs is not None else []
