@@ -111,6 +111,21 @@ async def test_run_all_over_post_runs_and_the_per_cell_limit(
     assert all(not r["run_all"] for r in runs if r["cell_id"] == "c1")
 
 
+async def test_an_interrupted_run_is_recorded_as_interrupted(
+    write_notebook: Any, start_kernel: Any, run_cells: Any, open_tab: Any, api: Any
+) -> None:
+    path = write_notebook("stop.ipynb", "import time\nprint('go', flush=True)\ntime.sleep(60)")
+    kernel_id = await start_kernel(path)
+    async with open_tab(path) as tab:
+        await run_cells(path, "c0")
+        await wait_for(lambda: "go" in tab.text("c0"))
+        await api("api", "kernels", kernel_id, "interrupt", method="POST", body="")
+        await wait_for(lambda: (tab.marker("c0") or {}).get("status") == "error")
+        assert tab.cell("c0")["outputs"][-1]["ename"] == "KeyboardInterrupt"  # as in a tab
+    runs = await history(api, path, "c0")
+    assert [r["status"] for r in runs] == ["interrupted"]
+
+
 async def test_bad_history_requests_are_4xx(write_notebook: Any, api: Any) -> None:
     write_notebook("nb.ipynb", "1")
     for params, status in (({}, 400), ({"path": "missing.ipynb"}, 404),

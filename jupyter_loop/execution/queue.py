@@ -235,7 +235,8 @@ class KernelQueue:
                 queued=job.queued_at,
                 started=run.started_at if ran and run is not None else None,
                 ended=time.time(),
-                status=outcome.status,
+                # The document shows an interrupt as the error it is; the history says so.
+                status="interrupted" if run is not None and run.interrupted else outcome.status,
                 note=outcome.note,
                 execution_count=outcome.execution_count,
                 outputs_digest=run.outputs_digest if run is not None else "",

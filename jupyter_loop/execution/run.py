@@ -151,6 +151,12 @@ class CellRun:
         self._idle = True
         self._maybe_finish()
 
+    @property
+    def interrupted(self) -> bool:
+        """The kernel says the run was interrupted (its error is a ``KeyboardInterrupt``)."""
+        content = (self._reply or {}).get("content", {})
+        return content.get("status") == "error" and content.get("ename") == "KeyboardInterrupt"
+
     def on_input_request(self, message: dict[str, Any]) -> None:
         self._on_input_request(self, message)
 
