@@ -10,7 +10,7 @@ from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.serverapp import ServerApp
 from tornado.ioloop import IOLoop
-from traitlets import Enum, Float, Int, Unicode, default
+from traitlets import Bool, Enum, Float, Int, Unicode, default
 
 from .agent.config import AgentConfig
 from .agent.handlers import route_table as agent_routes
@@ -21,6 +21,7 @@ from .completion.service import CompletionService
 from .completion.variables import KernelVariables
 from .document import LiveDocuments
 from .document.saved_hash import SavedHashes
+from .execution.history import RunHistory
 from .execution.ledger import RunLedger
 from .execution.outputs_config import OutputsConfig
 from .execution.queue import QueueSettings
@@ -126,6 +127,31 @@ class JupyterLoopApp(
         help="Bound of a kept kernel's output journal on disk, in bytes (default 100 MiB).",
     )
 
+    history = Bool(
+        True,
+        config=True,
+        help=(
+            "Keep a history of every run of every cell (who started it, through what, the "
+            "source it ran, how it ended) in history.sqlite3 in the data directory "
+            "(default True)."
+        ),
+    )
+
+    history_max_runs_per_cell = Int(
+        1000,
+        config=True,
+        help="Runs of one cell the run history keeps, the newest (default 1000).",
+    )
+
+    history_max_bytes = Int(
+        64 * 1024 * 1024,
+        config=True,
+        help=(
+            "Bytes the run history's database may take; over it, the oldest runs go "
+            "(default 67108864, 64 MiB)."
+        ),
+    )
+
     def _link_jupyter_server_extension(self, serverapp: ServerApp) -> None:
         super()._link_jupyter_server_extension(serverapp)
         choose_compact_store(serverapp.config)
@@ -174,6 +200,16 @@ class JupyterLoopApp(
             busy = {entry.kernel_id for entry in ledger.load() if entry.state == "running"}
             root = kernels_root(Path(self.data_dir))
             self.kept = adopt_kept_kernels(root, server.kernel_manager, self.log, busy)
+        self.run_history = (
+            RunHistory(
+                Path(self.data_dir) / "history.sqlite3",
+                max_runs_per_cell=self.history_max_runs_per_cell,
+                max_bytes=self.history_max_bytes,
+                log=self.log,
+            )
+            if self.history
+            else None
+        )
         self.execution = ExecutionService(
             self.documents,
             server.kernel_manager,
@@ -184,6 +220,7 @@ class JupyterLoopApp(
                 kernel_ready_timeout=self.kernel_ready_timeout,
                 liveness_interval=self.liveness_interval,
                 outputs=outputs,
+                history=self.run_history,
             ),
             self.log,
             ledger,
@@ -194,7 +231,11 @@ class JupyterLoopApp(
         # (the collaboration extension is set up by then).
         IOLoop.current().add_callback(self._recover)
         self.settings.update(
-            {"jupyter_loop_execution": self.execution, "jupyter_loop_outputs": self.outputs}
+            {
+                "jupyter_loop_execution": self.execution,
+                "jupyter_loop_outputs": self.outputs,
+                "jupyter_loop_history": self.run_history,
+            }
         )
         self.agent = AgentService(
             self.documents,
@@ -241,6 +282,8 @@ class JupyterLoopApp(
         await asyncio.wait_for(self.execution.stop(leaving), timeout=10)
         await self.documents.stop()
         await self.saved_hashes.stop()
+        if self.run_history is not None:
+            await asyncio.to_thread(self.run_history.close)
         if self.journal is not None:
             await asyncio.wait_for(self.journal.stop(), timeout=10)
         if leaving:  # out of the kernel manager before the server shuts its kernels down

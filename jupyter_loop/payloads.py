@@ -81,6 +81,9 @@ def source_hashes(data: dict[str, Any], cell_ids: tuple[str, ...]) -> dict[str, 
     return dict(value)
 
 
+STARTED_FROM = ("run_all", "terminal")
+
+
 @dataclass(frozen=True)
 class RunRequest:
     """Run these code cells of a notebook, in this order, on its kernel."""
@@ -91,16 +94,22 @@ class RunRequest:
     record_timing: bool = False
     source_hashes: dict[str, str] | None = None
     """Run a cell only if its source still has this hash (what the user saw), else 409."""
+    started_from: str | None = None
+    """What the client says of the request for the run history: ``run_all`` or ``terminal``."""
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunRequest:
         cell_ids = _cell_id_list(data, "cell_ids")
+        started_from = _string(data, "started_from", required=False)
+        if started_from is not None and started_from not in STARTED_FROM:
+            raise BadRequest(f"'started_from' must be one of {', '.join(STARTED_FROM)}.")
         return cls(
             path=_string(data, "path") or "",
             cell_ids=cell_ids,
             kernel_id=_string(data, "kernel_id", required=False),
             record_timing=_bool(data, "record_timing", False),
             source_hashes=source_hashes(data, cell_ids),
+            started_from=started_from,
         )
 
 

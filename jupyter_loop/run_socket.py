@@ -27,6 +27,7 @@ from jupyter_server.base.websocket import WebSocketMixin
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
 from .errors import JupyterLoopError
+from .execution.run_origin import TAB, RunOrigin
 from .execution.service import ExecutionService
 from .handlers import NAMESPACE, name_of
 from .payloads import SocketRun, parse_json_object
@@ -52,7 +53,8 @@ class RunsSocketHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
             data = parse_json_object(message.encode() if isinstance(message, str) else message)
             request_id = SocketRun.request_id_of(data)
             request = SocketRun.from_json(data)
-            ticket = await self.execution.run(request.run, name_of(self.current_user))
+            user = name_of(self.current_user)
+            ticket = await self.execution.run(request.run, user, RunOrigin(user, TAB))
         except JupyterLoopError as e:
             await self._answer(request_id, error=e)
             return

@@ -1,12 +1,15 @@
-"""``GET /api/jupyter-loop/status``: the runs and agent turns in flight on this server.
+"""``GET /api/jupyter-loop/status``: the runs and agent turns in flight on this server;
+``GET /api/jupyter-loop/history``: the runs a notebook's cells had (the run history).
 
-What ``jupyter loop status`` shows. Reading kernels' state needs ``read`` on ``kernels``.
+What ``jupyter loop status`` and ``jupyter loop history`` show. Reading kernels' state
+needs ``read`` on ``kernels``; the history is the notebook's, so ``read`` on ``contents``.
 """
 
 from __future__ import annotations
 
 from tornado import web
 
+from .errors import BadRequest
 from .handlers import NAMESPACE, LoopHandler
 from .rights import Ability, requires
 
@@ -21,5 +24,31 @@ class StatusHandler(LoopHandler):
         self.reply({"runs": execution.in_flight(), "turns": agent.in_flight()})
 
 
+HISTORY_LIMIT = 1000
+"""Runs one history request returns at most (``limit=``, default 100)."""
+
+
+class HistoryHandler(LoopHandler):
+    @web.authenticated
+    @requires(Ability.READ)
+    async def get(self) -> None:
+        path = self.get_query_argument("path", "")
+        if not path:
+            raise BadRequest("'path' is required: the notebook whose runs to list.")
+        cell_id = self.get_query_argument("cell_id", None) or None
+        try:
+            limit = int(self.get_query_argument("limit", "100"))
+        except ValueError:
+            raise BadRequest("'limit' must be a whole number.") from None
+        if not 1 <= limit <= HISTORY_LIMIT:
+            raise BadRequest(f"'limit' must be between 1 and {HISTORY_LIMIT}.")
+        execution = self.settings["jupyter_loop_execution"]
+        runs = await execution.history(path, cell_id, limit)
+        self.reply({"path": path, "cell_id": cell_id, "runs": [run.to_json() for run in runs]})
+
+
 def route_table() -> list[tuple[str, type[LoopHandler]]]:
-    return [(rf"/api/{NAMESPACE}/status", StatusHandler)]
+    return [
+        (rf"/api/{NAMESPACE}/status", StatusHandler),
+        (rf"/api/{NAMESPACE}/history", HistoryHandler),
+    ]

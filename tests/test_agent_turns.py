@@ -243,3 +243,32 @@ async def test_the_key_never_reaches_a_reply(agent, write_notebook, model_server
     everything = json.dumps([models, conversation, await agent.journal(path)])
     assert TEST_API_KEY not in everything
     assert notices(conversation) == []
+
+
+async def test_the_map_marks_stale_outputs_and_the_turns_runs_are_its_own(
+    write_notebook, start_kernel, run_cells, open_tab, agent, model_server, api
+):
+    path = write_notebook("stale.ipynb", "x = 1\nx", "x + 1")
+    await start_kernel(path)
+    async with open_tab(path) as tab:
+        await run_cells(path, "c0", "c1")
+        await wait_for(lambda: tab.cell("c1").get("execution_count") == 2)
+        set_source(next(c for c in tab.notebook.ycells if c["id"] == "c0"), "x = 2\nx")
+        await asyncio.sleep(0.5)  # the edit reaches the server's document
+        model_server.script(call_tools(("run_cells", {"cell_ids": ["c1"]})), say("Ran it."))
+        turn_id = await agent.start(path, "Run the second cell.")
+        approval = await approval_in(tab)
+        await agent.approve(path, approval["id"])
+        await agent.ended(path)
+    messages = json.loads(prompt_text(chat_bodies(model_server)[0]))
+    first = "\n".join(str(m.get("content")) for m in messages)
+    lines = {
+        line.split()[1]: line for line in first.splitlines() if line.startswith(("1 c0", "2 c1"))
+    }
+    assert set(lines) == {"c0", "c1"}, first
+    assert "(stale: edited since this output)" in lines["c0"]
+    assert "stale" not in lines["c1"]
+    reply = await api("api", "jupyter-loop", "history", params={"path": path, "cell_id": "c1"})
+    newest = reply["runs"][0]
+    assert newest["channel"] == "assistant" and newest["turn"] == turn_id
+    assert newest["by"].startswith(f"the assistant's turn {turn_id} asked by ")

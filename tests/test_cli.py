@@ -252,3 +252,20 @@ async def test_cells_after_a_failure_are_reported_as_not_run(server: ServerProce
     assert "never" not in out
     assert "  not run" in err.splitlines(), err
     assert "aborted" not in err
+
+
+async def test_history_lists_the_terminal_runs_newest_first(server: ServerProcess) -> None:
+    (server.root / "hist.ipynb").write_text(notebook_json("print('one')", "1 / 0"), "utf-8")
+    code, _, err = await loop(server, "run", "hist.ipynb")
+    assert code == 1, err
+    code, out, err = await loop(server, "history", "hist.ipynb")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert len(lines) == 2
+    assert "  error  " in lines[0] and "cell c1" in lines[0] and "1 / 0" in lines[0]
+    assert "  ok  " in lines[1] and "cell c0" in lines[1] and "print('one')" in lines[1]
+    assert all("by the terminal client for " in line for line in lines)
+    code, out, _ = await loop(server, "history", "hist.ipynb", "2")  # a cell by its number
+    assert code == 0 and len(out.splitlines()) == 1 and "cell c1" in out
+    code, out, _ = await loop(server, "history", "hist.ipynb", "c9")
+    assert code == 0 and out == "No runs recorded.\n"

@@ -48,6 +48,8 @@ class CellSnapshot:
         execution_count: Last execution count (``None``: never run).
         state: ``"idle"``, ``"queued"`` or ``"running"``.
         outputs: nbformat v4 output dicts.
+        stale: Why the outputs are stale ("edited since this output", "kernel restarted
+            since this output"; "" if they are not or nothing tells), from the run history.
     """
 
     id: str
@@ -56,6 +58,7 @@ class CellSnapshot:
     execution_count: int | None = None
     state: str = "idle"
     outputs: Sequence[dict[str, Any]] = ()
+    stale: str = ""
 
 
 def cell_line(
@@ -69,6 +72,8 @@ def cell_line(
         '1 a code [*] import os (+1 lines)'
     """
     parts = [str(index + 1), cell.id, cell.cell_type + _marker(cell)]
+    if cell.stale and cell.outputs:
+        parts.append(f"(stale: {cell.stale})")
     if with_source:
         parts.append(_first_line(cell.source))
     line = " ".join(parts)

@@ -17,12 +17,14 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import time
 from dataclasses import dataclass, replace
 from typing import Any
 
 from ..document import LiveDocuments, find_cell
 from ..errors import Conflict, JupyterLoopError
 from ..execution.run import RunOutcome
+from ..execution.run_origin import MCP, RunOrigin
 from ..execution.service import ExecutionService
 from ..payloads import RunRequest
 from ..records import ApprovalRequest
@@ -34,7 +36,7 @@ from .context import build_context, new_nonce
 from .journal import AgentJournal
 from .live import current_approval, show_approval
 from .providers import ToolCall
-from .snapshot import NotebookSnapshots, read_cell
+from .snapshot import NotebookSnapshots, read_cell, sources_with_outputs, with_stale_marks
 from .store import new_id
 from .summary import ImageAttachment, summarize_outputs
 from .tools import Toolbox, ToolOutcome
@@ -156,6 +158,8 @@ class ExternalAgent:
             cells = snapshots.cells(notebook)
         finally:
             snapshots.close()
+        marks = await self._execution.stale_marks(room_id, sources_with_outputs(notebook))
+        cells = with_stale_marks(cells, marks)
         if not focus:
             ran = [c for c in cells if c.execution_count is not None]
             ran.sort(key=lambda c: c.execution_count or 0, reverse=True)
@@ -169,6 +173,25 @@ class ExternalAgent:
         text = note + "\n\n".join(m.content for m in window.messages)
         self._record(room_id, caller, "read_notebook", ok=True, receipt=f"read {path}")
         return NotebookView(text, window.images)
+
+    async def cell_history(self, path: str, cell_id: str, caller: Caller, limit: int) -> str:
+        """A cell's runs, newest first: who started each through what, when, how it ended,
+        on which kernel, and the source it ran (masked when recorded)."""
+        room_id = await self._docs.room_id(path)
+        runs = await self._execution.history(path, cell_id, limit)
+        self._record(room_id, caller, "cell_history", ok=True, receipt=f"read {len(runs)} runs")
+        if not runs:
+            return f"No runs of cell '{cell_id}' recorded."
+        lines = [f"{len(runs)} runs of cell '{cell_id}', newest first:"]
+        for run in runs:
+            took = f"{run.ended - run.started:.2f} s" if run.started is not None else "never ran"
+            ended = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(run.ended))
+            lines.append(
+                f"- {ended}, {run.status} ({took}), by {run.origin.describe()}, kernel "
+                f"{run.kernel_id}, execution count {run.execution_count}, source "
+                f"{run.source_hash[:12]}:\n{_indented(run.source)}"
+            )
+        return "\n".join(lines)
 
     async def outputs(self, path: str, cell_id: str, caller: Caller) -> str:
         """A cell's run state and summarised outputs, with how to read them in full."""
@@ -244,7 +267,8 @@ class ExternalAgent:
             path=path, cell_ids=tuple(cell_ids), kernel_id=kernel_id, source_hashes=hashes
         )
         # A client that stops waiting (time-out, disconnect) leaves the cells running.
-        outcomes = await self._execution.run_and_wait(request, caller.label, wait)
+        origin = RunOrigin(caller.user, MCP, client=caller.client)
+        outcomes = await self._execution.run_and_wait(request, caller.label, wait, origin)
         return {
             cell_id: replace(o, note=f"{o.note}; call get_outputs later")
             if o.status == "running"
@@ -338,3 +362,10 @@ def _session_id(caller: Caller, room_id: str) -> str:
 
 def _file_id(room_id: str) -> str:
     return room_id.split(":", 2)[-1]
+
+
+def _indented(source: str, limit: int = 2000) -> str:
+    """A run's source as a block under its line, cut at ``limit`` (it was masked whole
+    when recorded, before this cut)."""
+    text = source if len(source) <= limit else source[: limit - 1] + "…"
+    return "\n".join(f"    {line}" for line in text.splitlines() or [""])

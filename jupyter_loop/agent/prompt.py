@@ -18,7 +18,7 @@ from . import proposals
 from .context import ConversationTurn, ToolStep, TurnOverview, build_context, new_nonce
 from .plan import TurnPlan
 from .providers import ChatMessage
-from .snapshot import NotebookSnapshots
+from .snapshot import NotebookSnapshots, with_stale_marks
 from .vision import ImageShrinker
 from .vision import attach as attach_images
 
@@ -85,14 +85,16 @@ class TurnPrompt:
         variables: str,
         budget: int,
         images: bool,
+        stale: dict[str, str] | None = None,
     ) -> list[ChatMessage]:
         """The system prompt and messages of the next step, within ``budget`` tokens.
 
         ``touched``: cells the tools touched, newest first; ``notes``: working-memory notes
-        besides the proposals; ``images``: the model takes images.
+        besides the proposals; ``images``: the model takes images; ``stale``: why cells'
+        outputs are stale, by cell id (the run history), marked in the map.
         """
         plan = self._plan
-        cells = self._snapshots.cells(notebook)
+        cells = with_stale_marks(self._snapshots.cells(notebook), stale or {})
         pointed = (plan.active_cell_id, *plan.focus_ids) if plan.active_cell_id else plan.focus_ids
         window = build_context(
             cells,

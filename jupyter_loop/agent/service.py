@@ -17,6 +17,7 @@ from ..document import LiveDocuments, NotebookRef
 from ..errors import BadRequest, Conflict, NotFound, Unavailable
 from ..execution.introspect import VariablesReport
 from ..execution.run import RunOutcome
+from ..execution.run_origin import ASSISTANT, RunOrigin
 from ..execution.service import ExecutionService
 from ..payloads import RunRequest
 from ..records import TokenUsage, TurnRecord, UserEntry
@@ -33,6 +34,7 @@ from .permission import turn_allowance
 from .plan import WITHHELD, TurnPlan
 from .providers import ModelProvider, ProviderError
 from .settings import AgentSettings
+from .snapshot import sources_with_outputs
 from .store import ConversationStore, new_id, now_iso
 from .turn import Turn
 
@@ -233,7 +235,9 @@ class AgentService:
             docs=self._docs,
             live=live,
             provider=provider,
-            run_cells=self._runner(room_id, user) if grants.allows(Ability.RUN) else None,
+            run_cells=self._runner(room_id, user, plan.turn_id)
+            if grants.allows(Ability.RUN)
+            else None,
             read_variables=self._variables_reader(room_id),
             approvals=self._approvals,
             store=self.store,
@@ -241,18 +245,26 @@ class AgentService:
             masker=self._masker,
             history=history,
             log=self._log,
+            read_stale=self._stale_reader(room_id),
         )
 
-    def _runner(self, room_id: str, user: str) -> Any:
+    def _runner(self, room_id: str, user: str, turn_id: str) -> Any:
         async def run(cell_ids: list[str], hashes: dict[str, str]) -> dict[str, RunOutcome]:
             path = self._docs.path_of(room_id)
             if path is None:
                 raise NotFound("The notebook is gone.")
             request = RunRequest(path=path, cell_ids=tuple(cell_ids), source_hashes=hashes)
             # A stopped turn stops waiting; the cells run on (the service's wait).
-            return await self._execution.run_and_wait(request, f"agent for {user}")
+            origin = RunOrigin(user, ASSISTANT, turn=turn_id)
+            return await self._execution.run_and_wait(request, f"agent for {user}", origin=origin)
 
         return run
+
+    def _stale_reader(self, room_id: str) -> Any:
+        async def read(notebook: Any) -> dict[str, str]:
+            return await self._execution.stale_marks(room_id, sources_with_outputs(notebook))
+
+        return read
 
     def _variables_reader(self, room_id: str) -> Any:
         async def read() -> VariablesReport:

@@ -29,6 +29,7 @@ Example:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from jupyter_ydoc import YNotebook
@@ -154,3 +155,22 @@ class NotebookSnapshots:
             self._cells_array.unobserve(self._subscription)
         self._doc = self._cells_array = self._subscription = None
         self._cells = []
+
+
+def sources_with_outputs(notebook: YNotebook) -> dict[str, str]:
+    """The whole (unmasked) source of each code cell that shows outputs, by id: what the
+    run history's stale marks compare with the source each cell's outputs came from."""
+    sources: dict[str, str] = {}
+    with notebook.ydoc.transaction():
+        for ycell in notebook.ycells:
+            outputs = ycell.get("outputs")
+            if ycell.get("cell_type") == "code" and outputs is not None and len(outputs):
+                sources[str(ycell.get("id", ""))] = str(ycell.get("source", ""))
+    return sources
+
+
+def with_stale_marks(cells: list[CellSnapshot], marks: dict[str, str]) -> list[CellSnapshot]:
+    """The cells, each marked with why its outputs are stale (``marks``: by cell id)."""
+    if not marks:
+        return cells
+    return [replace(cell, stale=marks[cell.id]) if cell.id in marks else cell for cell in cells]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..document import LiveDocuments
@@ -45,6 +46,9 @@ from .repeats import REPEATED, REPEATS_ENDING, REPEATS_REFUSED, RepeatGuard, not
 from .store import ConversationStore, now_iso
 from .tools import ReadVariables, Toolbox, ToolOutcome
 
+ReadStale = Callable[[Any], Awaitable[dict[str, str]]]
+"""Why each cell's outputs are stale, by cell id, for the notebook given (the run history)."""
+
 VARIABLES_CHARS = 4_000
 """At most this much of the variables description is read for the context (which cuts it)."""
 
@@ -67,6 +71,7 @@ class Turn:
         masker: SecretMasker | None,
         history: list[ConversationTurn],
         log: logging.Logger,
+        read_stale: ReadStale | None = None,
     ) -> None:
         self.plan = plan
         self.live = live
@@ -75,6 +80,7 @@ class Turn:
         self._provider = provider
         self._run_cells = run_cells
         self._read_variables = read_variables
+        self._read_stale = read_stale  # the run history's stale marks, for the map
         self._variables = ""  # described for the context; read at the start and after runs
         self._store = store
         self._journal = journal
@@ -177,8 +183,10 @@ class Turn:
 
     async def _messages(self, budget: int) -> list[ChatMessage]:
         notebook = await self._docs.notebook(self.plan.room_id)
+        stale = await self._read_stale(notebook) if self._read_stale is not None else {}
         return await self._prompt.messages(
             notebook,
+            stale=stale,
             steps=self._steps_done,
             touched=self._touched,
             notes=self._permission.notes,

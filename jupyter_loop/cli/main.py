@@ -7,6 +7,7 @@ Commands (a running Jupyter server with jupyter-loop; see ``--help``)::
     jupyter loop approve NOTEBOOK ID [--turn|--deny]
     jupyter loop accept NOTEBOOK ID / jupyter loop reject NOTEBOOK ID
     jupyter loop status                    runs and agent turns in flight
+    jupyter loop history NOTEBOOK [CELL]   the runs the cells had, who started them
 
 Exit status: 0 when everything ended well, 1 when a cell or the turn failed, 2 for a usage
 or connection error, 130 when detached with Ctrl-C.
@@ -80,6 +81,10 @@ def parser() -> argparse.ArgumentParser:
         answering.add_argument("notebook")
         answering.add_argument("id")
     command("status", "Runs and agent turns in flight.")
+    history = command("history", "The runs a notebook's cells had.")
+    history.add_argument("notebook")
+    history.add_argument("cell", nargs="?", metavar="CELL", help="Cell id or number (from 1).")
+    history.add_argument("--limit", type=int, default=20, help="Runs to show (default 20).")
     return top
 
 
@@ -105,6 +110,10 @@ async def dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         await api.call(*agent, "approvals", args.id, method="POST", body=body)
         out.write(f"{decision}: {args.id}\n")
         return 0
+    if args.command == "history":
+        from .history import history_command
+
+        return await history_command(api, path, args.cell, args.limit, out)
     if args.command in ("accept", "reject"):
         parts = (*agent, "proposals", args.id, args.command)
         reply = await api.call(*parts, method="POST", body={"path": path})

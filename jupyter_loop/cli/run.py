@@ -157,7 +157,12 @@ async def run_command(
         if not cell_ids:
             raise CliError("The notebook has no code cells.")
         kernel_id = await notebook_kernel(api, path, notebook)
-        body = {"path": path, "cell_ids": cell_ids, "kernel_id": kernel_id}
+        body = {
+            "path": path,
+            "cell_ids": cell_ids,
+            "kernel_id": kernel_id,
+            "started_from": "terminal",  # the run history says so
+        }
         ticket = await api.call("api", "jupyter-loop", "runs", method="POST", body=body)
         queued = [c for c in ticket["cells"] if c["state"] != DONE]
         follower = RunFollower(notebook, out, err)

@@ -9,7 +9,11 @@ cell and empties the queue.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import logging
+import time
+import uuid
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
@@ -31,12 +35,14 @@ from .cell_marks import (
     write_failure,
 )
 from .cell_writers import CellWriters
+from .history import RunHistory
 from .kept import forget_request
 from .kernel import KernelChannel
 from .ledger import LedgerEntry, NullLedger, RunLedger
 from .ops import AppendStream
 from .prompts import hide_prompt, show_prompt, take_answer
 from .run import KERNEL_DIED, CellJob, CellRun, RunOutcome
+from .run_origin import RunEntry, RunOrigin
 from .silent_read import SilentReads
 from .wal import RunEnd
 from .writer import OutputPolicy
@@ -48,6 +54,7 @@ class QueueSettings:
     kernel_ready_timeout: float = 60.0
     liveness_interval: float = 2.0
     outputs: OutputPolicy = OutputPolicy()  # masking, budget and full-output store
+    history: RunHistory | None = None  # every run's record (None: none kept)
 
 
 HANDED_AHEAD = 0
@@ -94,6 +101,10 @@ class KernelQueue:
         self._outcomes: dict[str, asyncio.Future[RunOutcome]] = {}
         self._closing = False
         self.silent_reads = SilentReads()
+        self.kernel_run = uuid.uuid4().hex
+        """This start of the kernel, as this server saw it: a restart keeps the kernel's id,
+        so the run history tells a restarted kernel's runs apart by this (a new one at each
+        restart or death; a kernel that outlived a server restart counts as restarted)."""
 
     # -- queueing --------------------------------------------------------------------
 
@@ -143,8 +154,9 @@ class KernelQueue:
         """Connect to a kernel that may be running a cell (see ``follow``)."""
         await self._channel.ready(self._settings.kernel_ready_timeout, busy=True)
 
-    def _settle(self, job: CellJob, outcome: RunOutcome) -> None:
+    def _settle(self, job: CellJob, outcome: RunOutcome, run: CellRun | None = None) -> None:
         self._ledger.remove(job.run_id)
+        self._record(job, outcome, run)
         waiter = self._outcomes.pop(job.run_id, None)
         if waiter is not None and not waiter.done():
             waiter.set_result(outcome)
@@ -191,7 +203,7 @@ class KernelQueue:
             self._docs.unpin(run.job.room_id)
             if self._handed:  # never left waiting for a start that failed to be written
                 self._handed[0].writer.opened()
-        self._settle(run.job, outcome)
+        self._settle(run.job, outcome, run)
         if outcome.stops_queue:
             await self.drop_queued()
 
@@ -222,7 +234,38 @@ class KernelQueue:
         self._ledger.mark_running(job.run_id)
         return run
 
+    def _record(self, job: CellJob, outcome: RunOutcome, run: CellRun | None) -> None:
+        """Hand the run's record to the history (its writer thread stores it)."""
+        history = self._settings.history
+        if history is None:
+            return
+        ran = run is not None and run.source is not None
+        source = run.source if run is not None and run.source is not None else job.code
+        masker = self._settings.outputs.masker
+        history.record(
+            RunEntry(
+                room_id=job.room_id,
+                path=self._docs.path_of(job.room_id) or "",
+                cell_id=job.cell_id,
+                run_id=job.run_id,
+                origin=job.origin or RunOrigin(job.by, "runs_api"),
+                source_hash=source_hash(source),
+                source=masker.mask(source) if masker is not None else source,
+                kernel_id=self.kernel_id,
+                kernel_run=run.kernel_run if run is not None else self.kernel_run,
+                queued=job.queued_at,
+                started=run.started_at if ran and run is not None else None,
+                ended=time.time(),
+                # The document shows an interrupt as the error it is; the history says so.
+                status="interrupted" if run is not None and run.interrupted else outcome.status,
+                note=outcome.note,
+                execution_count=outcome.execution_count,
+                outputs_digest=run.outputs_digest if run is not None else "",
+            )
+        )
+
     def _send(self, run: CellRun, code: str) -> None:
+        run.source, run.started_at, run.kernel_run = code, time.time(), self.kernel_run
         try:
             run.msg_id = self._channel.execute(code, run)
             self._ledger.mark_sent(run.job.run_id, self.kernel_id, run.msg_id)
@@ -315,6 +358,8 @@ class KernelQueue:
 
         def finish(notebook: YNotebook, ycell: Map) -> None:
             mark_finished(notebook, ycell, run, outcome)
+            if self._settings.history is not None:
+                run.outputs_digest = outputs_digest(ycell)
             if following is not None and following.job.room_id == job.room_id:
                 mark_handed_over(notebook, following.job)
                 started.append(True)
@@ -386,6 +431,7 @@ class KernelQueue:
 
     async def end_all(self, note: str | None) -> None:
         """The kernel restarted or died: end the running cell and empty the queue."""
+        self.kernel_run = uuid.uuid4().hex
         await self.drop_queued()
         self._end_handed(note)
         self.silent_reads.forget()
@@ -422,3 +468,11 @@ class KernelQueue:
         await self._writers.close()
         self.silent_reads.forget()
         await self._channel.close()
+
+
+def outputs_digest(ycell: Map) -> str:
+    """A short hash of the cell's outputs as the run left them (masked, as written)."""
+    outputs = ycell.get("outputs")
+    value = outputs.to_py() if outputs is not None else []
+    text = json.dumps(value, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

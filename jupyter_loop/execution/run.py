@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..records import InputRequest
 from .ops import UpdateDisplay, op_from_message
+from .run_origin import RunOrigin
 from .writer import CellWriter
 
 KERNEL_DIED = "The kernel died while this cell was running."
@@ -38,6 +40,8 @@ class CellJob:
     marked_running: bool = False  # queued straight into the running state
     approved_hash: str | None = None
     index_hint: int | None = None  # where the cell was when queued (saves a search)
+    origin: RunOrigin | None = None  # who started it, through what (the run history)
+    queued_at: float = field(default_factory=time.time)
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,10 @@ class CellRun:
         self._captured_by: set[str] = set()  # Output widgets capturing this run's output
         self._quiet: asyncio.TimerHandle | None = None  # see IDLE_GRACE
         self.msg_id: str | None = None  # of its execute request, once handed to the kernel
+        self.source: str | None = None  # what the kernel was handed (the run history)
+        self.started_at: float | None = None
+        self.kernel_run = ""  # which start of the kernel ran it (see KernelQueue.kernel_run)
+        self.outputs_digest = ""
         self.done: asyncio.Future[RunOutcome] = asyncio.get_running_loop().create_future()
 
     def on_iopub(self, message: dict[str, Any]) -> None:
@@ -142,6 +150,12 @@ class CellRun:
     def _idle_lost(self) -> None:
         self._idle = True
         self._maybe_finish()
+
+    @property
+    def interrupted(self) -> bool:
+        """The kernel says the run was interrupted (its error is a ``KeyboardInterrupt``)."""
+        content = (self._reply or {}).get("content", {})
+        return content.get("status") == "error" and content.get("ename") == "KeyboardInterrupt"
 
     def on_input_request(self, message: dict[str, Any]) -> None:
         self._on_input_request(self, message)

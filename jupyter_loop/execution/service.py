@@ -24,6 +24,7 @@ from .ledger import LedgerEntry, NullLedger, RunLedger
 from .queue import KernelQueue, QueueSettings
 from .recovery import close_interrupted_runs
 from .run import KERNEL_DIED, KERNEL_RESTARTED, CellJob, RunOutcome
+from .run_origin import RUNS_API, RunEntry, RunOrigin, stale_reason
 
 VARIABLES_TIMEOUT = 5.0
 RECOVERY_WAIT = 30.0
@@ -144,13 +145,20 @@ class ExecutionService:
 
     # -- requests --------------------------------------------------------------------
 
-    async def run(self, request: RunRequest, user: str) -> RunTicket:
-        """Queue the cells; nothing changes if any of them is unknown."""
-        ticket, _ = await self._queue_cells(request, user)
+    async def run(
+        self, request: RunRequest, user: str, origin: RunOrigin | None = None
+    ) -> RunTicket:
+        """Queue the cells; nothing changes if any of them is unknown. ``origin`` says who
+        started them, through what, for the run history (default: the runs API for ``user``)."""
+        ticket, _ = await self._queue_cells(request, user, origin)
         return ticket
 
     async def run_and_wait(
-        self, request: RunRequest, user: str, wait: float | None = None
+        self,
+        request: RunRequest,
+        user: str,
+        wait: float | None = None,
+        origin: RunOrigin | None = None,
     ) -> dict[str, RunOutcome]:
         """Queue the cells and wait until every one has run (or was dropped), or at most
         ``wait`` seconds: cells still running then are reported ``running`` and run on.
@@ -160,7 +168,7 @@ class ExecutionService:
         gone) leaves the cells running and their outcomes whole. Rejected: each channel
         keeping its own shielded tasks (two copies, one per agent, before).
         """
-        task = asyncio.ensure_future(self._run_to_end(request, user))
+        task = asyncio.ensure_future(self._run_to_end(request, user, origin))
         self._waits.add(task)
         task.add_done_callback(self._waits.discard)
         if wait is None:
@@ -171,15 +179,17 @@ class ExecutionService:
         note = f"still running after {wait:g} s"
         return {cell_id: RunOutcome("running", note=note) for cell_id in request.cell_ids}
 
-    async def _run_to_end(self, request: RunRequest, user: str) -> dict[str, RunOutcome]:
-        ticket, waiting = await self._queue_cells(request, user)
+    async def _run_to_end(
+        self, request: RunRequest, user: str, origin: RunOrigin | None
+    ) -> dict[str, RunOutcome]:
+        ticket, waiting = await self._queue_cells(request, user, origin)
         outcomes = {cell.cell_id: RunOutcome("ok") for cell in ticket.cells}
         for cell_id, waiter in waiting.items():
             outcomes[cell_id] = await waiter
         return outcomes
 
     async def _queue_cells(
-        self, request: RunRequest, user: str
+        self, request: RunRequest, user: str, origin: RunOrigin | None = None
     ) -> tuple[RunTicket, dict[str, asyncio.Future[RunOutcome]]]:
         notebook_ref = await self._docs.resolve(request.path)
         room_id = notebook_ref.room_id
@@ -190,7 +200,8 @@ class ExecutionService:
         # No await from here on: the sources checked are the sources queued.
         _check_sources(cells, request.source_hashes or {})
         queue = self._queue(kernel_id)
-        jobs = _jobs_for(cells, room_id, user, request, starts_now=queue.idle)
+        origin = (origin or RunOrigin(user, RUNS_API)).claimed(request.started_from)
+        jobs = _jobs_for(cells, room_id, user, request, starts_now=queue.idle, origin=origin)
         to_run = [job for job in jobs if not _skipped(job)]
         # The queue first (an idle kernel gets its cell now), then the markers: the
         # kernel runs while every tab is told, and nothing awaits in between.
@@ -248,6 +259,38 @@ class ExecutionService:
             for queue in self._queues.values()
             for index, job in enumerate(queue.pending())
         ]
+
+    async def history(
+        self, path: str, cell_id: str | None = None, limit: int = 100
+    ) -> list[RunEntry]:
+        """The notebook's runs (or a cell's), newest first; runs that ended are all in."""
+        history = self._settings.history
+        room_id = await self._docs.room_id(path)
+        if history is None:
+            return []
+        await asyncio.to_thread(history.settle)
+        return await asyncio.to_thread(history.runs, room_id, cell_id, limit)
+
+    async def stale_marks(self, room_id: str, sources: dict[str, str]) -> dict[str, str]:
+        """Why each cell's outputs are stale, for the cells (id: source now) whose last run
+        ran other source, or on a kernel other than the notebook's now (absent: not stale)."""
+        history = self._settings.history
+        if history is None or not sources:
+            return {}
+        last = await asyncio.to_thread(history.last_runs, room_id)
+        path = self._docs.path_of(room_id)
+        try:
+            kernel_id = await self._kernel_for(None, path) if path else None
+        except Conflict:
+            kernel_id = None  # no kernel now: only edits tell
+        queue = self._queues.get(kernel_id) if kernel_id else None
+        # A kernel this server never ran a cell on: whatever ran before ran elsewhere.
+        kernel_run = None if kernel_id is None else queue.kernel_run if queue else ""
+        marks = {
+            cell_id: stale_reason(last.get(cell_id), source_hash(source), kernel_run)
+            for cell_id, source in sources.items()
+        }
+        return {cell_id: reason for cell_id, reason in marks.items() if reason}
 
     async def ensure_kernel(self, path: str) -> str:
         """The notebook's kernel; without one, a session is opened for it as a tab does.
@@ -389,6 +432,7 @@ def _jobs_for(
     request: RunRequest,
     *,
     starts_now: bool,
+    origin: RunOrigin,
 ) -> list[CellJob]:
     """A job per requested cell, in order; an empty cell's is skipped, not queued. With
     ``starts_now`` (an idle queue) the first cell to run is marked running at once."""
@@ -409,6 +453,7 @@ def _jobs_for(
                 marked_running=running,
                 approved_hash=approved,
                 index_hint=index,
+                origin=origin,
             )
         )
     return jobs

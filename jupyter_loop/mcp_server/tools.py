@@ -125,6 +125,13 @@ async def _get_outputs(
     return _text(await agent.outputs(_path(args), str(args["cell_id"]), caller))
 
 
+async def _cell_history(
+    agent: ExternalAgent, caller: Caller, args: dict[str, Any], _: Any
+) -> list[Any]:
+    limit = int(args.get("limit", 20))
+    return _text(await agent.cell_history(_path(args), str(args["cell_id"]), caller, limit))
+
+
 async def _proposal_status(
     agent: ExternalAgent, caller: Caller, args: dict[str, Any], _: Any
 ) -> list[Any]:
@@ -229,6 +236,26 @@ TOOLS: tuple[McpTool, ...] = (
         _schema({"cell_id": _ID}, ["cell_id"]),
         READ,
         _get_outputs,
+    ),
+    _tool(
+        "cell_history",
+        "A cell's runs, newest first: when, how each ended, who started it and through what "
+        "(a tab, the assistant's turn, an MCP client, the terminal, a Run All), the kernel "
+        "and the source it ran (secrets masked).",
+        _schema(
+            {
+                "cell_id": _ID,
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 200,
+                    "description": "Runs to list (default 20).",
+                },
+            },
+            ["cell_id"],
+        ),
+        READ,
+        _cell_history,
     ),
     _tool(
         "interrupt",

@@ -1,0 +1,142 @@
+"""Who started a run and through which channel, and the record a run leaves in the history.
+
+The channel is what the server knows (the runs socket of a tab, ``POST runs``, a turn of
+the assistant, an MCP client); a client may add what only it knows (that a request is a
+Run All, that it is the terminal client). Those claims are labels, never rights: the
+rights were checked on the channel.
+
+Example:
+    >>> RunOrigin("alice", TAB).describe()
+    'a tab of alice'
+    >>> RunOrigin("alice", ASSISTANT, turn="t1", approval="a9").describe()
+    "the assistant's turn t1 asked by alice (approval a9)"
+    >>> RunOrigin("bob", MCP, client="claude", run_all=True).describe()
+    'MCP client "claude" for bob, Run All'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+TAB = "tab"
+RUNS_API = "runs_api"
+ASSISTANT = "assistant"
+MCP = "mcp"
+TERMINAL = "terminal"
+CHANNELS = (TAB, RUNS_API, ASSISTANT, MCP, TERMINAL)
+
+CLIENT_CLAIMS = ("run_all", "terminal")
+"""What a ``POST runs`` or runs-socket request may say of itself (``started_from``)."""
+
+
+@dataclass(frozen=True)
+class RunOrigin:
+    """Who started a run: the user it ran for, the channel, and the channel's details
+    (the assistant's turn and approval, the MCP client's name for itself)."""
+
+    user: str
+    channel: str
+    turn: str = ""
+    approval: str = ""
+    client: str = ""
+    run_all: bool = False
+
+    def describe(self) -> str:
+        if self.channel == ASSISTANT:
+            said = f"the assistant's turn {self.turn or '?'} asked by {self.user}"
+            said += f" (approval {self.approval})" if self.approval else ""
+        elif self.channel == MCP:
+            said = f'MCP client "{self.client}" for {self.user}'
+        elif self.channel == TERMINAL:
+            said = f"the terminal client for {self.user}"
+        elif self.channel == RUNS_API:
+            said = f"the runs API for {self.user}"
+        else:
+            said = f"a tab of {self.user}"
+        return said + (", Run All" if self.run_all else "")
+
+    def claimed(self, started_from: str | None) -> RunOrigin:
+        """This origin with a client's claim (``run_all``, ``terminal``) applied."""
+        if started_from == "run_all":
+            return RunOrigin(self.user, self.channel, run_all=True)
+        if started_from == "terminal":
+            return RunOrigin(self.user, TERMINAL)
+        return self
+
+
+@dataclass(frozen=True)
+class RunEntry:
+    """One ended run, as the history keeps it. ``source`` is masked; times are seconds
+    since the epoch (``started`` is ``None`` for a run dropped before the kernel had it)."""
+
+    room_id: str
+    path: str
+    cell_id: str
+    run_id: str
+    origin: RunOrigin
+    source_hash: str
+    source: str
+    kernel_id: str
+    kernel_run: str  # which start of the kernel (its id survives restarts): see KernelQueue
+    queued: float
+    started: float | None
+    ended: float
+    status: str
+    note: str | None = None
+    execution_count: int | None = None
+    outputs_digest: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "cell_id": self.cell_id,
+            "run_id": self.run_id,
+            "by": self.origin.describe(),
+            "user": self.origin.user,
+            "channel": self.origin.channel,
+            "turn": self.origin.turn or None,
+            "approval": self.origin.approval or None,
+            "client": self.origin.client or None,
+            "run_all": self.origin.run_all,
+            "source_hash": self.source_hash,
+            "source": self.source,
+            "kernel_id": self.kernel_id,
+            "kernel_run": self.kernel_run,
+            "queued": self.queued,
+            "started": self.started,
+            "ended": self.ended,
+            "status": self.status,
+            "note": self.note,
+            "execution_count": self.execution_count,
+            "outputs_digest": self.outputs_digest,
+        }
+
+
+@dataclass(frozen=True)
+class LastRun:
+    """What a cell's outputs came from: the last run the kernel had."""
+
+    source_hash: str
+    kernel_run: str
+
+
+def stale_reason(last: LastRun | None, source_hash: str, kernel_run: str | None) -> str:
+    """Why a cell's outputs are stale ("" if they are not, or nothing tells).
+    ``kernel_run``: the start of the notebook's kernel now (``None``: no kernel runs).
+
+    Example:
+        >>> stale_reason(LastRun("h1", "k1"), "h2", "k1")
+        'edited since this output'
+        >>> stale_reason(LastRun("h1", "k1"), "h1", "k2")
+        'kernel restarted since this output'
+        >>> stale_reason(None, "h1", "k1")
+        ''
+    """
+    if last is None:
+        return ""
+    if last.source_hash != source_hash:
+        return "edited since this output"
+    if kernel_run is not None and last.kernel_run != kernel_run:
+        return "kernel restarted since this output"
+    return ""
