@@ -39,7 +39,7 @@ from .run_socket import route_table as run_socket_routes
 from .saves import choose_replacing_saves
 from .status_handlers import route_table as status_routes
 from .stopping import release_worker_threads_at_exit, stop_on_sigint
-from .ystore import choose_compact_store
+from .ystore import choose_compact_store, set_aside_unreadable_store
 
 
 def all_routes() -> list[tuple[str, Any]]:
@@ -155,6 +155,7 @@ class JupyterLoopApp(
     def _link_jupyter_server_extension(self, serverapp: ServerApp) -> None:
         super()._link_jupyter_server_extension(serverapp)
         choose_compact_store(serverapp.config)
+        set_aside_unreadable_store(serverapp.config, self.log)
         choose_replacing_saves(serverapp)
         if self.keep_kernels != "never":
             keep_kernels_config(

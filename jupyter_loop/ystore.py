@@ -42,6 +42,12 @@ Example:
 
 from __future__ import annotations
 
+import os
+import sqlite3
+import time
+from contextlib import closing
+from logging import Logger
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -81,8 +87,54 @@ def choose_compact_store(config: Config) -> None:
         config.YDocExtension.ystore_class = f"{__name__}.{CompactSQLiteYStore.__name__}"
 
 
+def set_aside_unreadable_store(config: Config, log: Logger) -> Path | None:
+    """Move the collaboration store aside when SQLite cannot read it; return where to.
+
+    A store cut short (a full disk, a copy taken mid-write, a truncated file) stays
+    "malformed" for the server's whole life: every write fails, every room loads from its
+    file with a history of its own, and a tab that reconnects after its room was freed
+    merges two histories of the same cells (duplicated or garbled text, found by
+    ``bench/chaos.py``). The store is a cache of the files, so a fresh one loses nothing
+    the files hold; the old one is kept beside it for a look.
+
+    Example:
+        >>> import logging, tempfile
+        >>> broken = Path(tempfile.mkdtemp()) / "store.db"
+        >>> _ = broken.write_bytes(b"SQLite format 3" + bytes(101))  # a header, then nothing
+        >>> config = Config({"SQLiteYStore": {"db_path": str(broken)}})
+        >>> aside = set_aside_unreadable_store(config, logging.getLogger("doctest"))
+        >>> broken.exists(), aside.name.startswith("store.db.unreadable-")
+        (False, True)
+    """
+    configured = config.CompactSQLiteYStore.get("db_path") or config.SQLiteYStore.get("db_path")
+    path = Path(configured or SQLiteYStore.db_path.default_value)
+    if not path.is_file() or path.stat().st_size == 0:
+        return None
+    try:
+        with closing(sqlite3.connect(path)) as db:
+            if db.execute("PRAGMA quick_check").fetchone()[0] == "ok":
+                return None
+    except sqlite3.DatabaseError:
+        pass
+    aside = path.with_name(f"{path.name}.unreadable-{time.strftime('%Y%m%d-%H%M%S')}")
+    for suffix in ("", "-journal", "-wal", "-shm"):
+        part = path.with_name(path.name + suffix)
+        if part.exists():
+            os.replace(part, aside.with_name(aside.name + suffix))
+    log.warning(
+        "jupyter-loop: the collaboration store %s cannot be read; it was moved to %s and a "
+        "new one is started (the notebooks' files are whole).",
+        path,
+        aside,
+    )
+    return aside
+
+
 class CompactSQLiteYStore(SQLiteYStore):
     """jupyter-collaboration's SQLite store with bounded history."""
+
+    stores_first_writes = True
+    """It stores what a room wrote before observing its document (see :meth:`write`)."""
 
     squash_history_older_than = Int(
         10,

@@ -184,3 +184,27 @@ async def test_a_stored_history_with_holes_is_dropped_and_the_file_loaded(tmp_pa
     assert holes(state) == []
     (tab,) = read_with_yjs({"tab": [state]}).values()
     assert disagreements(room_doc, tab) == []
+
+
+@pytest.mark.parametrize("server", ["compact"], indirect=True)
+async def test_an_unreadable_store_is_set_aside_at_start(server: ServerProcess):
+    """A store cut short stays malformed for the server's life (every write fails, rooms
+    reload from their files with histories of their own): it is moved aside at start."""
+    server.root.mkdir(parents=True)
+    (server.root / PATH).write_text(notebook_json(CELL), encoding="utf-8")
+    server.start()
+    await server.ready()
+    await run_with_no_tab(server)
+    server.stop(signal.SIGTERM)
+    size = server.ystore.stat().st_size
+    with server.ystore.open("r+b") as store:
+        store.truncate(size // 2)
+    server.start()
+    await server.ready()
+    await run_with_no_tab(server)
+    server.kill()
+    with sqlite3.connect(server.ystore) as db:  # "database disk image is malformed" before
+        assert db.execute("PRAGMA quick_check").fetchone() == ("ok",)
+        (rows,) = db.execute("SELECT count(*) FROM yupdates").fetchone()
+    assert rows > 0
+    assert list(server.home.glob("ystore.db.unreadable-*"))  # kept for a look

@@ -28,9 +28,11 @@ from jupyter_ydoc import YNotebook
 from tornado.web import HTTPError
 
 from ..errors import BadRequest, JupyterLoopError, NotFound, Unavailable
-from ..ystore import CompactSQLiteYStore
 from .reference import NotebookRef, canonical_path
 from .update_holes import own_structs
+
+STORES_FIRST_WRITES = "stores_first_writes"
+"""A store class that stores a room's first writes itself (``ystore.CompactSQLiteYStore``)."""
 
 ORIGIN = "jupyter_loop"
 """Origin of every transaction we make: keeps our writes out of the server's undo stack."""
@@ -168,7 +170,7 @@ class LiveDocuments:
         before our first write. (``docs/upstream/room-first-write.md``)
         """
         ystore = getattr(room, "ystore", None)
-        if ystore is None or isinstance(ystore, CompactSQLiteYStore) or room in self._whole:
+        if ystore is None or getattr(ystore, STORES_FIRST_WRITES, False) or room in self._whole:
             return
         self._whole.add(room)
         try:
