@@ -24,7 +24,7 @@ from pycrdt.store import YDocNotFound
 
 from jupyter_loop.document.update_holes import holes
 from jupyter_loop.testing.server_process import ServerProcess
-from jupyter_loop.testing.yjs import disagreements, read_with_yjs
+from jupyter_loop.testing.yjs import YjsView, disagreements, read_with_yjs
 from jupyter_loop.ystore import CompactSQLiteYStore
 
 LOG = logging.getLogger("test")
@@ -59,6 +59,18 @@ def stored_rows(server: ServerProcess) -> dict[str, list[bytes]]:
         for path, update in db.execute("SELECT path, yupdate FROM yupdates ORDER BY timestamp"):
             rows[path].append(bytes(update))
     return rows
+
+
+def read_stored_rows_with_yjs(server: ServerProcess) -> dict[str, YjsView]:
+    """Each stored document as Yjs reads its rows, checked to agree with pycrdt's reading."""
+    rows = stored_rows(server)
+    views = read_with_yjs(rows)
+    for room, updates in rows.items():
+        loaded: Doc = Doc()
+        for update in updates:
+            loaded.apply_update(update)
+        assert disagreements(loaded, views[room]) == [], room
+    return views
 
 
 async def run_with_no_tab(server: ServerProcess) -> None:
@@ -100,14 +112,7 @@ async def test_a_notebook_run_with_no_tab_across_restarts_reads_whole_in_yjs(
         await run_with_no_tab(server)
         await restart(server)
 
-    rows = stored_rows(server)
-    assert rows, "nothing was stored"
-    views = read_with_yjs(rows)
-    for room, updates in rows.items():
-        loaded = Doc()
-        for update in updates:
-            loaded.apply_update(update)
-        assert disagreements(loaded, views[room]) == [], room
+    assert read_stored_rows_with_yjs(server), "nothing was stored"
 
     channel, notebook = await server.open_room(PATH)
     async with Provider(notebook.ydoc, channel):
@@ -151,14 +156,8 @@ async def test_a_room_loaded_from_a_store_in_step_with_the_file_stores_all_it_wr
     await run_with_no_tab(server)
     server.kill()
 
-    rows = stored_rows(server)
-    views = read_with_yjs(rows)
-    for room, updates in rows.items():
-        loaded = Doc()
-        for update in updates:
-            loaded.apply_update(update)
-        assert disagreements(loaded, views[room]) == [], room
-        (cell,) = views[room].cells
+    for view in read_stored_rows_with_yjs(server).values():
+        (cell,) = view.cells
         assert cell["outputs"][0]["text"] == "".join(f"line {i}\n" for i in range(5))
 
 

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
+from ..keeper.registry import process_alive
+
 # tornado's client, pycrdt and jupyter_ydoc are imported where used: ``jupyter loop --help``
 # needs none of them, ``status`` no Y document (see ``bench/cli_startup.py``).
 if TYPE_CHECKING:
@@ -95,23 +97,10 @@ def running_servers() -> list[dict[str, Any]]:
             info = json.loads(info_file.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue  # being written, or gone since it was listed
-        if isinstance(info, dict) and _alive(info.get("pid")):
+        pid = info.get("pid") if isinstance(info, dict) else None
+        if isinstance(pid, int) and process_alive(pid):
             servers.append(info)
     return servers
-
-
-def _alive(pid: object) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # another user's live process
-    except OSError:
-        return False
-    return True
 
 
 class Api:
