@@ -9,8 +9,6 @@ cell and empties the queue.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import logging
 import time
 import uuid
@@ -42,7 +40,7 @@ from .ledger import LedgerEntry, NullLedger, RunLedger
 from .ops import AppendStream
 from .prompts import hide_prompt, show_prompt, take_answer
 from .run import KERNEL_DIED, CellJob, CellRun, RunOutcome
-from .run_origin import RunEntry, RunOrigin
+from .run_origin import entry_for, outputs_digest
 from .silent_read import SilentReads
 from .wal import RunEnd
 from .writer import OutputPolicy
@@ -237,32 +235,12 @@ class KernelQueue:
     def _record(self, job: CellJob, outcome: RunOutcome, run: CellRun | None) -> None:
         """Hand the run's record to the history (its writer thread stores it)."""
         history = self._settings.history
-        if history is None:
-            return
-        ran = run is not None and run.source is not None
-        source = run.source if run is not None and run.source is not None else job.code
-        masker = self._settings.outputs.masker
-        history.record(
-            RunEntry(
-                room_id=job.room_id,
-                path=self._docs.path_of(job.room_id) or "",
-                cell_id=job.cell_id,
-                run_id=job.run_id,
-                origin=job.origin or RunOrigin(job.by, "runs_api"),
-                source_hash=source_hash(source),
-                source=masker.mask(source) if masker is not None else source,
-                kernel_id=self.kernel_id,
-                kernel_run=run.kernel_run if run is not None else self.kernel_run,
-                queued=job.queued_at,
-                started=run.started_at if ran and run is not None else None,
-                ended=time.time(),
-                # The document shows an interrupt as the error it is; the history says so.
-                status="interrupted" if run is not None and run.interrupted else outcome.status,
-                note=outcome.note,
-                execution_count=outcome.execution_count,
-                outputs_digest=run.outputs_digest if run is not None else "",
+        if history is not None:
+            path = self._docs.path_of(job.room_id) or ""
+            masker = self._settings.outputs.masker
+            history.record(
+                entry_for(job, outcome, run, path, self.kernel_id, self.kernel_run, masker)
             )
-        )
 
     def _send(self, run: CellRun, code: str) -> None:
         run.source, run.started_at, run.kernel_run = code, time.time(), self.kernel_run
@@ -468,11 +446,3 @@ class KernelQueue:
         await self._writers.close()
         self.silent_reads.forget()
         await self._channel.close()
-
-
-def outputs_digest(ycell: Map) -> str:
-    """A short hash of the cell's outputs as the run left them (masked, as written)."""
-    outputs = ycell.get("outputs")
-    value = outputs.to_py() if outputs is not None else []
-    text = json.dumps(value, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -16,8 +16,19 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
+import json
+import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from pycrdt import Map
+
+from ..document import source_hash
+
+if TYPE_CHECKING:
+    from ..secrets import SecretMasker
+    from .run import CellJob, CellRun, RunOutcome
 
 TAB = "tab"
 RUNS_API = "runs_api"
@@ -140,3 +151,45 @@ def stale_reason(last: LastRun | None, source_hash: str, kernel_run: str | None)
     if kernel_run is not None and last.kernel_run != kernel_run:
         return "kernel restarted since this output"
     return ""
+
+
+def entry_for(
+    job: CellJob,
+    outcome: RunOutcome,
+    run: CellRun | None,
+    path: str,
+    kernel_id: str,
+    kernel_run: str,
+    masker: SecretMasker | None,
+) -> RunEntry:
+    """The history's record of a settled run (``run`` is ``None`` for a cell dropped from
+    the queue before it started): the source it ran, masked, and how it ended."""
+    ran = run is not None and run.source is not None
+    source = run.source if run is not None and run.source is not None else job.code
+    return RunEntry(
+        room_id=job.room_id,
+        path=path,
+        cell_id=job.cell_id,
+        run_id=job.run_id,
+        origin=job.origin or RunOrigin(job.by, "runs_api"),
+        source_hash=source_hash(source),
+        source=masker.mask(source) if masker is not None else source,
+        kernel_id=kernel_id,
+        kernel_run=run.kernel_run if run is not None else kernel_run,
+        queued=job.queued_at,
+        started=run.started_at if ran and run is not None else None,
+        ended=time.time(),
+        # The document shows an interrupt as the error it is; the history says so.
+        status="interrupted" if run is not None and run.interrupted else outcome.status,
+        note=outcome.note,
+        execution_count=outcome.execution_count,
+        outputs_digest=run.outputs_digest if run is not None else "",
+    )
+
+
+def outputs_digest(ycell: Map) -> str:
+    """A short hash of the cell's outputs as the run left them (masked, as written)."""
+    outputs = ycell.get("outputs")
+    value = outputs.to_py() if outputs is not None else []
+    text = json.dumps(value, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

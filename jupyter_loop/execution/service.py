@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import uuid
 from typing import Any
@@ -19,10 +18,9 @@ from ..tasks import BackgroundTasks
 from . import board
 from .cell_marks import failure_note
 from .introspect import EXPRESSION, EXPRESSION_KEY, VariablesReport, report_from_reply
-from .kept import replay_ended_run, resume_run
-from .ledger import LedgerEntry, NullLedger, RunLedger
+from .ledger import NullLedger, RunLedger
 from .queue import KernelQueue, QueueSettings
-from .recovery import close_interrupted_runs
+from .restart import take_up_left_runs
 from .run import KERNEL_DIED, KERNEL_RESTARTED, CellJob, RunOutcome
 from .run_origin import RUNS_API, RunEntry, RunOrigin, stale_reason
 
@@ -90,36 +88,14 @@ class ExecutionService:
         return self._recovered
 
     async def _recover(self) -> int:
-        interrupted = self._ledger.load()
-        kept = self._kept
-        resumed, ended, closed = sort_interrupted(interrupted, kept, self._kernels)
-        outputs = self._settings.outputs
-        if outputs.journal is not None:  # the keeper's journal has all their output
-            for entry in resumed + ended:
-                outputs.journal.forget_run(entry.run_id)
-        changed = 0
-        for entry in resumed:
-            assert kept is not None
-            try:
-                segment = kept.segment(entry.kernel_id, entry.msg_id)
-                changed += await resume_run(self._queue(entry.kernel_id), entry, segment)
-            except Exception:
-                self._log.exception("jupyter-loop could not follow run %s again", entry.run_id)
-        self._ledger.forget_previous()
-        if kept is not None:
-            replay = dataclasses.replace(outputs, journal=None)
-            for entry in ended:
-                segment = kept.segment(entry.kernel_id, entry.msg_id)
-                how = kept.how_ended(entry.kernel_id)
-                try:
-                    changed += await replay_ended_run(
-                        entry, segment, self._docs, replay, self._log, how=how
-                    )
-                except JupyterLoopError as e:
-                    self._log.info("jupyter-loop could not replay %s: %s", entry.run_id, e)
-            kept.forget_ended()
-        return changed + await close_interrupted_runs(
-            closed, self._docs, self._log, journal=outputs.journal, policy=outputs
+        return await take_up_left_runs(
+            self._ledger,
+            self._kept,
+            self._kernels,
+            self._queue,
+            self._docs,
+            self._settings.outputs,
+            self._log,
         )
 
     async def stop(self, leaving: set[str] | frozenset[str] = frozenset()) -> None:
@@ -393,25 +369,6 @@ class ExecutionService:
             self._queues.pop(kernel_id, None)
             await queue.stop("The kernel was shut down while this cell ran.")
             self._watched.discard(kernel_id)
-
-
-def sort_interrupted(
-    entries: list[LedgerEntry], kept: KeptKernels | None, kernels: Any
-) -> tuple[list[LedgerEntry], list[LedgerEntry], list[LedgerEntry]]:
-    """The runs a previous server left: to follow again (their kernel was adopted), to
-    replay from a keeper's journal (their kernel ended meanwhile), to close."""
-    resumed: list[LedgerEntry] = []
-    ended: list[LedgerEntry] = []
-    closed: list[LedgerEntry] = []
-    for entry in entries:
-        sent = entry.state == "running" and bool(entry.msg_id) and kept is not None
-        if sent and kept is not None and entry.kernel_id in kept.adopted:
-            (resumed if entry.kernel_id in kernels else closed).append(entry)
-        elif sent and kept is not None and entry.kernel_id in kept.ended:
-            ended.append(entry)
-        else:
-            closed.append(entry)
-    return resumed, ended, closed
 
 
 def _check_sources(cells: list[tuple[int, Map, str, str]], expected: dict[str, str]) -> None:

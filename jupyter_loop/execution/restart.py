@@ -1,0 +1,83 @@
+"""After a restart: the runs a previous server process left in flight, taken up or ended.
+
+A run on a kernel a keeper kept through the restart is followed again (``kept``); one
+whose kept kernel ended meanwhile is replayed from the keeper's journal; every other one
+is closed (``recovery``: replayed from the output journal, or marked cut off). The
+execution service calls this once, as it starts; lists of runs in flight wait for it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..document import LiveDocuments
+from ..errors import JupyterLoopError
+from .kept import replay_ended_run, resume_run
+from .ledger import LedgerEntry, RunLedger
+from .recovery import close_interrupted_runs
+from .writer import OutputPolicy
+
+if TYPE_CHECKING:
+    from ..keeper.adoption import KeptKernels
+    from .queue import KernelQueue
+
+
+async def take_up_left_runs(
+    ledger: RunLedger,
+    kept: KeptKernels | None,
+    kernels: Any,
+    queue_for: Callable[[str], KernelQueue],
+    docs: LiveDocuments,
+    outputs: OutputPolicy,
+    log: logging.Logger,
+) -> int:
+    """Follow, replay or close every run ``ledger`` lists from the last process; returns
+    how many cells changed."""
+    resumed, ended, closed = sort_interrupted(ledger.load(), kept, kernels)
+    if outputs.journal is not None:  # the keeper's journal has all their output
+        for entry in resumed + ended:
+            outputs.journal.forget_run(entry.run_id)
+    changed = 0
+    for entry in resumed:
+        assert kept is not None
+        try:
+            segment = kept.segment(entry.kernel_id, entry.msg_id)
+            changed += await resume_run(queue_for(entry.kernel_id), entry, segment)
+        except Exception:
+            log.exception("jupyter-loop could not follow run %s again", entry.run_id)
+    ledger.forget_previous()
+    if kept is not None:
+        replay = dataclasses.replace(outputs, journal=None)
+        for entry in ended:
+            segment = kept.segment(entry.kernel_id, entry.msg_id)
+            how = kept.how_ended(entry.kernel_id)
+            try:
+                changed += await replay_ended_run(entry, segment, docs, replay, log, how=how)
+            except JupyterLoopError as e:
+                log.info("jupyter-loop could not replay %s: %s", entry.run_id, e)
+        kept.forget_ended()
+    return changed + await close_interrupted_runs(
+        closed, docs, log, journal=outputs.journal, policy=outputs
+    )
+
+
+def sort_interrupted(
+    entries: list[LedgerEntry], kept: KeptKernels | None, kernels: Any
+) -> tuple[list[LedgerEntry], list[LedgerEntry], list[LedgerEntry]]:
+    """The runs a previous server left: to follow again (their kernel was adopted), to
+    replay from a keeper's journal (their kernel ended meanwhile), to close."""
+    resumed: list[LedgerEntry] = []
+    ended: list[LedgerEntry] = []
+    closed: list[LedgerEntry] = []
+    for entry in entries:
+        sent = entry.state == "running" and bool(entry.msg_id) and kept is not None
+        if sent and kept is not None and entry.kernel_id in kept.adopted:
+            (resumed if entry.kernel_id in kernels else closed).append(entry)
+        elif sent and kept is not None and entry.kernel_id in kept.ended:
+            ended.append(entry)
+        else:
+            closed.append(entry)
+    return resumed, ended, closed
