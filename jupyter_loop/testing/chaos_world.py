@@ -77,6 +77,8 @@ class Expected:
     out_of_band: bool = False
     out_of_band_during_run: bool = False
     """The ``.ipynb`` was replaced while a run was in flight (open defect c)."""
+    reconnected_after_out_of_band: bool = False
+    """A tab came back from offline after the ``.ipynb`` was replaced (open defect d)."""
 
     def cell(self, cell_id: str) -> ExpectedCell:
         return next(cell for cell in self.cells if cell.cell_id == cell_id)
