@@ -6,6 +6,7 @@ import base64
 import json
 import shutil
 import subprocess
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,10 @@ def test_an_update_that_builds_on_clocks_it_lacks_has_that_hole(written_by_yjs):
     assert hole.client == 1234567 and hole.clock == 0 and hole.length > 0
 
 
+@pytest.mark.skipif(
+    int(version("pycrdt").split(".")[1]) < 14,
+    reason="pycrdt 0.13 holds the later update back as Yjs does: nothing lenient to encode",
+)
 def test_a_lenient_document_encodes_the_hole_yjs_waits_for(written_by_yjs):
     """pycrdt applies the later update alone and shows it; Yjs waits for the same hole."""
     lenient = Doc()

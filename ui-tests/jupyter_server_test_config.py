@@ -14,6 +14,8 @@ c.ServerApp.port = int(os.environ.get("LOOP_UI_PORT", "8888"))
 c.YDocExtension.document_cleanup_delay = 5
 c.JupyterLoopApp.save_interval = 1.0
 c.ServerApp.allow_root = True  # CI runs as root
+# LOOP_UI_KEEP_KERNELS=never: kernels end with the server (a crash then cuts a run off).
+c.JupyterLoopApp.keep_kernels = os.environ.get("LOOP_UI_KEEP_KERNELS") or "crash"
 
 # Keep the server's databases out of the source tree.
 # (LOOP_UI_STATE_DIR keeps them across a server restart made by a test.)

@@ -17,7 +17,11 @@ export class OwnServer {
   private _process: ChildProcess | null = null;
 
   constructor(
-    readonly options: { portOffset?: number; defaultStore?: boolean } = {}
+    readonly options: {
+      portOffset?: number;
+      defaultStore?: boolean;
+      keepKernels?: 'crash' | 'always' | 'never';
+    } = {}
   ) {
     this.port =
       Number(process.env.LOOP_UI_PORT || 8888) + (options.portOffset ?? 20);
@@ -35,6 +39,7 @@ export class OwnServer {
       JUPYTERLAB_GALATA_ROOT_DIR: this.root,
       LOOP_UI_STATE_DIR: path.join(this.home, 'state'),
       LOOP_UI_DEFAULT_STORE: this.options.defaultStore ? '1' : '',
+      LOOP_UI_KEEP_KERNELS: this.options.keepKernels ?? '',
       JUPYTER_DATA_DIR: path.join(this.home, 'data')
     };
     const log = fs.openSync(
