@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 from conftest import notebook_json, wait_for
+from jupyter_ydoc import YNotebook
 from pycrdt import Provider
 
 from jupyter_loop.testing.server_process import ServerProcess
+from jupyter_loop.testing.ychannel import TornadoChannel
 
 LOOP = "import time\nfor i in range(2000):\n    print(i, flush=True)\n    time.sleep(0.05)"
 # Saving is held back for the whole test: without the journal, the file would keep none of
@@ -37,20 +39,30 @@ def printed(outputs: Any) -> list[int]:
     return [int(line) for line in text.split()]
 
 
-@pytest.mark.timeout(180)
-async def test_a_crash_loses_no_line_that_reached_the_server(server: ServerProcess):
-    path = "crash.ipynb"
+async def start_with_notebook(
+    server: ServerProcess, path: str, source: str
+) -> tuple[TornadoChannel, YNotebook]:
+    """The server started on a one-cell notebook with its kernel; a tab's channel to it."""
     server.root.mkdir(parents=True)
-    (server.root / path).write_text(notebook_json(LOOP), encoding="utf-8")
+    (server.root / path).write_text(notebook_json(source), encoding="utf-8")
     server.start()
     await server.ready()
     await server.start_kernel(path)
-    channel, live = await server.open_room(path)
+    return await server.open_room(path)
+
+
+async def run_first_cell(server: ServerProcess, path: str) -> None:
+    body = {"path": path, "cell_ids": ["c0"]}
+    await server.api("api", "jupyter-loop", "runs", method="POST", body=body)
+
+
+@pytest.mark.timeout(180)
+async def test_a_crash_loses_no_line_that_reached_the_server(server: ServerProcess):
+    path = "crash.ipynb"
+    channel, live = await start_with_notebook(server, path, LOOP)
     async with Provider(live.ydoc, channel):
         await wait_for(lambda: live.cell_number == 1)
-        await server.api(
-            "api", "jupyter-loop", "runs", method="POST", body={"path": path, "cell_ids": ["c0"]}
-        )
+        await run_first_cell(server, path)
         await wait_for(lambda: len(printed(live.get_cell(0)["outputs"])) >= 60, timeout=60)
         seen = printed(live.get_cell(0)["outputs"])
         server.kill()
@@ -101,17 +113,10 @@ async def test_a_crash_right_after_a_run_ends_keeps_all_its_lines(server: Server
     """A run the tabs saw end (its count shown, ``GET runs`` no longer listing it) keeps
     every line through a kill that comes at once, before any save (found by chaos.py)."""
     path = "short.ipynb"
-    server.root.mkdir(parents=True)
-    (server.root / path).write_text(notebook_json(SHORT), encoding="utf-8")
-    server.start()
-    await server.ready()
-    await server.start_kernel(path)
-    channel, live = await server.open_room(path)
+    channel, live = await start_with_notebook(server, path, SHORT)
     async with Provider(live.ydoc, channel):
         await wait_for(lambda: live.cell_number == 1)
-        await server.api(
-            "api", "jupyter-loop", "runs", method="POST", body={"path": path, "cell_ids": ["c0"]}
-        )
+        await run_first_cell(server, path)
         await wait_for(lambda: live.get_cell(0).get("execution_count") is not None, timeout=60)
         while (await server.api("api", "jupyter-loop", "runs?path=" + path))["cells"]:
             pass  # the run is over for every client once the server no longer lists it
