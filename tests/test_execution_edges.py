@@ -135,6 +135,24 @@ def notebook_with_ids(root: Path, name: str, ids: list[str]) -> str:
     return name
 
 
+async def test_a_cell_run_while_a_restarted_kernel_is_reconnected_runs(
+    write_notebook, start_kernel, run_cells, open_tab
+):
+    # The kernel dies; the cell run again the moment its marker says "aborted" (before the
+    # restarter brings the kernel back, on new ports: it died young) must run on the
+    # restarted kernel: not be cut off by the restart's later words, nor wait for ever
+    # on the old ports.
+    dies = "import os, time\nprint('bye', flush=True)\ntime.sleep(0.5)\nos._exit(1)"
+    path = write_notebook("death.ipynb", dies, "'back'")
+    await start_kernel(path)
+    async with open_tab(path) as tab:
+        await run_cells(path, "c0", "c1")
+        await wait_for(lambda: (tab.marker("c1") or {}).get("status") == "aborted", timeout=60)
+        await run_cells(path, "c1")
+        await wait_for(lambda: tab.cell("c1").get("execution_count") == 1, timeout=30)
+        assert tab.marker("c1")["status"] == "ok"
+
+
 async def test_every_valid_cell_id_runs(jp_root_dir, read_notebook, start_kernel, run_cells):
     ids = ["_private", "-dash", "a" * 64, "A-_9"]
     path = notebook_with_ids(jp_root_dir, "ids.ipynb", ids)

@@ -28,13 +28,15 @@ from jupyter_server.utils import ensure_async
 from ..errors import Unavailable
 from ..tasks import succeeded
 from .gateway_link import GatewayLink
-from .run import KERNEL_DIED, KERNEL_RESTARTED
 
 POLL_TIMEOUT = 1.0
 """Seconds a receive waits before polling again. pyzmq's asyncio poll without a timeout
 can miss a message that arrives while a request is sent on the same socket (seen with a
 second execute request sent while a reply was awaited: the reply never came), so no
 receive waits for good."""
+
+RESTART_POLL = 0.2
+"""Seconds between looks at a dead kernel that its restarter is to bring back."""
 
 IOPUB_PROBE = 0.5
 """Seconds to wait for the status of one IOPub probe before sending another."""
@@ -100,20 +102,36 @@ class ZmqLink:
         return session
 
     async def open(self, timeout: float, *, busy: bool = False) -> None:
+        """Connect to the kernel's ports as they are now.
+
+        A cell may be run between a kernel's death and its restart by jupyter_client's
+        restarter (seconds later, on new ports when it died young): the connection waits
+        for the restarted kernel, and connects again when a restart changed the ports
+        while it waited for an answer, rather than ask the old ports until it times out.
+        """
         manager = self._manager
-        await _started(manager, timeout)
-        client = manager.client_factory(connection_file=manager.connection_file, parent=manager)
-        client.load_connection_info(manager.get_connection_info(session=False))
-        client.start_channels(shell=True, iopub=True, stdin=True, hb=False, control=busy)
-        if busy:
-            self._client = client  # ready once IOPub answers (``KernelChannel._iopub_up``)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            await _restarted(manager, deadline - loop.time(), timeout)
+            ports = manager.get_connection_info(session=False)
+            client = manager.client_factory(connection_file=manager.connection_file, parent=manager)
+            client.load_connection_info(ports)
+            client.start_channels(shell=True, iopub=True, stdin=True, hb=False, control=busy)
+            if busy:
+                self._client = client  # ready once IOPub answers (``KernelChannel._iopub_up``)
+                return
+            try:
+                await client.wait_for_ready(timeout=max(deadline - loop.time(), 0))
+            except (RuntimeError, TimeoutError) as e:
+                client.stop_channels()
+                moved = manager.get_connection_info(session=False) != ports
+                dead = "died" in str(e)
+                if (moved or dead) and loop.time() < deadline:
+                    continue  # restarted meanwhile, or about to be: connect anew
+                raise Unavailable(f"The kernel did not answer within {timeout:g} s: {e}") from e
+            self._client = client
             return
-        try:
-            await client.wait_for_ready(timeout=timeout)
-        except (RuntimeError, TimeoutError) as e:
-            client.stop_channels()
-            raise Unavailable(f"The kernel did not answer within {timeout:g} s: {e}") from e
-        self._client = client
 
     def send(self, channel: str, message: dict[str, Any]) -> None:
         getattr(self._client, f"{channel}_channel").send(message)
@@ -179,7 +197,23 @@ async def _started(manager: Any, timeout: float) -> None:
             raise Unavailable(f"The kernel failed to start: {str(e) or type(e).__name__}") from e
 
 
-_LOST = {"restarting": KERNEL_RESTARTED, "dead": KERNEL_DIED}
+async def _restarted(manager: Any, remaining: float, timeout: float) -> None:
+    """Wait for a kernel found dead to be running again, if a restarter brings it back."""
+    await _started(manager, max(remaining, 0))
+    if await ensure_async(manager.is_alive()):
+        return
+    if not getattr(manager, "autorestart", False):
+        raise Unavailable("The kernel is not running (it died, and nothing restarts it).")
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + remaining
+    while not await ensure_async(manager.is_alive()):
+        if loop.time() >= deadline:
+            raise Unavailable(f"The kernel died and was not restarted within {timeout:g} s.")
+        await asyncio.sleep(RESTART_POLL)
+        await _started(manager, max(deadline - loop.time(), 0))
+
+
+LOST_STATES = frozenset({"restarting", "dead"})
 """Kernel states a gateway announces on IOPub when its kernel died (restarted, or not)."""
 
 
@@ -250,9 +284,9 @@ class KernelChannel:
 
     def _deliver(self, channel: str, message: dict[str, Any]) -> None:
         if channel == "iopub" and message["header"]["msg_type"] == "status":
-            lost = _LOST.get(message["content"].get("execution_state"))
-            if lost is not None:
-                self._on_lost(lost)
+            state = message["content"].get("execution_state")
+            if state in LOST_STATES:
+                self._on_lost(state)
         parent = (message.get("parent_header") or {}).get("msg_id")
         marker = self._markers.get(parent) if parent and channel == "iopub" else None
         if marker is not None and not marker.done():

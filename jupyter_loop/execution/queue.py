@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import uuid
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
@@ -36,10 +35,11 @@ from .cell_writers import CellWriters
 from .history import RunHistory
 from .kept import forget_request
 from .kernel import KernelChannel
+from .kernel_lives import KernelLives
 from .ledger import LedgerEntry, NullLedger, RunLedger
 from .ops import AppendStream
 from .prompts import hide_prompt, show_prompt, take_answer
-from .run import KERNEL_DIED, CellJob, CellRun, RunOutcome
+from .run import KERNEL_DIED, KERNEL_RESTARTED, CellJob, CellRun, RunOutcome
 from .run_origin import entry_for, outputs_digest
 from .silent_read import SilentReads
 from .wal import RunEnd
@@ -89,7 +89,7 @@ class KernelQueue:
         self._settings = settings
         self._log = log
         self._tasks = BackgroundTasks(log)  # input prompts, ends of a lost kernel's runs
-        self._channel = KernelChannel(kernel_manager, log, on_lost=self._kernel_lost)
+        self._channel = KernelChannel(kernel_manager, log, on_lost=self._gateway_says)
         self._jobs: deque[CellJob] = deque()
         self._wakeup = asyncio.Event()
         self._handed: deque[CellRun] = deque()  # in the kernel's order, not yet settled
@@ -99,10 +99,12 @@ class KernelQueue:
         self._outcomes: dict[str, asyncio.Future[RunOutcome]] = {}
         self._closing = False
         self.silent_reads = SilentReads()
-        self.kernel_run = uuid.uuid4().hex
-        """This start of the kernel, as this server saw it: a restart keeps the kernel's id,
-        so the run history tells a restarted kernel's runs apart by this (a new one at each
-        restart or death; a kernel that outlived a server restart counts as restarted)."""
+        self._lives = KernelLives()
+
+    @property
+    def kernel_run(self) -> str:
+        """This start of the kernel (see ``KernelLives.kernel_run``)."""
+        return self._lives.kernel_run
 
     # -- queueing --------------------------------------------------------------------
 
@@ -319,9 +321,12 @@ class KernelQueue:
                 done, _ = await asyncio.wait({run.done}, timeout=self._settings.liveness_interval)
                 if done:
                     return run.done.result()
-                if not await self._channel.alive():
+                channel = self._channel
+                # Replaced meanwhile: the kernel restarted and its runs were ended then.
+                if not await channel.alive() and channel is self._channel:
+                    self._lives.found_dead()
                     self._end_handed(KERNEL_DIED)
-                    await self._reconnect()
+                    await self._replace_channel().close()
         finally:
             self._current = None
 
@@ -370,6 +375,7 @@ class KernelQueue:
 
     async def _ready(self) -> None:
         await self._channel.ready(self._settings.kernel_ready_timeout)
+        self._lives.running()
 
     async def evaluate(self, expressions: dict[str, str], timeout: float) -> dict[str, Any]:
         """The ``user_expressions`` of a silent execute request (see ``silent_read``)."""
@@ -408,21 +414,49 @@ class KernelQueue:
         mark_dropped(notebook, jobs, self._log)
 
     async def end_all(self, note: str | None) -> None:
-        """The kernel restarted or died: end the running cell and empty the queue."""
-        self.kernel_run = uuid.uuid4().hex
-        await self.drop_queued()
+        """The kernel restarted or died: end the running cell and empty the queue.
+
+        All three happen before the first ``await``: a cell run again the moment its
+        marker says "aborted" must find the new connection, not the one to the dead
+        process (still closing, it would take the request and never answer)."""
+        old = self._replace_channel()
         self._end_handed(note)
+        await self.drop_queued()  # which empties the queue before it first awaits
         self.silent_reads.forget()
-        await self._reconnect()
+        await old.close()
 
-    def _kernel_lost(self, note: str) -> None:
-        # Told by the connection itself (a gateway announces a kernel it restarted).
-        self._tasks.spawn(self.end_all(note), "ending the runs of a dead kernel")
+    # -- words of the kernel's death (which of them end runs: ``kernel_lives``) ------
 
-    async def _reconnect(self) -> None:
-        # Display ids and the connection belong to the old kernel process.
-        await self._channel.close()
-        self._channel = KernelChannel(self._manager, self._log, on_lost=self._kernel_lost)
+    def restarter_restarts(self) -> None:
+        """jupyter_client's restarter found the kernel dead and starts it again."""
+        self._end_if(self._lives.restarter_restarts(), KERNEL_RESTARTED)
+
+    def kernel_died(self) -> None:
+        """The kernel died for good (its restarter gave up)."""
+        self._end_if(self._lives.died(), KERNEL_DIED)
+
+    async def restart_done(self) -> None:
+        """The server restarted the kernel (asked for, or its restarter's)."""
+        if self._lives.restart_done():
+            await self.end_all(None)
+
+    def _gateway_says(self, state: str) -> None:
+        # A gateway's word on IOPub: "restarting" (it restarted the kernel) or "dead".
+        if state == "restarting":
+            self._end_if(self._lives.gateway_restarted(), KERNEL_RESTARTED)
+        else:
+            self._end_if(self._lives.died(), KERNEL_DIED)
+
+    def _end_if(self, ended: bool, note: str) -> None:
+        if ended:
+            self._tasks.spawn(self.end_all(note), "ending the runs of a dead kernel")
+
+    def _replace_channel(self) -> KernelChannel:
+        """A new connection for the runs from now on; the old one, for the caller to close.
+        Display ids and the connection belong to the old kernel process."""
+        old = self._channel
+        self._channel = KernelChannel(self._manager, self._log, on_lost=self._gateway_says)
+        return old
 
     async def leave(self) -> None:
         """The server stops, the kernel stays (``keep_kernels = "always"``): the running

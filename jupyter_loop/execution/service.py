@@ -14,14 +14,13 @@ from ..document import ORIGIN, CellNotFound, LiveDocuments, find_cells, source_h
 from ..errors import BadRequest, Conflict, JupyterLoopError, NotFound, SourceChanged
 from ..keeper.adoption import KeptKernels
 from ..payloads import InputReply, QueuedCell, RunRequest, RunTicket
-from ..tasks import BackgroundTasks
 from . import board
 from .cell_marks import failure_note
 from .introspect import EXPRESSION, EXPRESSION_KEY, VariablesReport, report_from_reply
 from .ledger import NullLedger, RunLedger
 from .queue import KernelQueue, QueueSettings
 from .restart import take_up_left_runs
-from .run import KERNEL_DIED, KERNEL_RESTARTED, CellJob, RunOutcome
+from .run import CellJob, RunOutcome
 from .run_origin import RUNS_API, RunEntry, RunOrigin, stale_reason
 
 VARIABLES_TIMEOUT = 5.0
@@ -57,7 +56,6 @@ class ExecutionService:
         self._log = log
         self._queues: dict[str, KernelQueue] = {}
         self._watched: set[str] = set()
-        self._tasks = BackgroundTasks(log)  # ends of runs on kernels that died or restarted
         self._waits: set[asyncio.Task[dict[str, RunOutcome]]] = set()
         self._recovered: asyncio.Event | None = None
 
@@ -102,7 +100,6 @@ class ExecutionService:
         """End every run (the server stops); runs on the kernels in ``leaving`` (kept
         running for the next server) are left in flight, for it to follow again."""
         self._events.remove_listener(schema_id=KERNEL_ACTIONS, listener=self._on_kernel_action)
-        await self._tasks.close(timeout=3)
         for waiting in list(self._waits):  # only the waits: the cells belong to the queues
             waiting.cancel()
         queues = list(self._queues.values())
@@ -340,20 +337,17 @@ class ExecutionService:
         self._watched.add(kernel_id)
 
         def restarted() -> None:
-            self._end_runs(kernel_id, KERNEL_RESTARTED)
+            if (queue := self._queues.get(kernel_id)) is not None:
+                queue.restarter_restarts()
 
         def died() -> None:
-            self._end_runs(kernel_id, KERNEL_DIED)
+            if (queue := self._queues.get(kernel_id)) is not None:
+                queue.kernel_died()
 
         # A gateway kernel has no restarter here (these never fire): its connection
         # reports a death instead (see ``kernel.KernelChannel``).
         manager.add_restart_callback(restarted, "restart")
         manager.add_restart_callback(died, "dead")
-
-    def _end_runs(self, kernel_id: str, note: str | None) -> None:
-        queue = self._queues.get(kernel_id)
-        if queue is not None:
-            self._tasks.spawn(queue.end_all(note), "ending the runs of a dead kernel")
 
     async def _on_kernel_action(self, logger: Any, schema_id: str, data: dict[str, Any]) -> None:
         kernel_id = str(data.get("kernel_id", ""))
@@ -364,7 +358,7 @@ class ExecutionService:
         if action == "interrupt":
             await queue.drop_queued()
         elif action == "restart":
-            await queue.end_all(None)
+            await queue.restart_done()
         elif action == "shutdown":
             self._queues.pop(kernel_id, None)
             await queue.stop("The kernel was shut down while this cell ran.")
