@@ -115,6 +115,26 @@ async def test_a_crash_keeps_the_kernel_and_every_line(serve: Serve):
     server.kill()
 
 
+@pytest.mark.timeout(180)
+async def test_cells_queued_behind_a_kept_run_run_after_it(serve: Serve):
+    # "Run all", then the server crashes: the kept kernel goes on with the running cell,
+    # and the restarted server runs the cells that waited behind it, on that kernel.
+    server = serve()
+    await started(server, "x = 41", LOOP, "print(x + 1)")
+    await run(server, "c0", "c1", "c2")
+    await lines_seen(server, 20)
+    server.crash()
+    await asyncio.sleep(1)
+
+    server.start()
+    await server.ready()
+    done = await ended_in_file(server, 2, timeout=90)
+    assert done.cells[2].outputs[0]["text"] == "42\n"  # the same kernel, after the loop
+    assert printed(done.cells[1].outputs) == list(range(LINES))
+    assert done.cells[2].execution_count == done.cells[1].execution_count + 1
+    server.kill()
+
+
 @pytest.mark.timeout(120)
 async def test_a_clean_stop_shuts_kernels_down_by_default(serve: Serve):
     server = serve()

@@ -29,6 +29,7 @@ class LedgerEntry:
     kernel_id: str = ""  # once handed to the kernel: where it runs ...
     msg_id: str = ""  # ... and its execute request (a kept kernel's run is followed again)
     by: str = ""
+    approved_hash: str = ""  # a run approved for this source only (see ``CellJob``)
 
 
 class RunLedger:

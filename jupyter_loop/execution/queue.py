@@ -111,9 +111,7 @@ class KernelQueue:
     def submit(self, jobs: list[CellJob]) -> list[asyncio.Future[RunOutcome]]:
         """Queue the jobs; each future resolves with how its run ended."""
         loop = asyncio.get_running_loop()
-        self._ledger.add(
-            [LedgerEntry(job.room_id, job.cell_id, job.run_id, "queued") for job in jobs]
-        )
+        self._ledger.add([self._queued_entry(job) for job in jobs])
         outcomes = []
         for job in jobs:
             self._docs.pin(job.room_id)
@@ -131,6 +129,13 @@ class KernelQueue:
             run.writer.reset(first.run_id)
         self._start_worker()
         return outcomes
+
+    def _queued_entry(self, job: CellJob) -> LedgerEntry:
+        # With its kernel: a server that adopts the kernel after a crash runs it there.
+        return LedgerEntry(
+            job.room_id, job.cell_id, job.run_id, "queued", self.kernel_id,
+            by=job.by, approved_hash=job.approved_hash or "",
+        )  # fmt: skip
 
     def follow(self, job: CellJob, msg_id: str, kind: type[CellRun]) -> CellRun:
         """Take up a run the previous server handed to this (kept) kernel: it answers the

@@ -1,9 +1,10 @@
 """After a restart: the runs a previous server process left in flight, taken up or ended.
 
-A run on a kernel a keeper kept through the restart is followed again (``kept``); one
-whose kept kernel ended meanwhile is replayed from the keeper's journal; every other one
-is closed (``recovery``: replayed from the output journal, or marked cut off). The
-execution service calls this once, as it starts; lists of runs in flight wait for it.
+A run on a kernel a keeper kept through the restart is followed again (``kept``), and
+the cells queued behind it are queued again, in their order; a run whose kept kernel
+ended meanwhile is replayed from the keeper's journal; every other one is closed
+(``recovery``: replayed from the output journal, or marked cut off). The execution
+service calls this once, as it starts; lists of runs in flight wait for it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ..errors import JupyterLoopError
 from .kept import replay_ended_run, resume_run
 from .ledger import LedgerEntry, RunLedger
 from .recovery import close_interrupted_runs
+from .run import CellJob
 from .writer import OutputPolicy
 
 if TYPE_CHECKING:
@@ -36,7 +38,7 @@ async def take_up_left_runs(
 ) -> int:
     """Follow, replay or close every run ``ledger`` lists from the last process; returns
     how many cells changed."""
-    resumed, ended, closed = sort_interrupted(ledger.load(), kept, kernels)
+    resumed, queued, ended, closed = sort_interrupted(ledger.load(), kept, kernels)
     if outputs.journal is not None:  # the keeper's journal has all their output
         for entry in resumed + ended:
             outputs.journal.forget_run(entry.run_id)
@@ -48,6 +50,10 @@ async def take_up_left_runs(
             changed += await resume_run(queue_for(entry.kernel_id), entry, segment)
         except Exception:
             log.exception("jupyter-loop could not follow run %s again", entry.run_id)
+    for kernel_id in dict.fromkeys(entry.kernel_id for entry in queued):
+        queue_for(kernel_id).submit(
+            [_queued_again(entry) for entry in queued if entry.kernel_id == kernel_id]
+        )
     ledger.forget_previous()
     if kept is not None:
         replay = dataclasses.replace(outputs, journal=None)
@@ -66,18 +72,32 @@ async def take_up_left_runs(
 
 def sort_interrupted(
     entries: list[LedgerEntry], kept: KeptKernels | None, kernels: Any
-) -> tuple[list[LedgerEntry], list[LedgerEntry], list[LedgerEntry]]:
+) -> tuple[list[LedgerEntry], list[LedgerEntry], list[LedgerEntry], list[LedgerEntry]]:
     """The runs a previous server left: to follow again (their kernel was adopted), to
-    replay from a keeper's journal (their kernel ended meanwhile), to close."""
+    queue again (waiting for an adopted kernel), to replay from a keeper's journal (their
+    kernel ended meanwhile), to close."""
     resumed: list[LedgerEntry] = []
+    queued: list[LedgerEntry] = []
     ended: list[LedgerEntry] = []
     closed: list[LedgerEntry] = []
     for entry in entries:
-        sent = entry.state == "running" and bool(entry.msg_id) and kept is not None
-        if sent and kept is not None and entry.kernel_id in kept.adopted:
-            (resumed if entry.kernel_id in kernels else closed).append(entry)
-        elif sent and kept is not None and entry.kernel_id in kept.ended:
+        adopted = kept is not None and entry.kernel_id in kept.adopted
+        if adopted and entry.kernel_id not in kernels:
+            closed.append(entry)
+        elif adopted and entry.state == "running" and entry.msg_id:
+            resumed.append(entry)
+        elif adopted and entry.state == "queued":
+            queued.append(entry)
+        elif entry.state == "running" and entry.msg_id and kept and entry.kernel_id in kept.ended:
             ended.append(entry)
         else:
             closed.append(entry)
-    return resumed, ended, closed
+    return resumed, queued, ended, closed
+
+
+def _queued_again(entry: LedgerEntry) -> CellJob:
+    # The source it runs is the cell's when it is handed over, as for any job that waited.
+    return CellJob(
+        entry.room_id, entry.cell_id, "", entry.run_id, entry.by,
+        approved_hash=entry.approved_hash or None,
+    )  # fmt: skip

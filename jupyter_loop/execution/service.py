@@ -24,10 +24,10 @@ from .run import CellJob, RunOutcome
 from .run_origin import RUNS_API, RunEntry, RunOrigin, stale_reason
 
 VARIABLES_TIMEOUT = 5.0
+"""Seconds the variables snippet may take before the kernel counts as not answering."""
 RECOVERY_WAIT = 30.0
 """Seconds a list of runs in flight waits for the runs a previous server left to be taken
 up (the server does that as it starts: a kept kernel's journal is read back first)."""
-"""Seconds the variables snippet may take before the kernel counts as not answering."""
 KERNEL_BUSY = "The kernel is busy running a cell; its variables can be read once it is idle."
 KERNEL_ACTIONS = "https://events.jupyter.org/jupyter_server/kernel_actions/v1"
 
