@@ -94,7 +94,8 @@ export async function cellPrompt(page: Page, index: number): Promise<string> {
   const cell = page
     .locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell')
     .nth(index);
-  return (await cell.locator('.jp-InputPrompt').innerText()).trim();
+  // Not innerText: a cell scrolled out of a windowed notebook's view renders no text.
+  return ((await cell.locator('.jp-InputPrompt').textContent()) ?? '').trim();
 }
 
 /** The integers printed one per line by a test loop, in order. */

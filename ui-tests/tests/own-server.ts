@@ -81,6 +81,14 @@ export class OwnServer {
     this.kill();
   }
 
+  /** A crash of the server alone (an OOM kill): kernels a keeper holds live on. */
+  crash(): void {
+    if (this._process?.pid) {
+      process.kill(this._process.pid, 'SIGKILL');
+      this._process = null;
+    }
+  }
+
   /** A crash: the server and its kernel die at once. */
   kill(): void {
     if (this._process?.pid) {

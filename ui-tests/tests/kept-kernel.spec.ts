@@ -1,0 +1,105 @@
+import { expect, test } from '@playwright/test';
+import * as fs from 'fs';
+import * as path from 'path';
+
+import { cellPrompt, cellText, printedNumbers } from './helpers';
+import { OwnServer } from './own-server';
+
+const LINES = 500;
+const LOOP = `import time\nfor i in range(${LINES}):\n    print(i, flush=True)\n    time.sleep(0.05)`;
+
+test('a server crash mid-run: the open tab keeps streaming the same run, every line once', async ({
+  browser
+}) => {
+  test.setTimeout(240000);
+  // The default keep_kernels ("crash"): the kernel outlives an unclean end of its server.
+  const server = new OwnServer({ portOffset: 21, keepKernels: 'crash' });
+  const notebook = {
+    cells: [
+      {
+        cell_type: 'code',
+        id: 'c0',
+        source: 'x = 42',
+        metadata: {},
+        outputs: [],
+        execution_count: null
+      },
+      {
+        cell_type: 'code',
+        id: 'c1',
+        source: LOOP,
+        metadata: {},
+        outputs: [],
+        execution_count: null
+      },
+      {
+        cell_type: 'code',
+        id: 'c2',
+        source: 'print(x)',
+        metadata: {},
+        outputs: [],
+        execution_count: null
+      }
+    ],
+    metadata: {
+      kernelspec: {
+        name: 'python3',
+        display_name: 'Python 3',
+        language: 'python'
+      }
+    },
+    nbformat: 4,
+    nbformat_minor: 5
+  };
+  fs.mkdirSync(server.root, { recursive: true });
+  fs.writeFileSync(
+    path.join(server.root, 'kept.ipynb'),
+    JSON.stringify(notebook)
+  );
+  await server.start();
+  try {
+    const page = await browser.newPage();
+    await page.goto(`${server.url}/lab/tree/kept.ipynb`);
+    await page.locator('.jp-NotebookPanel .jp-CodeCell').first().waitFor();
+    await expect(page.locator('#jp-main-statusbar')).toContainText('Idle', {
+      timeout: 60000
+    });
+    await page.evaluate(() => {
+      void (window as any).jupyterapp.commands.execute(
+        'notebook:run-all-cells'
+      );
+    });
+    await expect
+      .poll(async () => printedNumbers(await cellText(page, 1)).length, {
+        timeout: 30000
+      })
+      .toBeGreaterThan(40);
+
+    server.crash();
+    const seenBefore = printedNumbers(await cellText(page, 1));
+    await new Promise(resolve => setTimeout(resolve, 3000)); // lines printed, no server
+    await server.start();
+
+    // The same tab, not reloaded: it reconnects and the run goes on streaming into it.
+    await expect
+      .poll(async () => printedNumbers(await cellText(page, 1)).length, {
+        timeout: 30000
+      })
+      .toBeGreaterThan(seenBefore.length + 40);
+    await expect
+      .poll(() => cellPrompt(page, 2), { timeout: 90000 })
+      .toMatch(/^\[\d+\]:$/);
+    const after = printedNumbers(await cellText(page, 1));
+    expect(after).toEqual(Array.from({ length: LINES }, (_, i) => i));
+    expect(await cellPrompt(page, 1)).toMatch(/^\[\d+\]:$/);
+    // The kernel is the one that ran the first cell: its variable is still there.
+    await page
+      .locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell')
+      .nth(2)
+      .scrollIntoViewIfNeeded();
+    await expect.poll(() => cellText(page, 2)).toContain('42');
+    await page.close();
+  } finally {
+    await server.stop();
+  }
+});
