@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from conftest import notebook_json, wait_for
-from pycrdt import Provider
+from pycrdt import Map, Provider
 
 from jupyter_loop.keeper.registry import KeeperEntry, list_entries, process_alive
 from jupyter_loop.testing.server_process import ServerProcess
@@ -132,6 +132,68 @@ async def test_cells_queued_behind_a_kept_run_run_after_it(serve: Serve):
     assert done.cells[2].outputs[0]["text"] == "42\n"  # the same kernel, after the loop
     assert printed(done.cells[1].outputs) == list(range(LINES))
     assert done.cells[2].execution_count == done.cells[1].execution_count + 1
+    server.kill()
+
+
+@pytest.mark.timeout(180)
+async def test_a_prompt_left_by_a_crash_is_answered_on_the_kept_kernel(serve: Serve):
+    # The cell waits in input() when the server dies: the kept kernel still waits, the
+    # restarted server shows the same prompt, and an answer reaches the same kernel.
+    server = serve()
+    await started(
+        server,
+        "x = 41",
+        "print('before', flush=True)\nname = input('name? ')\nprint('hello', name, x)",
+    )
+    await run(server, "c0", "c1")
+
+    async def prompt() -> dict[str, Any]:
+        channel, live = await server.open_room(PATH)
+        async with Provider(live.ydoc, channel):
+            board = live.ydoc.get("jupyter_loop:execution", type=Map)
+            marker = lambda: (board.get("c1") or {}).get("input")  # noqa: E731
+            return dict(await wait_for(marker, timeout=60))
+
+    before = await prompt()
+    await asyncio.sleep(1)  # the run ledger has recorded the request (within 0.2 s)
+    server.crash()
+    await asyncio.sleep(1)
+    server.start()
+    await server.ready()
+    request = await prompt()
+    assert request == before  # the same prompt, still waiting
+    body = {"path": PATH, "cell_id": "c1", "request_id": request["request_id"], "value": "Ada"}
+    await server.api("api", "jupyter-loop", "input", method="POST", body=body)
+    done = await ended_in_file(server, 1)
+    texts = [(o["name"], o["text"]) for o in done.cells[1].outputs]
+    assert texts == [
+        ("stdout", "before\n"),
+        ("stdin", "name?  Ada\n"),
+        ("stdout", "hello Ada 41\n"),
+    ]
+    server.kill()
+
+
+@pytest.mark.timeout(180)
+async def test_a_display_shown_before_a_crash_is_updated_after_it(serve: Serve):
+    updates = (
+        "import time\nh = display('a', display_id=True)\nprint('shown', flush=True)\n"
+        "time.sleep(6)\nh.update('b')\nprint('updated')"
+    )
+    server = serve()
+    await started(server, updates)
+    await run(server, "c0")
+    channel, live = await server.open_room(PATH)
+    async with Provider(live.ydoc, channel):
+        await wait_for(lambda: live.cell_number > 0)
+        await wait_for(lambda: len(live.get_cell(0)["outputs"]) >= 2, timeout=60)
+    await asyncio.sleep(1)  # the run ledger has recorded the request (within 0.2 s)
+    server.crash()
+    server.start()
+    await server.ready()
+    done = await ended_in_file(server, 0)
+    shown = [o.get("data", {}).get("text/plain") or o.get("text") for o in done.cells[0].outputs]
+    assert shown == ["'b'", "shown\nupdated\n"]  # the display updated in place
     server.kill()
 
 

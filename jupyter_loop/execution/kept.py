@@ -27,6 +27,7 @@ from jupyter_ydoc import YNotebook
 from pycrdt import Map
 
 from ..document import LiveDocuments
+from ..records import CellMarker, InputRequest
 from . import board
 from .cell_marks import note_line
 from .ledger import LedgerEntry
@@ -195,6 +196,9 @@ async def resume_run(queue: KernelQueue, entry: LedgerEntry, segment: Path) -> b
 
     def restart(notebook: YNotebook, ycell: Map) -> None:
         board.mark_started(notebook, ycell, job.run_id)
+        waiting = CellMarker.from_y(board.marker(notebook, job.cell_id) or {}).input
+        if waiting is not None:  # still shown: the kernel still waits for its answer
+            run.pending_input = (waiting, prompt_header(waiting))
 
     await run.writer.start_run(job.run_id, then=restart)
     try:
@@ -204,6 +208,16 @@ async def resume_run(queue: KernelQueue, entry: LedgerEntry, segment: Path) -> b
         live = False
     await catch_up(run, segment, live=live)
     return True
+
+
+def prompt_header(request: InputRequest) -> dict[str, Any]:
+    """The header an answer to a prompt the previous server showed refers to.
+
+    The kernel's ``input_request`` went to that server's stdin socket and is gone with it;
+    the kernel takes the next ``input_reply`` on its stdin socket from any client, and its
+    parent only tells the reply apart: the request's id, kept in the prompt's record.
+    """
+    return {"msg_id": request.request_id, "msg_type": "input_request"}
 
 
 async def replay_ended_run(
