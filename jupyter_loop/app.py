@@ -65,7 +65,10 @@ class JupyterLoopApp(
     batch_interval = Float(
         0.05,
         config=True,
-        help="Seconds over which a cell's outputs are gathered into one write (default 0.05).",
+        help=(
+            "Seconds over which a cell's outputs, and the assistant's streamed text, are "
+            "gathered into one write into the shared notebook (default 0.05)."
+        ),
     )
 
     save_interval = Float(
@@ -88,15 +91,19 @@ class JupyterLoopApp(
     liveness_interval = Float(
         2.0,
         config=True,
-        help="Seconds between checks that the kernel of a running cell is alive (default 2).",
+        help=(
+            "Seconds between checks that the kernel of a running cell is alive (default 2); "
+            "for a gateway kernel each check is one request to the gateway."
+        ),
     )
 
     data_dir = Unicode(
         "",
         config=True,
         help=(
-            "Directory for jupyter-loop's server-side state (runs in flight, conversations, "
-            "full outputs). Default: jupyter_loop/ under the Jupyter data directory."
+            "Directory for jupyter-loop's server-side state (runs in flight and their output "
+            "journals, full outputs, conversations and the assistant's journals, the run "
+            "history, kept kernels). Default: jupyter_loop/ under the Jupyter data directory."
         ),
     )
 

@@ -21,7 +21,7 @@ TRIALS = 30
 STEPS = (2, 3)
 
 TOLERATED = {OPEN_OUT_OF_BAND_RUN, OPEN_RECONNECT_AFTER_OUT_OF_BAND}
-"""Open defects, each in the README's "Not there yet": take one out of here with its fix,
+"""Open defects, each in docs/features.md's "Not there yet": take one out of here with its fix,
 so this test guards it from then on. Yjs pending structs and torn saves were here until
 they were fixed."""
 

@@ -38,8 +38,9 @@ class AgentConfig(Configurable):
         allow_none=True,
         config=True,
         help=(
-            "The model the agent uses unless a turn names one. Default None: gpt-4o-mini on "
-            "OpenAI's own API, else the first model the server lists."
+            "The model the agent uses unless a turn (the panel's model picker) names one. "
+            "Default None: gpt-4o-mini on OpenAI's own API, else the first model the server "
+            "lists."
         ),
     )
     openai_api_key = Unicode(
