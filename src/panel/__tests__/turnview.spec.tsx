@@ -78,4 +78,30 @@ describe('TurnView', () => {
     const node = await render();
     expect(shown(node, 'Cut off.')).toHaveLength(1);
   });
+
+  it('says an accepted change was undone once the cell is back as it was', async () => {
+    const ids = session.cellIds();
+    server.beginTurn('t1', 'Fix it.');
+    server.putProposal({
+      id: 'p1',
+      kind: 'modify',
+      cell_id: ids[0],
+      base_source: '1/0',
+      new_source: '1/1',
+      resolved_by: 'ada'
+    });
+    session.proposals.apply('p1', { claim: 'k', by: 'ada', expires_in: 30 });
+    let node = await render();
+    expect(node.textContent).toContain('Accepted by ada.');
+    widget?.dispose();
+
+    model.sharedModel.cells[0].undo(); // Ctrl-Z in the cell
+    node = await render();
+    const card = node.querySelector('[data-proposal-id="p1"]');
+    expect(card?.getAttribute('aria-label')).toBe('Edit cell 1: Undone');
+    expect(card?.textContent).not.toContain('Accepted by ada.');
+    expect(card?.textContent).toContain(
+      'Accepted by ada, then undone in the notebook.'
+    );
+  });
 });
