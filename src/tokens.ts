@@ -204,9 +204,23 @@ export interface IConversationMessage {
   level?: 'info' | 'error';
 }
 
+/** Where the current conversation of a notebook began (a "New conversation"). */
+export interface IConversationStart {
+  id: string;
+  started_at: string;
+  by: string;
+}
+
+/** `POST agent/conversations` */
+export interface INewConversationReply {
+  conversation: IConversationStart;
+}
+
 /** `GET agent/conversation?path=` */
 export interface IConversationReply {
   file_id: string;
+  /** The current conversation's start; null when none was ever started anew. */
+  conversation?: IConversationStart | null;
   messages: IConversationMessage[];
   turn: IAgentTurn | null;
   /** Every turn's last record, oldest first (for each turn's token use). */
@@ -258,6 +272,7 @@ export interface IJournalReply {
 export interface IAgentClient {
   models(provider?: string): Promise<IModelsReply>;
   conversation(path: string): Promise<IConversationReply>;
+  newConversation(path: string): Promise<INewConversationReply>;
   startTurn(request: ITurnRequest): Promise<ITurnStarted>;
   stopTurn(path: string, turnId: string): Promise<void>;
   answerApproval(

@@ -208,3 +208,25 @@ def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+class TestMaskedErrors:
+    CANARY = "canary-4b8e1f0d-secret"
+
+    @pytest.fixture
+    def loop_config(self, model_server):
+        return openai_config(model_server, secrets=[self.CANARY])
+
+    async def test_a_provider_error_quoting_a_secret_is_masked_everywhere_it_shows(
+        self, agent, notebook, model_server, open_tab
+    ):
+        """The turn's error and its notice say the same, masked (the panel shows it once)."""
+        model_server.script(fail(500, f"bad input near {self.CANARY}"))
+        conversation = await failed_turn(agent, notebook)
+        assert self.CANARY not in json.dumps(conversation)
+        assert "bad input near" in conversation["turn"]["error"]
+        assert notices(conversation)[-1] == conversation["turn"]["error"]
+        async with open_tab(notebook) as tab:
+            state = agent_state(tab)
+            assert self.CANARY not in json.dumps(state)
+            assert state["live"][-1]["text"] == state["turn"]["error"]

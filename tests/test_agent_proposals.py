@@ -6,6 +6,8 @@ import pytest
 from jupyter_ydoc import YNotebook
 
 from jupyter_loop.agent import proposals
+from jupyter_loop.agent.plan import TurnPlan
+from jupyter_loop.agent.prompt import TurnPrompt
 from jupyter_loop.document import set_source
 from jupyter_loop.errors import Conflict, NotFound
 
@@ -97,3 +99,58 @@ def test_a_new_edit_of_a_cell_replaces_the_pending_one_of_the_same_turn(nb):
     assert second["replaced"] == [first["id"]]
     left = {p["id"] for p in proposals.proposals_map(nb).to_py().values()}
     assert left == {other["id"], kept["id"], second["id"]}
+
+
+def test_an_accepted_change_the_notebook_no_longer_holds_is_undone(nb):
+    """What the model's working memory says of a proposal a user accepted, then undid."""
+    modify = proposals.create(nb, turn_id="t", kind="modify", cell_id="c1", new_source="b = a")
+    modify = proposals.apply(nb, modify["id"], "ada")
+    assert not proposals.is_undone(nb, modify)
+    set_source(nb.ycells[1], "b = a / 0")  # what Ctrl-Z in a tab leaves
+    assert proposals.is_undone(nb, modify)
+    set_source(nb.ycells[1], "b = a + 1")  # edited further: the user's own change
+    assert not proposals.is_undone(nb, modify)
+
+    insert = proposals.create(nb, turn_id="t", kind="insert", cell_id="c0", new_source="x")
+    insert = proposals.apply(nb, insert["id"], "ada")
+    assert not proposals.is_undone(nb, insert)
+    del nb.ycells[1]  # the inserted cell
+    assert proposals.is_undone(nb, insert)
+
+    delete = proposals.create(nb, turn_id="t", kind="delete", cell_id="c0")
+    delete = proposals.apply(nb, delete["id"], "ada")
+    assert not proposals.is_undone(nb, delete)
+    nb.append_cell({"id": "c0", "cell_type": "code", "source": "a = 1", "metadata": {}})
+    assert proposals.is_undone(nb, delete)
+
+
+async def test_the_models_working_memory_says_an_undone_proposal_was_undone(nb):
+    plan = TurnPlan(
+        turn_id="t",
+        room_id="json:notebook:f",
+        file_id="f",
+        user="ada",
+        message="Fix it.",
+        model="m",
+        focus_ids=(),
+        policy="ask",
+        max_steps=4,
+        budget_tokens=8_000,
+        stream_interval=0.05,
+    )
+    prompt = TurnPrompt(plan, [], None)
+    p = proposals.create(nb, turn_id="t", kind="modify", cell_id="c1", new_source="b = a")
+
+    async def memory() -> str:
+        said = await prompt.messages(
+            nb, steps=[], touched=[], notes=[], variables="", budget=8_000, images=False
+        )
+        return next(line for m in said for line in m.content.splitlines() if p["id"] in line)
+
+    try:
+        proposals.apply(nb, p["id"], "ada")
+        assert (await memory()).endswith(": accepted")
+        set_source(nb.ycells[1], "b = a / 0")  # what Ctrl-Z in a tab leaves
+        assert "accepted, then undone by the user" in await memory()
+    finally:
+        prompt.close()

@@ -67,3 +67,19 @@ def test_the_journal_masks_and_lists_entries(tmp_path):
     assert entries[0]["turn_id"] == "t1" and entries[0]["at"].endswith("Z")
     assert "s3cret-value-1" not in (tmp_path / "f.jsonl").read_text(encoding="utf-8")
     assert json.loads((tmp_path / "f.jsonl").read_text().splitlines()[1])["action"] == "accept"
+
+
+def test_a_new_conversation_is_read_from_its_start_and_keeps_the_lines_before(tmp_path):
+    store = ConversationStore(tmp_path)
+    store.add_message("f", turn_id="t1", role="user", text="old question")
+    store.save_turn("f", {"id": "t1", "state": "error"})
+    assert store.conversation("f") is None
+    started = store.start_conversation("f", "ada")
+    store.add_message("f", turn_id="t2", role="user", text="new question")
+
+    reloaded = ConversationStore(tmp_path)
+    assert [m["text"] for m in reloaded.messages("f")] == ["new question"]
+    assert reloaded.turns("f") == [] and reloaded.last_turn("f") is None
+    assert reloaded.conversation("f") == started and started["by"] == "ada"
+    kept = (tmp_path / "f.jsonl").read_text(encoding="utf-8")
+    assert "old question" in kept  # nothing is deleted

@@ -1,10 +1,10 @@
 """REST handlers of the agent (``/api/jupyter-loop/agent/...``): parse, call, reply.
 
-As in Jupyter's own handlers: reading a notebook's conversation or journal, or starting a
-turn (the model reads the cells), needs ``read`` on ``contents``; running cells (a turn's
-runs, which an approval lets happen) needs ``execute`` on ``kernels`` and ``write`` on
-``contents``, as ``POST runs`` does; accepting or rejecting proposals edits notebooks
-(``write`` on ``contents``). The route table is at the bottom.
+As in Jupyter's own handlers: reading a notebook's conversation or journal, starting a
+turn (the model reads the cells) or a new conversation, needs ``read`` on ``contents``;
+running cells (a turn's runs, which an approval lets happen) needs ``execute`` on
+``kernels`` and ``write`` on ``contents``, as ``POST runs`` does; accepting or rejecting
+proposals edits notebooks (``write`` on ``contents``). The route table is at the bottom.
 """
 
 from __future__ import annotations
@@ -72,6 +72,17 @@ class TurnsHandler(AgentHandler):
         self.reply({"turn_id": turn_id}, status=202)
 
 
+class NewConversationHandler(AgentHandler):
+    """Start a new conversation on a notebook: the right to start a turn there is enough."""
+
+    @web.authenticated
+    @requires(Ability.READ)
+    async def post(self) -> None:
+        request = PathRequest.from_json(self.body_object())
+        started = await self.agent.new_conversation(request.path, self.user_name())
+        self.reply({"conversation": started})
+
+
 class StopHandler(AgentHandler):
     @web.authenticated
     @requires(Ability.READ)
@@ -125,6 +136,7 @@ def route_table() -> list[tuple[str, type[LoopHandler]]]:
         (rf"{base}/conversation", ConversationHandler),
         (rf"{base}/journal", JournalHandler),
         (rf"{base}/server-journal", ServerJournalHandler),
+        (rf"{base}/conversations", NewConversationHandler),
         (rf"{base}/turns", TurnsHandler),
         (rf"{base}/turns/{_ID}/stop", StopHandler),
         (rf"{base}/approvals/{_ID}", ApprovalHandler),

@@ -3,7 +3,8 @@
 Entries are ``{at, turn_id, action, by, details}``. Actions: ``user_message``,
 ``model_call`` (model, tokens in and out, duration), ``model_error``, ``tool_call`` (name,
 arguments, receipt), ``proposal``, ``accept``, ``reject``, ``approval_requested``,
-``approval`` (decision, by whom), ``cell_run`` (cells and how each ended), ``turn_end``;
+``approval`` (decision, by whom), ``cell_run`` (cells and how each ended), ``turn_end``,
+``new_conversation`` (by whom, how many messages the closed conversation held);
 ``external_call`` (an MCP or terminal client's tool call: tool, ok, receipt).
 
 Example:

@@ -2,8 +2,10 @@
 
 Keys (see ``docs/agent.md``): ``turn`` (the current or last turn, a plain value replaced
 whole), ``live`` (a Y.Array of Y.Maps, one per entry of the current turn; an assistant
-entry's ``text`` is a Y.Text the server appends to while the model streams) and
-``approval`` (present while the agent waits for permission to run cells).
+entry's ``text`` is a Y.Text the server appends to while the model streams),
+``approval`` (present while the agent waits for permission to run cells) and
+``conversation`` (``{id, started_at, by}``: the current conversation, once a new one was
+started).
 
 Every write re-resolves the document (the room may have been rebuilt) and carries our
 origin. Streamed text is gathered over a short interval and written in batches, never one
@@ -54,6 +56,20 @@ async def show_approval(
     notebook = await docs.notebook(room_id)
     with notebook.ydoc.transaction(origin=ORIGIN):
         _place_approval(agent_map(notebook), approval)
+
+
+async def show_new_conversation(
+    docs: LiveDocuments, room_id: str, conversation: dict[str, Any]
+) -> None:
+    """Empty every tab's conversation: no turn, no entries, and the new conversation's start
+    (a tab that sees it change drops the history it loaded and loads it again)."""
+    notebook = await docs.notebook(room_id)
+    with notebook.ydoc.transaction(origin=ORIGIN):
+        board = agent_map(notebook)
+        for key in ("turn", "live"):
+            if key in board:
+                del board[key]
+        board["conversation"] = dict(conversation)
 
 
 class LiveTurn:

@@ -138,6 +138,8 @@ class TurnPrompt:
             status = str(proposal.get("status"))
             if status == "pending" and proposals.is_stale(notebook, proposal):
                 status = "pending but stale (the cell changed since; propose again)"
+            elif proposals.is_undone(notebook, proposal):
+                status = "accepted, then undone by the user (the notebook is back as before)"
             where = proposal.get("cell_id") or "the top"
             memory.append(f"proposal {proposal['id']} ({proposal['kind']} {where}): {status}")
         return [*memory, *notes]

@@ -135,6 +135,28 @@ def is_stale(notebook: YNotebook, proposal: dict[str, Any]) -> bool:
     return current != proposal.get("base_source")
 
 
+def is_undone(notebook: YNotebook, proposal: dict[str, Any]) -> bool:
+    """Whether the notebook no longer holds an accepted proposal's change.
+
+    A tab's Ctrl-Z reverts the cell but not the proposal's status (its undo manager does
+    not track this map), so this is read from the cells, as the panel does: only a return
+    to exactly the state before the change counts (a cell edited further is the user's).
+    """
+    if proposal.get("status") != "accepted":
+        return False
+    kind, cell_id = proposal.get("kind"), proposal.get("cell_id")
+    if kind == "insert":
+        new_cell_id = proposal.get("new_cell_id")
+        return bool(new_cell_id) and _source(notebook, str(new_cell_id)) is None
+    if cell_id is None:
+        return False
+    current = _source(notebook, str(cell_id))
+    if kind == "delete":
+        return current is not None
+    before = proposal.get("base_source") or ""
+    return current == before and before != (proposal.get("new_source") or "")
+
+
 def _pending(notebook: YNotebook, proposal_id: str) -> dict[str, Any]:
     proposal = get(notebook, proposal_id)
     if proposal.get("status") != "pending":

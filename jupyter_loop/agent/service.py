@@ -28,7 +28,7 @@ from .context import ConversationTurn
 from .decisions import ProposalDecisions
 from .external import ExternalAgent
 from .journal import AgentJournal
-from .live import LiveTurn, current_turn
+from .live import LiveTurn, current_turn, show_new_conversation
 from .payloads import ApprovalAnswer, TurnRequest, policy_or_default
 from .permission import turn_allowance
 from .plan import WITHHELD, TurnPlan
@@ -300,6 +300,37 @@ class AgentService:
         room_id = await self._docs.room_id(answer.path)
         self._desk.answer(approval_id, room_id, answer, user)
 
+    async def new_conversation(self, path: str, user: str) -> dict[str, Any]:
+        """Start a new conversation on the notebook: turns from now on are sent none of the
+        earlier messages, and every tab's panel empties. 409 while a turn runs there.
+
+        The earlier messages stay in the store's file and their side of it in the journal
+        (:class:`.store.ConversationStore` says why nothing is deleted).
+        """
+        room_id = await self._docs.room_id(path)
+        if room_id in self._turns:
+            raise Conflict(
+                "The agent is working on this notebook: stop the turn or wait for it to end, "
+                "then start a new conversation."
+            )
+        self._turns[room_id] = None  # reserved, as a turn does: no turn starts meanwhile
+        try:
+            file_id = NotebookRef.of_room(room_id).file_id
+            before = len(self.store.messages(file_id))
+            started = self.store.start_conversation(file_id, user)
+            self.journal.record(
+                file_id,
+                None,
+                "new_conversation",
+                user,
+                conversation_id=started["id"],
+                messages_before=before,
+            )
+            await show_new_conversation(self._docs, room_id, started)
+        finally:
+            del self._turns[room_id]
+        return started
+
     # -- history ---------------------------------------------------------------------
 
     async def conversation(self, path: str) -> dict[str, Any]:
@@ -315,6 +346,7 @@ class AgentService:
             turns = [t for t in turns if t.get("id") != record.get("id")] + [record]
         return {
             "file_id": file_id,
+            "conversation": self.store.conversation(file_id),
             "messages": self.store.messages(file_id),
             "turn": record,
             "turns": turns,

@@ -83,6 +83,12 @@ class ConversationStore:
     Messages are ``{id, turn_id, role, text, tool?, level?, created_at, by?}`` with ``role``
     one of ``user``, ``assistant``, ``tool``, ``notice``. Turn records replace each other:
     the last one for a turn id is its state.
+
+    A new conversation is a ``conversation`` line: messages and turns are read from the
+    last one on, and the lines before it stay in the file. Rejected: rewriting or truncating
+    the file, which would break the one-flushed-line-per-record rule that makes a crash lose
+    at most one line, and would throw away what people said to the model (the journal keeps
+    only their side of it).
     """
 
     def __init__(self, root: str | Path) -> None:
@@ -119,13 +125,31 @@ class ConversationStore:
     def save_turn(self, file_id: str, turn: dict[str, Any]) -> None:
         self._files.append(file_id, {"type": "turn", **turn})
 
+    def start_conversation(self, file_id: str, by: str) -> dict[str, Any]:
+        """Begin a new conversation: what :meth:`messages` and :meth:`turns` read from now."""
+        started = {"id": new_id("c"), "started_at": now_iso(), "by": by}
+        self._files.append(file_id, {"type": "conversation", **started})
+        return started
+
+    def conversation(self, file_id: str) -> dict[str, Any] | None:
+        """The current conversation's start (None: the notebook never began a new one)."""
+        starts = [r for r in self._files.read(file_id) if r.get("type") == "conversation"]
+        return _without_type(starts[-1]) if starts else None
+
+    def _current(self, file_id: str) -> list[dict[str, Any]]:
+        """The records of the current conversation (after its ``conversation`` line)."""
+        records = self._files.read(file_id)
+        starts = [i for i, r in enumerate(records) if r.get("type") == "conversation"]
+        return records[starts[-1] + 1 :] if starts else records
+
     def messages(self, file_id: str) -> list[dict[str, Any]]:
-        return [_without_type(r) for r in self._files.read(file_id) if r.get("type") == "message"]
+        """The current conversation's messages, oldest first."""
+        return [_without_type(r) for r in self._current(file_id) if r.get("type") == "message"]
 
     def turns(self, file_id: str) -> list[dict[str, Any]]:
-        """Every turn's last record, in the order the turns started."""
+        """The current conversation's turns, each its last record, in the order they started."""
         latest: dict[str, dict[str, Any]] = {}
-        for record in self._files.read(file_id):
+        for record in self._current(file_id):
             if record.get("type") == "turn":
                 latest[str(record.get("id"))] = _without_type(record)
         return list(latest.values())

@@ -165,6 +165,9 @@ class Turn:
 
     async def _finish(self, state: str, error: str | None) -> None:
         plan = self.plan
+        # Masked once, here: a provider's error may quote what it was sent; the turn's
+        # record and its notice then say the same (the panel shows it once).
+        error = self._mask(error) if error else error
         try:
             if state == "stopped":
                 who = self.stopped_by or "someone"

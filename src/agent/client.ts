@@ -8,6 +8,7 @@ import {
   IConversationReply,
   IJournalReply,
   IModelsReply,
+  INewConversationReply,
   ITurnRequest,
   ITurnStarted
 } from '../tokens';
@@ -22,6 +23,13 @@ export class AgentClient implements IAgentClient {
   conversation(path: string): Promise<IConversationReply> {
     return requestAPI<IConversationReply>(
       'agent/conversation' + URLExt.objectToQueryString({ path })
+    );
+  }
+
+  newConversation(path: string): Promise<INewConversationReply> {
+    return requestAPI<INewConversationReply>(
+      'agent/conversations',
+      postJSON({ path })
     );
   }
 

@@ -7,6 +7,7 @@ import {
   IAgentTurn,
   IApprovalRequest,
   IConversationMessage,
+  IConversationStart,
   IConversationReply,
   ILiveEntry,
   TurnState
@@ -33,6 +34,25 @@ const ACTIVE_STATES: ReadonlySet<TurnState> = new Set([
 /** Whether a turn is still going on. */
 export function isActive(turn: IAgentTurn | null | undefined): boolean {
   return !!turn && ACTIVE_STATES.has(turn.state);
+}
+
+/**
+ * The error a turn's footer should state: the turn's error, unless a notice of
+ * the turn already shows it (the server writes both when an error ends a turn;
+ * a turn cut off by a restart has no such notice among its live entries).
+ */
+export function footerError(view: ITurnView): string | null {
+  const error = view.turn?.state === 'error' ? view.turn.error : undefined;
+  if (!error) {
+    return null;
+  }
+  const noticed = view.entries.some(
+    entry =>
+      entry.kind === 'notice' &&
+      entry.level === 'error' &&
+      entry.text.trim() === error.trim()
+  );
+  return noticed ? null : error;
 }
 
 /** A durable message as a conversation entry. */
@@ -73,7 +93,8 @@ export function entryOf(message: IConversationMessage): ConversationEntry {
  * and the live turn observed in the shared document ({@link AGENT_MAP}).
  *
  * The live turn wins over the history for its own turn id, while it has
- * entries; the server is the only writer of both.
+ * entries; the server is the only writer of both. A new conversation (its
+ * start changes in the map) empties both, in every tab.
  */
 export class ConversationModel implements IDisposable {
   constructor(ydoc: Y.Doc) {
@@ -121,8 +142,21 @@ export class ConversationModel implements IDisposable {
     return this._loaded;
   }
 
-  /** Replace the durable history with the server's. */
+  /** The id of the current conversation, once one was started anew. */
+  get conversationId(): string | null {
+    return this._conversationId;
+  }
+
+  /**
+   * Replace the durable history with the server's. A reply of an earlier
+   * conversation than the shared document shows (loaded before a "New
+   * conversation") is ignored: the reload it triggered brings the new one.
+   */
   setHistory(reply: IConversationReply): void {
+    const replied = reply.conversation?.id ?? null;
+    if (this._conversationId !== null && replied !== this._conversationId) {
+      return;
+    }
     this._history = reply.messages.slice();
     for (const turn of reply.turns ?? []) {
       this._records.set(turn.id, turn);
@@ -188,8 +222,18 @@ export class ConversationModel implements IDisposable {
   private _read(): void {
     const turn = plain<IAgentTurn>(this._map.get('turn')) ?? null;
     const live = plain<ConversationEntry[]>(this._map.get('live')) ?? [];
+    const started =
+      plain<IConversationStart>(this._map.get('conversation'))?.id ?? null;
+    const renewed = this._readOnce && started !== this._conversationId;
+    this._readOnce = true;
+    this._conversationId = started;
     const previous = this._turn;
-    if (previous && turn?.id !== previous.id) {
+    if (renewed) {
+      // A new conversation: nothing of the old one is kept, not even archived.
+      this._history = [];
+      this._records.clear();
+      this._historyTurn = null;
+    } else if (previous && turn?.id !== previous.id) {
       this._archive(previous.id);
       this._records.set(previous.id, previous);
     }
@@ -199,7 +243,9 @@ export class ConversationModel implements IDisposable {
     if (turn) {
       this._historyTurn = null;
     }
-    if (turn && previous && turn.id !== previous.id) {
+    if (renewed) {
+      this._turnChanged.emit(turn);
+    } else if (turn && previous && turn.id !== previous.id) {
       this._turnChanged.emit(turn);
     }
   }
@@ -227,6 +273,8 @@ export class ConversationModel implements IDisposable {
   private _live: ConversationEntry[] = [];
   private _history: IConversationMessage[] = [];
   private _records = new Map<string, IAgentTurn>();
+  private _conversationId: string | null = null;
+  private _readOnce = false;
   private _loaded = false;
   private _isDisposed = false;
   private _changed = new Signal<this, void>(this);

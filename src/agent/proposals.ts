@@ -8,15 +8,17 @@ import { replacement } from './diff';
 import { plain } from './ydata';
 
 /**
- * Where a proposal stands for this tab: the server's status, or `stale` when a
- * pending proposal no longer fits the notebook (docs/agent.md).
+ * Where a proposal stands for this tab: the server's status, `stale` when a
+ * pending proposal no longer fits the notebook, or `undone` when the notebook
+ * no longer holds an accepted change (docs/agent.md).
  */
-export type ProposalState = 'pending' | 'stale' | 'accepted' | 'rejected';
+export type ProposalState =
+  'pending' | 'stale' | 'accepted' | 'undone' | 'rejected';
 
 export interface IProposalView {
   proposal: IProposal;
   state: ProposalState;
-  /** Why a stale proposal cannot be accepted, in plain words. */
+  /** Why a stale proposal cannot be accepted, or how an accepted one was undone. */
   reason?: string;
 }
 
@@ -28,6 +30,10 @@ export function proposalState(
   proposal: IProposal,
   sourceOf: SourceLookup
 ): Pick<IProposalView, 'state' | 'reason'> {
+  if (proposal.status === 'accepted') {
+    const undone = undoneReason(proposal, sourceOf);
+    return undone ? { state: 'undone', reason: undone } : { state: 'accepted' };
+  }
   if (proposal.status !== 'pending') {
     return { state: proposal.status };
   }
@@ -51,6 +57,39 @@ export function proposalState(
     };
   }
   return { state: 'pending' };
+}
+
+/**
+ * How the notebook undid an accepted proposal, or null while it holds it.
+ *
+ * Derived from the cells, not recorded: an undo in a tab (Ctrl-Z) reverts the
+ * cell through that tab's undo manager, which does not track the proposals map,
+ * so the server's status stays `accepted` (and a redo brings the change back).
+ * Only a return to exactly the state before the change counts: a cell edited
+ * further, or deleted since, still holds (or lost) the change as the user made it.
+ */
+function undoneReason(
+  proposal: IProposal,
+  sourceOf: SourceLookup
+): string | null {
+  switch (proposal.kind) {
+    case 'insert':
+      return proposal.new_cell_id &&
+        sourceOf(proposal.new_cell_id) === undefined
+        ? 'The inserted cell is no longer in the notebook.'
+        : null;
+    case 'delete':
+      return proposal.cell_id && sourceOf(proposal.cell_id) !== undefined
+        ? 'The deleted cell is back in the notebook.'
+        : null;
+    default: {
+      const before = proposal.base_source ?? '';
+      const current = proposal.cell_id ? sourceOf(proposal.cell_id) : undefined;
+      return current === before && before !== (proposal.new_source ?? '')
+        ? 'The cell holds its source from before the change again.'
+        : null;
+    }
+  }
 }
 
 /** A proposal that no longer fits the notebook. */
@@ -208,8 +247,9 @@ export class ProposalModel implements IDisposable {
   };
 
   private _onCellsChange = (): void => {
-    // Outputs stream through the cells too: only re-check when a proposal waits.
-    if (this._views.some(view => view.proposal.status === 'pending')) {
+    // Outputs stream through the cells too: only re-check when a proposal waits
+    // (it may turn stale) or was accepted (it may be undone).
+    if (this._views.some(view => view.proposal.status !== 'rejected')) {
       this._evaluate();
     }
   };
@@ -228,13 +268,13 @@ export class ProposalModel implements IDisposable {
   }
 
   private _evaluate(force = false): void {
-    const sources = new Map<string, string>();
-    for (const cell of this._notebook.cells) {
-      sources.set(cell.getId(), cell.getSource());
-    }
+    // Sources are read only for the cells proposals name (outputs stream often).
+    const cells = new Map(
+      this._notebook.cells.map(cell => [cell.getId(), cell])
+    );
     const views = this._proposals.map(proposal => ({
       proposal,
-      ...proposalState(proposal, id => sources.get(id))
+      ...proposalState(proposal, id => cells.get(id)?.getSource())
     }));
     const key = views.map(v => `${v.proposal.id}:${v.state}`).join('|');
     this._views = views;

@@ -16,7 +16,8 @@ export interface IOutgoing {
 /**
  * The agent for one notebook: its conversation and proposals (observed in the
  * shared document), the cells in focus and the draft, and the user's actions
- * (send, stop, approve, accept, reject, regenerate) as REST calls.
+ * (send, stop, approve, accept, reject, regenerate, new conversation) as REST
+ * calls.
  */
 export class AgentSession implements IDisposable {
   constructor(options: AgentSession.IOptions) {
@@ -196,6 +197,31 @@ export class AgentSession implements IDisposable {
     await this._run('stop', 'The turn could not be stopped', () =>
       this._service.client.stopTurn(this.path, turn.id)
     );
+  }
+
+  /**
+   * Start a new conversation: later turns are sent none of the earlier
+   * messages, and every tab's panel empties (the server clears the shared
+   * document's turn; {@link ConversationModel} follows it). Not while a turn
+   * runs (the server refuses it too).
+   *
+   * @returns whether it started
+   */
+  async newConversation(): Promise<boolean> {
+    if (this.conversation.isBusy) {
+      return false;
+    }
+    const started = await this._run(
+      'new-conversation',
+      'A new conversation could not be started',
+      () => this._service.client.newConversation(this.path)
+    );
+    if (started === undefined) {
+      return false;
+    }
+    this._outgoing = null;
+    await this.load();
+    return true;
   }
 
   /** Answer the pending approval. */

@@ -2,7 +2,11 @@ import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import * as React from 'react';
 
 import { renumberCells } from '../agent/cellnumbers';
-import { ConversationEntry, ITurnView } from '../agent/conversation';
+import {
+  ConversationEntry,
+  ITurnView,
+  footerError
+} from '../agent/conversation';
 import { AgentSession } from '../agent/session';
 import { IAgentTurn } from '../tokens';
 import { formatTokens } from './hooks';
@@ -102,9 +106,15 @@ const STATE_TEXT: { [state: string]: string } = {
   error: 'The turn ended with an error.'
 };
 
-/** The state and token use of a turn. */
-export function TurnFooter(props: { turn: IAgentTurn }): JSX.Element {
-  const { turn } = props;
+/**
+ * The state and token use of a turn, and its error when no notice of the turn
+ * shows it already (`error`, see {@link footerError}).
+ */
+export function TurnFooter(props: {
+  turn: IAgentTurn;
+  error: string | null;
+}): JSX.Element {
+  const { turn, error } = props;
   const usage = turn.usage;
   const stateText = STATE_TEXT[turn.state] ?? turn.state;
   return (
@@ -117,9 +127,9 @@ export function TurnFooter(props: { turn: IAgentTurn }): JSX.Element {
           {stateText}
         </span>
       )}
-      {turn.state === 'error' && turn.error && (
+      {error && (
         <span className="jp-Loop-Turn-error" role="alert">
-          {turn.error}
+          {error}
         </span>
       )}
       {usage && (usage.input_tokens > 0 || usage.output_tokens > 0) && (
@@ -196,7 +206,7 @@ export function TurnView(props: {
           )}
         </div>
       )}
-      {view.turn && <TurnFooter turn={view.turn} />}
+      {view.turn && <TurnFooter turn={view.turn} error={footerError(view)} />}
     </section>
   );
 }

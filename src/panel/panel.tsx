@@ -146,7 +146,7 @@ function AgentView(props: {
   const session = panel.session;
   return (
     <div className="jp-Loop-AgentView">
-      <Header service={service} notebook={notebook} />
+      <Header service={service} notebook={notebook} session={session} />
       <Banners service={service} />
       {session && notebook ? (
         <SessionView
@@ -175,8 +175,9 @@ function AgentView(props: {
 function Header(props: {
   service: AgentService;
   notebook: NotebookPanel | null;
+  session: AgentSession | null;
 }): JSX.Element {
-  const { service, notebook } = props;
+  const { service, notebook, session } = props;
   const models = service.models;
   const chosen = service.model;
   const options = models?.models ?? [];
@@ -212,7 +213,35 @@ function Header(props: {
           ))}
         </select>
       </label>
+      {session && <NewConversationButton session={session} />}
     </header>
+  );
+}
+
+/**
+ * Start a new conversation on the notebook: every tab's panel empties and the
+ * model is sent none of the earlier messages. Disabled while a turn runs (the
+ * server would refuse it).
+ */
+function NewConversationButton(props: { session: AgentSession }): JSX.Element {
+  const { session } = props;
+  useSignal(session.changed);
+  useSignal(session.conversation.changed);
+  const busy = session.conversation.isBusy;
+  return (
+    <button
+      className="jp-Button jp-mod-styled jp-Loop-NewConversation"
+      aria-label="New conversation"
+      title={
+        busy
+          ? 'Stop the turn or wait for it to end to start a new conversation'
+          : 'Start a new conversation: the assistant forgets this one (the journal keeps it)'
+      }
+      disabled={busy || session.isPending('new-conversation')}
+      onClick={() => void session.newConversation()}
+    >
+      New conversation
+    </button>
   );
 }
 

@@ -30,6 +30,7 @@ const STATE_TEXT: { [state: string]: string } = {
   pending: 'Proposed',
   stale: 'Out of date',
   accepted: 'Accepted',
+  undone: 'Undone',
   rejected: 'Rejected'
 };
 
@@ -167,6 +168,15 @@ export function ProposalCard(props: {
             state,
             session.service.displayName(proposal.resolved_by)
           )}
+        </p>
+      )}
+      {state === 'undone' && (
+        <p className="jp-Loop-Proposal-resolved jp-mod-undone" role="status">
+          {resolvedText(
+            'accepted',
+            session.service.displayName(proposal.resolved_by)
+          ).replace(/\.$/, ', then undone in the notebook.')}{' '}
+          {view.reason}
         </p>
       )}
     </article>

@@ -10,7 +10,7 @@ import {
   runCommand,
   screenshot
 } from './agent-helpers';
-import { cellText } from './helpers';
+import { cellText, openInNewTab } from './helpers';
 
 const model = ModelServer.of();
 
@@ -130,10 +130,48 @@ test('a provider error is said in plain words and ends the turn', async ({
   await expect(panel.locator('.jp-Loop-Turn-state')).toHaveText(
     'The turn ended with an error.'
   );
+  // Said once: the notice, not again in the turn's footer.
+  await expect(panel.getByText(/rejected the API key/)).toHaveCount(1);
   // The notebook is untouched and the next message can be sent.
   await expect(
     panel.getByRole('button', { name: 'Send the message' })
   ).toBeAttached();
+});
+
+test('New conversation empties the panel in every tab, and the model hears none of it', async ({
+  page,
+  context,
+  tmpPath
+}) => {
+  const name = await liveNotebook(page, 'x = 1');
+  const other = await context.newPage();
+  await openInNewTab(other, `${tmpPath}/${name}`);
+  const otherPanel = await openAssistant(other);
+  await page.bringToFront();
+  const panel = await openAssistant(page);
+  await model.script({ status: 500, error: 'boom' });
+  await ask(page, 'A question that fails');
+  await expect(panel.locator('.jp-Loop-Notice.jp-mod-error')).toBeVisible();
+  await expect(otherPanel.locator('.jp-Loop-Turn')).toHaveCount(1);
+
+  await panel.getByRole('button', { name: 'New conversation' }).click();
+  for (const side of [panel, otherPanel]) {
+    await expect(side.locator('.jp-Loop-Turn')).toHaveCount(0);
+    await expect(side.locator('.jp-Loop-Empty')).toContainText(
+      'Ask about this notebook.'
+    );
+  }
+
+  await model.script({ text: 'A fresh answer.' });
+  await ask(page, 'A fresh question');
+  await expect(
+    otherPanel.locator('.jp-Loop-Message.jp-mod-assistant')
+  ).toHaveText('A fresh answer.');
+  await expect(panel.locator('.jp-Loop-Turn')).toHaveCount(1);
+  const requests = await model.chatRequests();
+  const last = JSON.stringify(requests[requests.length - 1].body.messages);
+  expect(last).toContain('A fresh question');
+  expect(last).not.toContain('A question that fails');
 });
 
 test('a lost connection is shown, nothing typed is lost, and the panel reconnects', async ({

@@ -113,6 +113,13 @@ test('a proposal shows on the cell and in a second tab; Accept applies it and Ct
   await expect
     .poll(() => cellSources(other))
     .toEqual(['import math', 'ratio = 10 / 0\nprint("ratio:", ratio)']);
+  // Every tab's card says so, instead of "Accepted by you".
+  for (const side of [panel, otherPanel]) {
+    await expect(side.locator('.jp-Loop-Badge')).toHaveText('Undone');
+    await expect(side.locator('.jp-Loop-Proposal-resolved')).toContainText(
+      'then undone in the notebook'
+    );
+  }
 });
 
 test('two tabs pressing Accept at the same instant apply the edit once; Ctrl-Z in the accepting tab undoes it', async ({

@@ -141,6 +141,47 @@ describe('ConversationModel', () => {
     expect(turns[0].turn?.state).toBe('done');
   });
 
+  it('empties on a new conversation and ignores a history of the old one', () => {
+    const changed: (string | null)[] = [];
+    conversation.turnChanged.connect((_, turn) =>
+      changed.push(turn?.id ?? null)
+    );
+    conversation.setHistory({
+      file_id: 'f',
+      turn: null,
+      messages: [{ id: 'm0', turn_id: 't0', role: 'user', text: 'older' }]
+    });
+    server.beginTurn('t1', 'failed question');
+    server.addEntry({ id: 'e1', kind: 'notice', text: 'boom', level: 'error' });
+    server.updateTurn('t1', { state: 'error', error: 'boom' });
+    expect(conversation.turns().map(t => t.turnId)).toEqual(['t0', 't1']);
+
+    server.newConversation('c1');
+    expect(conversation.turn).toBeNull();
+    expect(conversation.turns()).toEqual([]);
+    expect(conversation.conversationId).toBe('c1');
+    expect(changed).toEqual([null]); // the session reloads the history
+
+    // A reply loaded before the new conversation began comes too late: ignored.
+    conversation.setHistory({
+      file_id: 'f',
+      conversation: null,
+      turn: turnRecord('t1', 'error') as never,
+      messages: [{ id: 'm1', turn_id: 't1', role: 'user', text: 'failed' }]
+    });
+    expect(conversation.turns()).toEqual([]);
+    conversation.setHistory({
+      file_id: 'f',
+      conversation: { id: 'c1', started_at: '', by: 'ada' },
+      turn: null,
+      messages: []
+    });
+    expect(conversation.loaded).toBe(true);
+
+    server.beginTurn('t2', 'fresh question');
+    expect(conversation.turns().map(t => t.turnId)).toEqual(['t2']);
+  });
+
   it('shows a started turn before its first entry', () => {
     server.agent.set('turn', turnRecord('t1', 'running'));
     expect(conversation.turns()).toEqual([

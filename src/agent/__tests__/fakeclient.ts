@@ -7,6 +7,7 @@ import {
   IConversationReply,
   IJournalReply,
   IModelsReply,
+  INewConversationReply,
   ITurnRequest,
   ITurnStarted
 } from '../../tokens';
@@ -69,6 +70,16 @@ export class FakeAgentClient implements IAgentClient {
 
   conversation(path: string): Promise<IConversationReply> {
     return this._call('conversation', [path], () => this.conversationReply);
+  }
+
+  newConversation(path: string): Promise<INewConversationReply> {
+    return this._call('newConversation', [path], () => ({
+      conversation: {
+        id: 'c-new',
+        started_at: '2025-01-02T00:00:00Z',
+        by: 'ada'
+      }
+    }));
   }
 
   startTurn(request: ITurnRequest): Promise<ITurnStarted> {

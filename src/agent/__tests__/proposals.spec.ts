@@ -31,12 +31,46 @@ describe('proposalState', () => {
   const lookup = (id: string) => sources.get(id);
 
   it('is the server status once resolved', () => {
-    expect(proposalState(proposal({ status: 'accepted' }), lookup)).toEqual({
-      state: 'accepted'
-    });
+    expect(
+      proposalState(
+        proposal({ status: 'accepted', base_source: '1/1', new_source: '1/0' }),
+        lookup
+      )
+    ).toEqual({ state: 'accepted' });
     expect(
       proposalState(proposal({ status: 'rejected', base_source: 'x' }), lookup)
     ).toEqual({ state: 'rejected' });
+  });
+
+  it('is undone once the notebook no longer holds an accepted change', () => {
+    const accepted = (fields: Partial<IProposal>) =>
+      proposalState(proposal({ status: 'accepted', ...fields }), lookup);
+    // The cell holds the source from before the edit again (Ctrl-Z).
+    expect(accepted({})).toEqual({
+      state: 'undone',
+      reason: 'The cell holds its source from before the change again.'
+    });
+    // Edited further, or deleted since: still accepted, not undone.
+    expect(accepted({ base_source: '2/0' }).state).toBe('accepted');
+    expect(accepted({ cell_id: 'gone' }).state).toBe('accepted');
+    expect(
+      accepted({ kind: 'insert', cell_id: 'c1', new_cell_id: 'c9' })
+    ).toEqual({
+      state: 'undone',
+      reason: 'The inserted cell is no longer in the notebook.'
+    });
+    expect(
+      accepted({ kind: 'insert', cell_id: 'c1', new_cell_id: 'c2' }).state
+    ).toBe('accepted');
+    expect(
+      accepted({ kind: 'delete', cell_id: 'c2', base_source: 'print(2)' })
+    ).toEqual({
+      state: 'undone',
+      reason: 'The deleted cell is back in the notebook.'
+    });
+    expect(
+      accepted({ kind: 'delete', cell_id: 'gone', base_source: 'x' }).state
+    ).toBe('accepted');
   });
 
   it('is pending while the target holds the base source', () => {
@@ -222,6 +256,26 @@ describe('ProposalModel', () => {
     });
     cell.undo();
     expect(states).toEqual(['stale', 'pending']);
+  });
+
+  it('says an accepted change was undone, and accepted again when redone', () => {
+    server.putProposal({
+      id: 'p1',
+      cell_id: ids[0],
+      kind: 'modify',
+      base_source: '1/0',
+      new_source: '1/1'
+    });
+    proposals.apply('p1', { claim: 'c1', by: 'ada', expires_in: 30 });
+    expect(proposals.get('p1')?.state).toBe('accepted');
+    const cell = model.sharedModel.cells[0];
+    cell.undo(); // Ctrl-Z in the cell: the accepted mark stays on the server
+    expect(cell.getSource()).toBe('1/0');
+    expect(server.proposals.get('p1')).toMatchObject({ status: 'accepted' });
+    expect(proposals.get('p1')?.state).toBe('undone');
+    expect(proposals.open()).toHaveLength(0);
+    cell.redo();
+    expect(proposals.get('p1')?.state).toBe('accepted');
   });
 
   it('turns stale when an edit from another user reaches the tab', () => {

@@ -118,6 +118,28 @@ describe('AgentSession', () => {
     expect(client.names()).not.toContain('startTurn');
   });
 
+  it('starts a new conversation, not while a turn runs, and says why the server refused', async () => {
+    server.beginTurn('t1', 'first');
+    expect(await session.newConversation()).toBe(false);
+    expect(client.names()).not.toContain('newConversation');
+    server.updateTurn('t1', { state: 'error', error: 'boom' });
+
+    client.fail(
+      'newConversation',
+      responseError(409, 'The agent is working on this notebook.')
+    );
+    expect(await session.newConversation()).toBe(false);
+    expect(notices).toEqual([
+      'A new conversation could not be started: The agent is working on this notebook.'
+    ]);
+
+    expect(await session.newConversation()).toBe(true);
+    expect(client.calls.slice(-2)).toEqual([
+      { name: 'newConversation', args: ['work/nb.ipynb'] },
+      { name: 'conversation', args: ['work/nb.ipynb'] }
+    ]);
+  });
+
   it('stops the running turn and answers approvals', async () => {
     server.beginTurn('t1', 'run it');
     server.agent.set('approval', {

@@ -74,6 +74,19 @@ export class FakeServerDoc {
     this.agent.set('turn', { ...current, id, ...changes });
   }
 
+  /** Start a new conversation as the server does: no turn, no entries, its start. */
+  newConversation(id: string): void {
+    this.doc.transact(() => {
+      this.agent.delete('turn');
+      this.agent.delete('live');
+      this.agent.set('conversation', {
+        id,
+        started_at: '2025-01-02T00:00:00.000Z',
+        by: 'ada'
+      });
+    });
+  }
+
   putProposal(proposal: Partial<IProposal> & { id: string }): void {
     this.proposals.set(proposal.id, {
       turn_id: 't1',
