@@ -13,7 +13,7 @@ import pytest
 from traitlets.config import Config
 from yclient import open_tab_factory
 
-pytest_plugins = ["pytest_jupyter.jupyter_server", "exit_guard"]
+pytest_plugins = ["pytest_jupyter.jupyter_server", "exit_guard", "kept_helpers"]
 
 
 @pytest.fixture

@@ -6,75 +6,22 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import notebook_json, wait_for
+from conftest import wait_for
+from kept_helpers import LINES, LOOP, PATH, Serve, ended_in_file, lines_seen, printed, run, started
 from pycrdt import Map, Provider
 
 from jupyter_loop.keeper.registry import KeeperEntry, list_entries, process_alive
 from jupyter_loop.testing.server_process import ServerProcess
-
-LINES = 600  # 30 s: the run goes on after the server is back (it starts in ~10 s)
-LOOP = f"import time\nfor i in range({LINES}):\n    print(i, flush=True)\n    time.sleep(0.05)"
-PATH = "kept.ipynb"
-Serve = Callable[..., ServerProcess]
-
-
-@pytest.fixture
-def serve(tmp_path: Path) -> Iterator[Serve]:
-    """Servers on one home; whatever a test leaves running (a server, a kept kernel, its
-    keeper) goes with it, also when it fails."""
-    made: list[ServerProcess] = []
-
-    def make(*options: str) -> ServerProcess:
-        made.append(ServerProcess(tmp_path, *options))
-        return made[-1]
-
-    yield make
-    for server in made:
-        server.kill()
-
-
-def printed(outputs: Any) -> list[int]:
-    text = "".join("".join(o.get("text", "")) for o in outputs if o.get("name") == "stdout")
-    return [int(line) for line in text.split()]
 
 
 def the_kernel(server: ServerProcess) -> KeeperEntry:
     entries = list_entries(server.kernels_dir)
     assert len(entries) == 1, entries
     return entries[0]
-
-
-async def started(server: ServerProcess, *sources: str) -> str:
-    server.root.mkdir(parents=True, exist_ok=True)
-    (server.root / PATH).write_text(notebook_json(*sources), encoding="utf-8")
-    server.start()
-    await server.ready()
-    return await server.start_kernel(PATH)
-
-
-async def run(server: ServerProcess, *cell_ids: str) -> None:
-    body = {"path": PATH, "cell_ids": list(cell_ids)}
-    await server.api("api", "jupyter-loop", "runs", method="POST", body=body)
-
-
-async def ended_in_file(server: ServerProcess, index: int, timeout: float = 60) -> Any:
-    """The saved notebook once cell ``index`` has its count (its run ended)."""
-    return await wait_for(
-        lambda: (nb := server.saved(PATH)) and nb.cells[index].execution_count and nb,
-        timeout=timeout,
-    )
-
-
-async def lines_seen(server: ServerProcess, at_least: int) -> None:
-    channel, live = await server.open_room(PATH)
-    async with Provider(live.ydoc, channel):
-        await wait_for(lambda: live.cell_number > 1)
-        await wait_for(lambda: len(printed(live.get_cell(1)["outputs"])) >= at_least, timeout=60)
 
 
 @pytest.mark.timeout(180)
@@ -211,8 +158,8 @@ async def test_a_clean_stop_shuts_kernels_down_by_default(serve: Serve):
 @pytest.mark.timeout(180)
 async def test_always_keeps_kernels_across_a_clean_stop(serve: Serve):
     server = serve("--JupyterLoopApp.keep_kernels=always")
-    await started(server, "x = 41", LOOP, "print(x + 1)")
-    await run(server, "c0", "c1")
+    await started(server, "x = 41", LOOP, "print(x + 1)", "print(x + 2)")
+    await run(server, "c0", "c1", "c3")  # c3 waits behind the loop through the upgrade
     await lines_seen(server, 20)
     before = the_kernel(server)
     server.stop(leave_kernels=True)  # an upgrade: SIGTERM
@@ -224,6 +171,8 @@ async def test_always_keeps_kernels_across_a_clean_stop(serve: Serve):
     after = await ended_in_file(server, 1)
     assert printed(after.cells[1].outputs) == list(range(LINES))
     assert the_kernel(server).kernel_pid == before.kernel_pid
+    queued = await ended_in_file(server, 3)
+    assert queued.cells[3].outputs[0]["text"] == "43\n"
     await run(server, "c2")
     done = await ended_in_file(server, 2)
     assert done.cells[2].outputs[0]["text"] == "42\n"

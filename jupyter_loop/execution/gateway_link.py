@@ -8,15 +8,25 @@ open our own websocket to the gateway's ``/api/kernels/<id>/channels``, as Jupyt
 
 The gateway gives every websocket its own ZeroMQ sockets on the kernel, so shell replies
 and input requests come back on the websocket that sent the request, never on a browser's.
+
+Our session id is the same for a kernel from one server start to the next
+(:func:`stable_session`): when the last websocket of a kernel closes, the gateway (it runs
+jupyter_server's kernel manager) keeps the kernel's messages for that websocket's session
+and hands them to the next websocket of the same session. So what a cell printed while
+no server was up reaches the server that comes back (see ``gateway_rejoin``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import getpass
 import json
 import logging
+import socket
+import uuid
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlencode
 
 from jupyter_client.jsonutil import json_default
 from jupyter_client.session import Session
@@ -29,6 +39,17 @@ from tornado.websocket import WebSocketClientConnection, websocket_connect
 from ..errors import Unavailable
 
 
+def stable_session(kernel_id: str) -> str:
+    """Our session id for a gateway kernel: the same for every start of a server of this
+    user on this machine, and no browser's.
+
+    >>> stable_session("k1") == stable_session("k1") != stable_session("k2")
+    True
+    """
+    owner = f"jupyter-loop:{getpass.getuser()}@{socket.gethostname()}:{kernel_id}"
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, owner))
+
+
 class GatewayLink:
     """Shell, IOPub and stdin of a gateway kernel over one websocket."""
 
@@ -36,7 +57,7 @@ class GatewayLink:
         self._manager = manager  # a GatewayKernelManager
         self._kernel_id = str(manager.kernel_id)
         self._log = log
-        self.session = Session(username="jupyter-loop")  # a session id of our own
+        self.session = Session(username="jupyter-loop", session=stable_session(self._kernel_id))
         self._socket: WebSocketClientConnection | None = None
         self._closed = False  # by the gateway
 
@@ -45,6 +66,8 @@ class GatewayLink:
         url = url_path_join(
             gateway.ws_url or "", gateway.kernels_endpoint, url_escape(self._kernel_id), "channels"
         )
+        # The gateway keys what it keeps for a closed websocket by this session id.
+        url += "?" + urlencode({"session_id": self.session.session})
         request = HTTPRequest(url, **gateway.load_connection_args())
         self._closed = False
         try:

@@ -34,7 +34,7 @@ from .ledger import LedgerEntry
 from .ops import AppendStream
 from .recovery import CUT_OFF
 from .run import CellJob, CellRun, RunOutcome
-from .wal import RunEnd
+from .wal import JournalRecord, RunEnd
 from .writer import CellWriter, OutputPolicy
 
 if TYPE_CHECKING:
@@ -51,6 +51,13 @@ ORPHANED = (
     "Its output up to then is above."
 )
 DIED_AWAY = "The kernel died while no Jupyter server was running."
+GATEWAY_GAP = (
+    "The Jupyter server restarted while this cell ran on a gateway kernel: some output "
+    "from just before the restart may be missing here."
+)
+"""Said where a gateway run was taken up: the output journal ends up to one commit
+interval before the crash, and the gateway keeps what came after the server's connection
+closed (only for one session, when several tabs were connected)."""
 
 
 def forget_request(manager: Any, msg_id: str | None) -> None:
@@ -130,6 +137,12 @@ class ResumedRun(CellRun):
     def count(self) -> int | None:
         return self._count
 
+    def counted(self, execution_count: int | None) -> None:
+        """The count the previous server recorded (its ``execute_input`` may be in no
+        journal); one in the journal or live replaces it."""
+        if execution_count is not None:
+            self._count = execution_count
+
     @property
     def caught_up(self) -> bool:
         """The journal has given the first live message: from there, live has it all."""
@@ -188,11 +201,21 @@ async def catch_up(run: ResumedRun, segment: Path, *, live: bool) -> None:
     run.go_live()
 
 
-async def resume_run(queue: KernelQueue, entry: LedgerEntry, segment: Path) -> bool:
-    """Follow a run on a kernel kept through the restart; False if its cell moved on."""
+async def resume_run(
+    queue: KernelQueue,
+    entry: LedgerEntry,
+    segment: Path | None,
+    journalled: JournalRecord | None = None,
+) -> bool:
+    """Follow a run on a kernel kept through the restart; False if its cell moved on.
+
+    ``segment``: the keeper's journal of the run's messages. A gateway kernel has none
+    (``None``): the cell gets back what the output journal holds (``journalled``), then
+    what comes from the gateway (it kept what the kernel sent while no server was up)."""
     job = CellJob(entry.room_id, entry.cell_id, "", entry.run_id, entry.by)
     run = queue.follow(job, entry.msg_id, ResumedRun)
     assert isinstance(run, ResumedRun)
+    run.counted(entry.execution_count)
 
     def restart(notebook: YNotebook, ycell: Map) -> None:
         board.mark_started(notebook, ycell, job.run_id)
@@ -201,12 +224,19 @@ async def resume_run(queue: KernelQueue, entry: LedgerEntry, segment: Path) -> b
             run.pending_input = (waiting, prompt_header(waiting))
 
     await run.writer.start_run(job.run_id, then=restart)
+    for op in journalled.ops if journalled is not None else []:
+        run.writer.push(op)
+    if segment is None:  # where the journal ends and what the gateway kept begins
+        run.writer.push(AppendStream("stderr", note_line(GATEWAY_GAP)))
     try:
         await queue.connect()
         live = True
     except Exception:  # the kernel is gone: the liveness check ends the run
         live = False
-    await catch_up(run, segment, live=live)
+    if segment is None:
+        run.go_live()
+    else:
+        await catch_up(run, segment, live=live)
     return True
 
 

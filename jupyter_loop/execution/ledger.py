@@ -30,6 +30,7 @@ class LedgerEntry:
     msg_id: str = ""  # ... and its execute request (a kept kernel's run is followed again)
     by: str = ""
     approved_hash: str = ""  # a run approved for this source only (see ``CellJob``)
+    execution_count: int | None = None  # once the kernel said it (a run taken up keeps it)
 
 
 class RunLedger:
@@ -70,6 +71,14 @@ class RunLedger:
         entry = self._entries.get(run_id)
         if entry is not None:
             self._entries[run_id] = replace(entry, kernel_id=kernel_id, msg_id=msg_id)
+            self._write_soon()
+
+    def mark_counted(self, run_id: str, execution_count: int) -> None:
+        """The kernel counted the run (``execute_input``): a server that takes the run up
+        after a crash, with no journal of the kernel's messages, ends it with this count."""
+        entry = self._entries.get(run_id)
+        if entry is not None:
+            self._entries[run_id] = replace(entry, execution_count=execution_count)
             self._write_soon()
 
     def in_flight(self) -> list[LedgerEntry]:

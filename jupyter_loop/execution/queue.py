@@ -234,6 +234,7 @@ class KernelQueue:
             self._writers.of(job.room_id, job.cell_id, job.index_hint),
             on_display_update=self._writers.update_display,
             on_input_request=self._input_requested,
+            on_count=lambda count: self._ledger.mark_counted(job.run_id, count),
         )
         self._handed.append(run)
         self._ledger.mark_running(job.run_id)
@@ -465,7 +466,11 @@ class KernelQueue:
 
     async def leave(self) -> None:
         """The server stops, the kernel stays (``keep_kernels = "always"``): the running
-        cell stays running, in the ledger, for the next server to follow (see ``stop``)."""
+        cell stays running, in the ledger, for the next server to follow (see ``stop``),
+        and the cells queued behind it stay queued there, for it to run."""
+        for job in self._jobs:
+            self._docs.unpin(job.room_id)
+        self._jobs.clear()  # not dropped: their markers and ledger entries stay
         await self.stop(note=None)
 
     async def stop(self, note: str | None = "The server stopped during this run.") -> None:

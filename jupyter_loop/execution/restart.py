@@ -1,6 +1,7 @@
 """After a restart: the runs a previous server process left in flight, taken up or ended.
 
-A run on a kernel a keeper kept through the restart is followed again (``kept``), and
+A run on a kernel a keeper kept through the restart, or on a gateway kernel the gateway
+still runs (``gateway_rejoin``), is followed again (``kept``), and
 the cells queued behind it are queued again, in their order; a run whose kept kernel
 ended meanwhile is replayed from the keeper's journal; every other one is closed
 (``recovery``: replayed from the output journal, or marked cut off). The execution
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..document import LiveDocuments
 from ..errors import JupyterLoopError
+from .gateway_rejoin import rejoin_gateway_kernels
 from .kept import replay_ended_run, resume_run
 from .ledger import LedgerEntry, RunLedger
 from .recovery import close_interrupted_runs
@@ -38,16 +40,25 @@ async def take_up_left_runs(
 ) -> int:
     """Follow, replay or close every run ``ledger`` lists from the last process; returns
     how many cells changed."""
-    resumed, queued, ended, closed = sort_interrupted(ledger.load(), kept, kernels)
-    if outputs.journal is not None:  # the keeper's journal has all their output
+    entries = ledger.load()
+    in_use = {entry.kernel_id for entry in entries if entry.kernel_id}
+    rejoined = await rejoin_gateway_kernels(in_use, kernels, log)
+    adopted = set(kept.adopted if kept is not None else ()) | rejoined
+    resumed, queued, ended, closed = sort_interrupted(entries, adopted, kept, kernels)
+    journal = outputs.journal
+    # A gateway kernel has no keeper's journal: the output journal gives its run back.
+    journalled = {r.run_id: r for r in journal.leftovers()} if journal and rejoined else {}
+    if journal is not None:  # what the runs taken up had is in hand: no replay closes them
         for entry in resumed + ended:
-            outputs.journal.forget_run(entry.run_id)
+            journal.forget_run(entry.run_id)
     changed = 0
     for entry in resumed:
-        assert kept is not None
         try:
-            segment = kept.segment(entry.kernel_id, entry.msg_id)
-            changed += await resume_run(queue_for(entry.kernel_id), entry, segment)
+            segment = kept.segment(entry.kernel_id, entry.msg_id) if kept else None
+            if entry.kernel_id in rejoined:
+                segment = None
+            queue = queue_for(entry.kernel_id)
+            changed += await resume_run(queue, entry, segment, journalled.get(entry.run_id))
         except Exception:
             log.exception("jupyter-loop could not follow run %s again", entry.run_id)
     for kernel_id in dict.fromkeys(entry.kernel_id for entry in queued):
@@ -71,22 +82,22 @@ async def take_up_left_runs(
 
 
 def sort_interrupted(
-    entries: list[LedgerEntry], kept: KeptKernels | None, kernels: Any
+    entries: list[LedgerEntry], adopted: set[str], kept: KeptKernels | None, kernels: Any
 ) -> tuple[list[LedgerEntry], list[LedgerEntry], list[LedgerEntry], list[LedgerEntry]]:
-    """The runs a previous server left: to follow again (their kernel was adopted), to
-    queue again (waiting for an adopted kernel), to replay from a keeper's journal (their
-    kernel ended meanwhile), to close."""
+    """The runs a previous server left: to follow again (their kernel was adopted: kept by
+    a keeper, or taken back from a gateway), to queue again (waiting for such a kernel),
+    to replay from a keeper's journal (their kept kernel ended meanwhile), to close."""
     resumed: list[LedgerEntry] = []
     queued: list[LedgerEntry] = []
     ended: list[LedgerEntry] = []
     closed: list[LedgerEntry] = []
     for entry in entries:
-        adopted = kept is not None and entry.kernel_id in kept.adopted
-        if adopted and entry.kernel_id not in kernels:
+        taken = entry.kernel_id in adopted
+        if taken and entry.kernel_id not in kernels:
             closed.append(entry)
-        elif adopted and entry.state == "running" and entry.msg_id:
+        elif taken and entry.state == "running" and entry.msg_id:
             resumed.append(entry)
-        elif adopted and entry.state == "queued":
+        elif taken and entry.state == "queued":
             queued.append(entry)
         elif entry.state == "running" and entry.msg_id and kept and entry.kernel_id in kept.ended:
             ended.append(entry)

@@ -69,8 +69,10 @@ class CellRun:
         *,
         on_display_update: Callable[[UpdateDisplay], None],
         on_input_request: Callable[[CellRun, dict[str, Any]], None],
+        on_count: Callable[[int], None] | None = None,
     ) -> None:
         self.job = job
+        self._on_count = on_count
         self.writer = writer
         self._on_display_update = on_display_update
         self._on_input_request = on_input_request
@@ -100,6 +102,9 @@ class CellRun:
             return
         if kind == "execute_input":
             self._stamp("iopub.execute_input", message)
+            count = message["content"].get("execution_count")
+            if self._on_count is not None and isinstance(count, int):
+                self._on_count(count)
             return
         if kind == "comm_msg":
             self._track_output_widgets(message)
