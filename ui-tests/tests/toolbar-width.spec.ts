@@ -42,9 +42,6 @@ test('at 1024 px the assistant button stays in the notebook toolbar', async ({
   // is about 440 px wide: the button must not be the first item to go into "⋯".
   await page.sidebar.openTab(ASSISTANT);
   placed = await placement(page);
-  console.log(
-    `toolbar: ${placed.toolbar.join(', ')}; in "⋯": ${placed.popup.join(', ')}`
-  );
   expect(placed.popup).not.toContain(ASSISTANT);
   expect(placed.toolbar).toContain(ASSISTANT);
   await page.sidebar.close('right');
