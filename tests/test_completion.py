@@ -248,6 +248,53 @@ class TestOllama:
         assert (await api(*COMPLETION, "status"))["usage"]["failures"] == 0
 
 
+class TestOllamaListedModel:
+    """No model configured: completions use the first model Ollama lists (by name)."""
+
+    @pytest.fixture
+    def loop_config(self, model_server, monkeypatch):
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+        model_server.set_models(
+            ScriptedModel("scripted-coder-1", capabilities=("completion", "insert")),
+            ScriptedModel("scripted-coder-2", capabilities=("completion", "insert")),
+        )
+        return {"agent_provider": "ollama", "ollama_host": model_server.ollama_host}
+
+    async def test_a_model_removed_from_the_server_is_replaced_by_one_it_lists(
+        self, jp_fetch, api, jp_root_dir, model_server
+    ):
+        path = notebook_with_table(jp_root_dir)
+        model_server.set_default_reply(say(INSERTED))
+        assert text_of(await stream(jp_fetch, request(path))) == INSERTED
+        # `ollama rm scripted-coder-1`: it leaves the list, and asking for it is a 404.
+        model_server.set_models(
+            ScriptedModel("scripted-coder-2", capabilities=("completion", "insert"))
+        )
+        model_server.script(fail(404, "model 'scripted-coder-1' not found"))
+        answered = lines(await stream(jp_fetch, request(path)))
+        assert answered[-1] == {"done": True, "error": None}
+        assert "".join(line.get("text", "") for line in answered[:-1]) == INSERTED
+        asked = [body["model"] for body in model_server.bodies(OLLAMA_GENERATE)]
+        assert asked == ["scripted-coder-1", "scripted-coder-1", "scripted-coder-2"]
+        status = await api(*COMPLETION, "status")
+        assert status["model"] == "scripted-coder-2"
+        assert status["usage"]["failures"] == 0
+        # From now on the new model is asked at once.
+        await stream(jp_fetch, request(path))
+        assert model_server.bodies(OLLAMA_GENERATE)[-1]["model"] == "scripted-coder-2"
+        assert len(model_server.bodies(OLLAMA_GENERATE)) == 4
+
+    async def test_a_404_for_a_model_still_listed_is_reported(
+        self, jp_fetch, jp_root_dir, model_server
+    ):
+        path = notebook_with_table(jp_root_dir)
+        model_server.script(fail(404, "model 'scripted-coder-1' not found"))
+        last = lines(await stream(jp_fetch, request(path)))[-1]
+        assert "does not have the model 'scripted-coder-1'" in last["error"]
+        asked = [body["model"] for body in model_server.bodies(OLLAMA_GENERATE)]
+        assert asked == ["scripted-coder-1"]
+
+
 class TestNoProvider:
     @pytest.fixture
     def loop_config(self, monkeypatch):

@@ -17,6 +17,19 @@ c.ServerApp.allow_root = True  # CI runs as root
 # LOOP_UI_KEEP_KERNELS=never: kernels end with the server (a crash then cuts a run off).
 c.JupyterLoopApp.keep_kernels = os.environ.get("LOOP_UI_KEEP_KERNELS") or "crash"
 
+# LOOP_UI_LABEXTENSION=<a checkout>/jupyter_loop/labextension loads that build of the front
+# end instead of the installed one (`jupyter labextension develop` links one checkout for the
+# whole environment; relinking it would change what every other checkout tests).
+if os.environ.get("LOOP_UI_LABEXTENSION"):
+    _labextensions = Path(tempfile.mkdtemp(prefix="loop-ui-labextensions-"))
+    (_labextensions / "jupyter-loop").symlink_to(
+        Path(os.environ["LOOP_UI_LABEXTENSION"]).resolve(), target_is_directory=True
+    )
+    # Before galata's helper extension, which configure_jupyter_server set there (a str).
+    _galata = c.LabServerApp.extra_labextensions_path
+    _galata = [_galata] if isinstance(_galata, str) else list(_galata or [])
+    c.LabServerApp.extra_labextensions_path = [str(_labextensions), *_galata]
+
 # Keep the server's databases out of the source tree.
 # (LOOP_UI_STATE_DIR keeps them across a server restart made by a test.)
 _state = Path(os.environ.get("LOOP_UI_STATE_DIR") or tempfile.mkdtemp(prefix="loop-ui-state-"))

@@ -182,14 +182,14 @@ class CompletionService:
     ) -> None:
         try:
             model = request.model or await self._default_model(provider)
-            fill_in_middle = model not in self._chat_only
             try:
-                await self._answer(job, provider, model, prompt, request.before, fill_in_middle)
+                await self._ask(job, provider, model, prompt, request.before)
             except ProviderError as e:
-                if not (fill_in_middle and says_no_fill_in_middle(e.message)):
+                named = request.model is not None  # the user's choice is never swapped
+                listed = None if named else await self._relisted_model(provider, model, e)
+                if listed is None:
                     raise
-                self._chat_only.add(model)  # ask this model with a chat prompt from now on
-                await self._answer(job, provider, model, prompt, request.before, False)
+                await self._ask(job, provider, listed, prompt, request.before)
         except JupyterLoopError as e:
             self._failed(job, e.message)
             return
@@ -198,6 +198,41 @@ class CompletionService:
             self._failed(job, f"The completion failed: {e}")
             return
         job.queue.put_nowait(CompletionChunk(done=True))
+
+    async def _ask(
+        self,
+        job: CompletionJob,
+        provider: ModelProvider,
+        model: str,
+        prompt: CompletionPrompt,
+        before: str,
+    ) -> None:
+        """Answer with ``model``: fill-in-the-middle, or a chat prompt once it refused."""
+        fill_in_middle = model not in self._chat_only
+        try:
+            await self._answer(job, provider, model, prompt, before, fill_in_middle)
+        except ProviderError as e:
+            if not (fill_in_middle and says_no_fill_in_middle(e.message)):
+                raise
+            self._chat_only.add(model)  # ask this model with a chat prompt from now on
+            await self._answer(job, provider, model, prompt, before, False)
+
+    async def _relisted_model(
+        self, provider: ModelProvider, model: str, error: ProviderError
+    ) -> str | None:
+        """Another model to ask when the one picked from the server's list is gone.
+
+        The first listed model is remembered so that each completion is one request; when
+        the server no longer has it (removed, renamed), it says "not found" and the list is
+        read again. None: keep the error (the model was named by the user or the settings,
+        or the list still starts with it). Re-reading the list before every completion
+        would notice sooner, but costs every keystroke a round trip.
+        """
+        if error.kind != "not_found" or model != self._listed_model:
+            return None
+        self._listed_model = None
+        listed = await self._default_model(provider)
+        return None if listed == model else listed
 
     async def _answer(
         self,

@@ -1,7 +1,12 @@
 import { syntaxHighlighting } from '@codemirror/language';
 import { unifiedMergeView } from '@codemirror/merge';
-import { Compartment, EditorState } from '@codemirror/state';
-import { EditorView } from '@codemirror/view';
+import {
+  Compartment,
+  EditorState,
+  Extension,
+  RangeSetBuilder
+} from '@codemirror/state';
+import { Decoration, EditorView } from '@codemirror/view';
 import {
   IEditorLanguageRegistry,
   jupyterHighlightStyle,
@@ -9,9 +14,31 @@ import {
 } from '@jupyterlab/codemirror';
 import * as React from 'react';
 
+const addedLine = Decoration.line({ class: 'cm-changedLine' });
+
+/**
+ * Every line of the document marked as added, like the merge view marks changed lines.
+ *
+ * Why not the merge view for an empty original: CodeMirror's documents always
+ * have at least one line, so "" counts as one empty line that the insertion
+ * replaces, and the unified view shows it as a removed (red) line above the
+ * new cell's text. Nothing was removed, so nothing red is shown.
+ */
+const allLinesAdded: Extension = EditorView.decorations.compute(
+  ['doc'],
+  state => {
+    const builder = new RangeSetBuilder<Decoration>();
+    for (let number = 1; number <= state.doc.lines; number++) {
+      const line = state.doc.line(number);
+      builder.add(line.from, line.from, addedLine);
+    }
+    return builder.finish();
+  }
+);
+
 /**
  * A read-only CodeMirror merge view of a cell's source: the proposed text with
- * deletions and insertions marked inline, highlighted like the cell itself
+ * deletions and insertions marked inline (a new cell: every line added), highlighted like the cell itself
  * (JupyterLab's editor theme, so light and dark themes follow).
  */
 export function CodeDiff(props: {
@@ -28,6 +55,17 @@ export function CodeDiff(props: {
       return;
     }
     const language = new Compartment();
+    // A new cell (or an empty cell being filled) has no old text: only added lines.
+    const comparison =
+      original === ''
+        ? allLinesAdded
+        : unifiedMergeView({
+            original,
+            mergeControls: false,
+            gutter: true,
+            syntaxHighlightDeletions: true,
+            collapseUnchanged: { margin: 3, minSize: 6 }
+          });
     const view = new EditorView({
       parent: host.current,
       state: EditorState.create({
@@ -39,13 +77,7 @@ export function CodeDiff(props: {
           jupyterTheme,
           syntaxHighlighting(jupyterHighlightStyle),
           language.of([]),
-          unifiedMergeView({
-            original,
-            mergeControls: false,
-            gutter: true,
-            syntaxHighlightDeletions: true,
-            collapseUnchanged: { margin: 3, minSize: 6 }
-          }),
+          comparison,
           EditorView.contentAttributes.of({ 'aria-label': label })
         ]
       })

@@ -232,6 +232,11 @@ test('Reject leaves the notebook unchanged (a ghost cell and a deletion, rejecte
   const ghost = cells(page).nth(0).locator('.jp-Loop-GhostCell');
   await expect(ghost).toBeVisible();
   await expect(ghost.locator('.cm-changedLine')).toContainText('data.sort()');
+  // A new cell removes nothing: no (empty) removed line, on the cell or in the card.
+  await expect(ghost.locator('.cm-deletedChunk')).toHaveCount(0);
+  await expect(
+    panel.locator('.jp-Loop-Proposal[data-kind="insert"] .jp-Loop-DiffLine')
+  ).toHaveText(['+data.sort()']);
   await expect(cells(page).nth(1)).toHaveClass(/jp-Loop-proposedDelete/);
   await expect(panel.locator('.jp-Loop-Proposal')).toHaveCount(2);
   await screenshot(
