@@ -101,7 +101,7 @@ test('ghost text completes a column the previous cell printed; Tab accepts it; t
 
   // Both cells are on screen: the browser said so.
   const ids = [await cellId(page, 0), await cellId(page, 1)];
-  expect(sentIds.at(-1)).toEqual(ids);
+  expect(sentIds[sentIds.length - 1]).toEqual(ids);
 
   const line = panel.locator('.jp-Loop-CompletionUsage');
   await expect

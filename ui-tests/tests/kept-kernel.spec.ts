@@ -1,6 +1,4 @@
 import { expect, test } from '@playwright/test';
-import * as fs from 'fs';
-import * as path from 'path';
 
 import { cellPrompt, cellText, printedNumbers } from './helpers';
 import { OwnServer } from './own-server';
@@ -13,49 +11,8 @@ test('a server crash mid-run: the open tab keeps streaming the same run, every l
 }) => {
   test.setTimeout(240000);
   // The default keep_kernels ("crash"): the kernel outlives an unclean end of its server.
-  const server = new OwnServer({ portOffset: 21, keepKernels: 'crash' });
-  const notebook = {
-    cells: [
-      {
-        cell_type: 'code',
-        id: 'c0',
-        source: 'x = 42',
-        metadata: {},
-        outputs: [],
-        execution_count: null
-      },
-      {
-        cell_type: 'code',
-        id: 'c1',
-        source: LOOP,
-        metadata: {},
-        outputs: [],
-        execution_count: null
-      },
-      {
-        cell_type: 'code',
-        id: 'c2',
-        source: 'print(x)',
-        metadata: {},
-        outputs: [],
-        execution_count: null
-      }
-    ],
-    metadata: {
-      kernelspec: {
-        name: 'python3',
-        display_name: 'Python 3',
-        language: 'python'
-      }
-    },
-    nbformat: 4,
-    nbformat_minor: 5
-  };
-  fs.mkdirSync(server.root, { recursive: true });
-  fs.writeFileSync(
-    path.join(server.root, 'kept.ipynb'),
-    JSON.stringify(notebook)
-  );
+  const server = new OwnServer({ portOffset: 23, keepKernels: 'crash' });
+  server.writeNotebook('kept.ipynb', ['x = 42', LOOP, 'print(x)']);
   await server.start();
   try {
     const page = await browser.newPage();

@@ -69,6 +69,32 @@ export class OwnServer {
       .toBe(200);
   }
 
+  /** Write `name` in the server's root: a Python notebook of code cells `c0`, `c1`, …
+   * with these sources, never run. */
+  writeNotebook(name: string, sources: string[]): void {
+    const cells = sources.map((source, index) => ({
+      cell_type: 'code',
+      id: `c${index}`,
+      source,
+      metadata: {},
+      outputs: [],
+      execution_count: null
+    }));
+    const kernelspec = {
+      name: 'python3',
+      display_name: 'Python 3',
+      language: 'python'
+    };
+    const notebook = {
+      cells,
+      metadata: { kernelspec },
+      nbformat: 4,
+      nbformat_minor: 5
+    };
+    fs.mkdirSync(this.root, { recursive: true });
+    fs.writeFileSync(path.join(this.root, name), JSON.stringify(notebook));
+  }
+
   /** A plain stop (SIGTERM to the server alone), waited for; kernels left are killed. */
   async stop(): Promise<void> {
     const server = this._process;

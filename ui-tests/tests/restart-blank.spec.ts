@@ -1,6 +1,4 @@
 import { expect, test } from '@playwright/test';
-import * as fs from 'fs';
-import * as path from 'path';
 
 import { cellPrompt, cellText } from './helpers';
 import { OwnServer } from './own-server';
@@ -17,40 +15,12 @@ const ALL_LINES = Array.from({ length: LINES }, (_, i) => `line ${i}`).join(
   '\n'
 );
 
-function notebook(): object {
-  return {
-    cells: [
-      {
-        cell_type: 'code',
-        id: 'c0',
-        source: SOURCE,
-        metadata: {},
-        outputs: [],
-        execution_count: null
-      }
-    ],
-    metadata: {
-      kernelspec: {
-        name: 'python3',
-        display_name: 'Python 3',
-        language: 'python'
-      }
-    },
-    nbformat: 4,
-    nbformat_minor: 5
-  };
-}
-
 test('a notebook run with no tab, across restarts, opens whole in a tab', async ({
   browser
 }) => {
   test.setTimeout(420000);
   const server = new OwnServer({ portOffset: 21, defaultStore: true });
-  fs.mkdirSync(server.root, { recursive: true });
-  fs.writeFileSync(
-    path.join(server.root, 'blank.ipynb'),
-    JSON.stringify(notebook())
-  );
+  server.writeNotebook('blank.ipynb', [SOURCE]);
   await server.start();
   try {
     // 1. Run from a tab closed a second later, twice; then a restart.

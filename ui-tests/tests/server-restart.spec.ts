@@ -1,6 +1,4 @@
 import { expect, test } from '@playwright/test';
-import * as fs from 'fs';
-import * as path from 'path';
 
 import { cellPrompt, cellText, printedNumbers } from './helpers';
 import { OwnServer } from './own-server';
@@ -14,40 +12,7 @@ test('a server crash mid-run: saved output stays, the cut is marked, no [*] left
   test.setTimeout(240000);
   // Kernels end with the server here: this is the crash a kept kernel does not have.
   const server = new OwnServer({ keepKernels: 'never' });
-  const notebook = {
-    cells: [
-      {
-        cell_type: 'code',
-        id: 'c0',
-        source: LOOP,
-        metadata: {},
-        outputs: [],
-        execution_count: null
-      },
-      {
-        cell_type: 'code',
-        id: 'c1',
-        source: 'print("next")',
-        metadata: {},
-        outputs: [],
-        execution_count: null
-      }
-    ],
-    metadata: {
-      kernelspec: {
-        name: 'python3',
-        display_name: 'Python 3',
-        language: 'python'
-      }
-    },
-    nbformat: 4,
-    nbformat_minor: 5
-  };
-  fs.mkdirSync(server.root, { recursive: true });
-  fs.writeFileSync(
-    path.join(server.root, 'crash.ipynb'),
-    JSON.stringify(notebook)
-  );
+  server.writeNotebook('crash.ipynb', [LOOP, 'print("next")']);
   await server.start();
   try {
     const page = await browser.newPage();
