@@ -372,6 +372,7 @@ async function main() {
     executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--no-first-run']
   });
+  let finished = false;
   try {
     await Promise.all(servers.map(server => server.start()));
     const pages = {};
@@ -427,9 +428,16 @@ async function main() {
         `ratio loop/stock of medians, ${names[metric]}: ${ratio.toFixed(2)}x`
       );
     }
+    finished = true;
   } finally {
     await browser.close();
     await Promise.all(servers.map(server => server.stop()));
+    // A failed run keeps the servers' directories: their logs say why.
+    if (finished) {
+      for (const server of servers) {
+        fs.rmSync(server.home, { recursive: true, force: true });
+      }
+    }
   }
 }
 
