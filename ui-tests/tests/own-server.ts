@@ -1,4 +1,3 @@
-import { expect } from '@playwright/test';
 import { ChildProcess, spawn, spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
@@ -9,6 +8,9 @@ import * as path from 'path';
  * files, YStore and jupyter-loop state kept across restarts. It runs from `home`, so
  * with `defaultStore` the collaboration store is where a plain `jupyter lab` puts it:
  * `.jupyter_ystore.db` in the server's working directory.
+ *
+ * `app: 'notebook'` starts `jupyter notebook` (Notebook 7) with the same configuration
+ * instead: the same server extensions behind another front end.
  */
 export class OwnServer {
   readonly port: number;
@@ -21,6 +23,7 @@ export class OwnServer {
       portOffset?: number;
       defaultStore?: boolean;
       keepKernels?: 'crash' | 'always' | 'never';
+      app?: 'lab' | 'notebook';
     } = {}
   ) {
     this.port =
@@ -31,6 +34,7 @@ export class OwnServer {
     return `http://localhost:${this.port}`;
   }
 
+  /** Starts the server and waits until it answers; throws if it ends before that. */
   async start(): Promise<void> {
     fs.mkdirSync(this.root, { recursive: true });
     const env = {
@@ -42,31 +46,42 @@ export class OwnServer {
       LOOP_UI_KEEP_KERNELS: this.options.keepKernels ?? '',
       JUPYTER_DATA_DIR: path.join(this.home, 'data')
     };
-    const log = fs.openSync(
-      path.join(this.home, `server-${Date.now()}.log`),
-      'w'
-    );
-    this._process = spawn(
+    const logPath = path.join(this.home, `server-${Date.now()}.log`);
+    const log = fs.openSync(logPath, 'w');
+    const server = spawn(
       'jupyter',
       [
-        'lab',
+        this.options.app ?? 'lab',
         '--config',
         path.join(__dirname, '..', 'jupyter_server_test_config.py')
       ],
       { env, cwd: this.home, detached: true, stdio: ['ignore', log, log] }
     );
-    await expect
-      .poll(
-        async () => {
-          try {
-            return (await fetch(`${this.url}/api/status`)).status;
-          } catch {
-            return 0;
-          }
-        },
-        { timeout: 60000 }
-      )
-      .toBe(200);
+    this._process = server;
+    // A server that cannot start (e.g. `jupyter notebook` without the notebook package)
+    // ends at once: say why then, rather than after a minute of polling.
+    let ended = false;
+    server.once('exit', () => (ended = true));
+    const deadline = Date.now() + 60000;
+    for (;;) {
+      if (ended) {
+        throw new Error(
+          `jupyter ${this.options.app ?? 'lab'} ended before answering:\n` +
+            fs.readFileSync(logPath, 'utf-8').slice(-2000)
+        );
+      }
+      try {
+        if ((await fetch(`${this.url}/api/status`)).status === 200) {
+          return;
+        }
+      } catch {
+        // not listening yet
+      }
+      if (Date.now() > deadline) {
+        throw new Error(`jupyter did not answer on ${this.url} within 60 s`);
+      }
+      await new Promise(resolve => setTimeout(resolve, 250));
+    }
   }
 
   /** Write `name` in the server's root: a Python notebook of code cells `c0`, `c1`, …
