@@ -1,6 +1,4 @@
 import { expect, test } from '@playwright/test';
-import * as fs from 'fs';
-import * as path from 'path';
 
 import { cellPrompt, cellText, printedNumbers } from './helpers';
 import { OwnServer } from './own-server';
@@ -20,32 +18,7 @@ test('Notebook 7: a cell closed mid-run is reopened with all its lines and a num
 }) => {
   test.setTimeout(180000);
   const server = new OwnServer({ portOffset: 22, app: 'notebook' });
-  const notebook = {
-    cells: [
-      {
-        cell_type: 'code',
-        id: 'slow',
-        source: SLOW_LOOP,
-        metadata: {},
-        outputs: [],
-        execution_count: null
-      }
-    ],
-    metadata: {
-      kernelspec: {
-        name: 'python3',
-        display_name: 'Python 3',
-        language: 'python'
-      }
-    },
-    nbformat: 4,
-    nbformat_minor: 5
-  };
-  fs.mkdirSync(server.root, { recursive: true });
-  fs.writeFileSync(
-    path.join(server.root, 'nb7.ipynb'),
-    JSON.stringify(notebook)
-  );
+  server.writeNotebook('nb7.ipynb', [SLOW_LOOP]);
   await server.start();
   try {
     const context = await browser.newContext();
