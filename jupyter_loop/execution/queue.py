@@ -209,8 +209,8 @@ class KernelQueue:
             if self._handed:  # never left waiting for a start that failed to be written
                 self._handed[0].writer.opened()
         self._settle(run.job, outcome, run)
-        if outcome.stops_queue:
-            await self.drop_queued()
+        if outcome.stops_queue:  # not the cells run again since it ended: they run
+            await self.drop_queued(queued_by=run.ended_at)
 
     # -- handing cells to the kernel -------------------------------------------------
 
@@ -330,6 +330,7 @@ class KernelQueue:
                 channel = self._channel
                 # Replaced meanwhile: the kernel restarted and its runs were ended then.
                 if not await channel.alive() and channel is self._channel:
+                    self._log.info("jupyter-loop: kernel %s found dead", self.kernel_id)
                     self._lives.found_dead()
                     self._end_handed(KERNEL_DIED)
                     await self._replace_channel().close()
@@ -400,10 +401,15 @@ class KernelQueue:
 
     # -- stopping --------------------------------------------------------------------
 
-    async def drop_queued(self) -> None:
-        """Forget the cells still waiting: their markers go back to idle."""
-        dropped = list(self._jobs)
+    async def drop_queued(self, queued_by: float | None = None) -> None:
+        """Forget the cells still waiting (``queued_by``: those queued by then): their
+        markers go back to idle."""
+        dropped: list[CellJob] = []
+        kept: list[CellJob] = []
+        for job in self._jobs:
+            (dropped if queued_by is None or job.queued_at <= queued_by else kept).append(job)
         self._jobs.clear()
+        self._jobs.extend(kept)
         try:
             for room_id in dict.fromkeys(job.room_id for job in dropped):
                 await self._mark_dropped(room_id, [j for j in dropped if j.room_id == room_id])
@@ -435,25 +441,30 @@ class KernelQueue:
 
     def restarter_restarts(self) -> None:
         """jupyter_client's restarter found the kernel dead and starts it again."""
-        self._end_if(self._lives.restarter_restarts(), KERNEL_RESTARTED)
+        self._end_if(self._lives.restarter_restarts(), KERNEL_RESTARTED, "the restarter")
 
     def kernel_died(self) -> None:
         """The kernel died for good (its restarter gave up)."""
-        self._end_if(self._lives.died(), KERNEL_DIED)
+        self._end_if(self._lives.died(), KERNEL_DIED, "the restarter (gave up)")
 
     async def restart_done(self) -> None:
         """The server restarted the kernel (asked for, or its restarter's)."""
-        if self._lives.restart_done():
+        ended = self._lives.restart_done()
+        self._log.info("jupyter-loop: kernel %s restarted (ends runs: %s)", self.kernel_id, ended)
+        if ended:
             await self.end_all(None)
 
     def _gateway_says(self, state: str) -> None:
         # A gateway's word on IOPub: "restarting" (it restarted the kernel) or "dead".
         if state == "restarting":
-            self._end_if(self._lives.gateway_restarted(), KERNEL_RESTARTED)
+            self._end_if(self._lives.gateway_restarted(), KERNEL_RESTARTED, "the gateway")
         else:
-            self._end_if(self._lives.died(), KERNEL_DIED)
+            self._end_if(self._lives.died(), KERNEL_DIED, "the gateway (dead)")
 
-    def _end_if(self, ended: bool, note: str) -> None:
+    def _end_if(self, ended: bool, note: str, said_by: str) -> None:
+        self._log.info(
+            "jupyter-loop: kernel %s lost, says %s (ends runs: %s)", self.kernel_id, said_by, ended
+        )
         if ended:
             self._tasks.spawn(self.end_all(note), "ending the runs of a dead kernel")
 

@@ -85,6 +85,7 @@ class CellRun:
         self.msg_id: str | None = None  # of its execute request, once handed to the kernel
         self.source: str | None = None  # what the kernel was handed (the run history)
         self.started_at: float | None = None
+        self.ended_at: float | None = None  # when its outcome was known (see drop_queued)
         self.kernel_run = ""  # which start of the kernel ran it (see KernelQueue.kernel_run)
         self.outputs_digest = ""
         self.done: asyncio.Future[RunOutcome] = asyncio.get_running_loop().create_future()
@@ -171,6 +172,7 @@ class CellRun:
             self._quiet.cancel()
             self._quiet = None
         if not self.done.done():
+            self.ended_at = time.time()
             self.done.set_result(outcome)
 
     def _maybe_finish(self) -> None:
