@@ -148,6 +148,7 @@ async def test_the_agent_needs_read_on_contents(write_notebook, api, model_serve
         ((*AGENT, "turns"), {"method": "POST", "body": {"path": path, "message": "hi"}}),
         ((*AGENT, "conversation"), {"params": {"path": path}}),
         ((*AGENT, "journal"), {"params": {"path": path}}),
+        ((*AGENT, "conversations"), {"method": "POST", "body": {"path": path}}),
     ]:
         status, _ = await status_of(api, *route, **kwargs)
         assert status == 403, route
