@@ -44,21 +44,29 @@ async def take_up_left_runs(
     in_use = {entry.kernel_id for entry in entries if entry.kernel_id}
     rejoined = await rejoin_gateway_kernels(in_use, kernels, log)
     adopted = set(kept.adopted if kept is not None else ()) | rejoined
-    resumed, queued, ended, closed = sort_interrupted(entries, adopted, kept, kernels)
     journal = outputs.journal
     # A gateway kernel has no keeper's journal: the output journal gives its run back.
-    journalled = {r.run_id: r for r in journal.leftovers()} if journal and rejoined else {}
+    journalled = {r.run_id: r for r in journal.leftovers()} if journal is not None else {}
+    # A run whose end is journalled had ended; the ledger had not yet said so (it writes
+    # within 0.2 s) when the server died: replayed from the journal, never followed again
+    # (its kernel is idle, and its keeper let go of its copy once the run ended).
+    over = {run_id for run_id, record in journalled.items() if record.end is not None}
+    left = [entry for entry in entries if entry.run_id not in over]
+    resumed, queued, ended, closed = sort_interrupted(left, adopted, kept, kernels)
+    closed += [entry for entry in entries if entry.run_id in over]
     if journal is not None:  # what the runs taken up had is in hand: no replay closes them
         for entry in resumed + ended:
             journal.forget_run(entry.run_id)
     changed = 0
     for entry in resumed:
         try:
-            segment = kept.segment(entry.kernel_id, entry.msg_id) if kept else None
-            if entry.kernel_id in rejoined:
-                segment = None
             queue = queue_for(entry.kernel_id)
-            changed += await resume_run(queue, entry, segment, journalled.get(entry.run_id))
+            if entry.kernel_id in rejoined:  # no keeper: the output journal, then live
+                changed += await resume_run(queue, entry, None, journalled.get(entry.run_id))
+            else:  # the keeper's journal has every message of the run
+                assert kept is not None
+                segment = kept.segment(entry.kernel_id, entry.msg_id)
+                changed += await resume_run(queue, entry, segment)
         except Exception:
             log.exception("jupyter-loop could not follow run %s again", entry.run_id)
     for kernel_id in dict.fromkeys(entry.kernel_id for entry in queued):
