@@ -48,6 +48,8 @@ on a fresh server.
 Usage: ``python bench/chaos.py N [--seed S] [--trial K] [--steps 3-6] [--keep DIR]``;
 prints one line per trial, then ``trials=N violations=V`` and each violation with its
 replay command. Known open defects are labelled ``[known …]`` and counted apart.
+``CHAOS_SERVER_ARGS="--log-level=DEBUG"`` passes options to the server (its log is kept
+with ``--keep``).
 """
 
 from __future__ import annotations

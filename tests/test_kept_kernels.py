@@ -82,6 +82,52 @@ async def test_cells_queued_behind_a_kept_run_run_after_it(serve: Serve):
     server.kill()
 
 
+def crash_once_a_run_ended(server: ServerProcess, timeout: float = 30) -> None:
+    """SIGKILL the server the moment a run's end reaches the output journal: the run
+    ledger (written 0.2 s after a change) still lists the run then."""
+    journal = server.home / "data" / "jupyter_loop" / "journal"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for path in journal.glob("*") if journal.is_dir() else ():
+            try:
+                if b'{"end":' in path.read_bytes():
+                    server.crash()
+                    return
+            except FileNotFoundError:
+                pass  # the journal went with a save: look again
+        time.sleep(0.001)
+    raise TimeoutError("no run ended in the output journal")
+
+
+@pytest.mark.timeout(240)
+async def test_a_run_that_ended_just_before_a_crash_keeps_every_line(serve: Serve):
+    # Chaos seed 1127, trials 19 and 24: the server died after a run's end was journalled
+    # and before its ledger said so; the restarted server followed the run again on its
+    # kept kernel, which had nothing more to say: the cell came back empty ("cut off"), or
+    # never ended.
+    server = serve()
+    # 0.6 s: the ledger has recorded the run's request to the kernel before it ends
+    await started(
+        server, "import time\nfor i in range(30):\n    print(i, flush=True)\n    time.sleep(0.02)"
+    )
+    ledger = server.home / "data" / "jupyter_loop" / "runs.json"
+    for _attempt in range(8):  # until the kill lands between the two writes
+        await run(server, "c0")
+        await asyncio.to_thread(crash_once_a_run_ended, server)
+        listed = json.loads(ledger.read_text(encoding="utf-8")) if ledger.exists() else []
+        server.start()
+        await server.ready()
+        if listed:
+            break
+        await ended_in_file(server, 0)
+    else:
+        pytest.fail("the kill never came between the journal's end and the ledger's write")
+    done = await ended_in_file(server, 0)
+    assert printed(done.cells[0].outputs) == list(range(30))
+    assert all(output.get("name") == "stdout" for output in done.cells[0].outputs)
+    server.kill()
+
+
 @pytest.mark.timeout(180)
 async def test_a_prompt_left_by_a_crash_is_answered_on_the_kept_kernel(serve: Serve):
     # The cell waits in input() when the server dies: the kept kernel still waits, the

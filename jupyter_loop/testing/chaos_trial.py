@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import shlex
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +41,9 @@ class TrialResult:
 
 def chaos_server(home: Path) -> ServerProcess:
     os.environ.setdefault("PYTHONFAULTHANDLER", "1")  # a hung server's stacks, on SIGABRT
-    return ServerProcess(home, f"--YDocExtension.document_cleanup_delay={CLEANUP_DELAY}")
+    # CHAOS_SERVER_ARGS: more server options for a replay (``--log-level=DEBUG``, say).
+    options = shlex.split(os.environ.get("CHAOS_SERVER_ARGS", ""))
+    return ServerProcess(home, f"--YDocExtension.document_cleanup_delay={CLEANUP_DELAY}", *options)
 
 
 STEPS = (3, 6)

@@ -168,6 +168,7 @@ class World:
         self.processes: list[asyncio.subprocess.Process] = []
         self.restarting = False
         self.cut_note = ""
+        self._kernel_lock = asyncio.Lock()
 
     # -- the notebook file -----------------------------------------------------------
 
@@ -260,13 +261,29 @@ class World:
             await asyncio.sleep(0.1)
 
     async def wait_room_has_code(self, timeout: float = 10) -> None:
-        """After an out-of-band write: until an open tab shows the file's code."""
+        """After an out-of-band write: until the room shows the file's code, as every open
+        tab sees it (or a passing tab, when none is open).
+
+        The server notices a changed file when it next polls it (up to a second later);
+        a tab that typed before that typed into the notebook the file then replaces. That
+        is the conflict "the file wins" means, so the trial's next events wait for it.
+        """
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            tabs = self.online_tabs()
-            if not tabs or all(self._tab_has_code(tab) for tab in tabs):
-                return
-            await asyncio.sleep(0.1)
+        probe: ChaosTab | None = None
+        try:
+            while time.monotonic() < deadline:
+                tabs = self.online_tabs()
+                if not tabs:
+                    if probe is None:
+                        probe = ChaosTab("probe", self)
+                        await probe.connect()
+                    tabs = [probe]
+                if all(self._tab_has_code(tab) for tab in tabs):
+                    return
+                await asyncio.sleep(0.1)
+        finally:
+            if probe is not None:
+                await probe.disconnect()
 
     def _tab_has_code(self, tab: ChaosTab) -> bool:
         sources = {str(c.get("id")): str(c.get("source")) for c in tab.notebook.ycells}
@@ -321,10 +338,17 @@ class World:
         self.expected.restarted = True
 
     async def kernel_id(self) -> str:
-        for session in await self.server.api("api", "sessions"):
-            if session.get("path") == self.path and session.get("kernel"):
-                return str(session["kernel"]["id"])
-        return await self.server.start_kernel(self.path)
+        """The notebook's kernel, started by the first run that needs one.
+
+        One at a time: two runs asking at once would each find no session and start a
+        kernel of their own, and two kernels printing into one cell interleave their
+        lines (a browser's session context starts one kernel per notebook).
+        """
+        async with self._kernel_lock:
+            for session in await self.server.api("api", "sessions"):
+                if session.get("path") == self.path and session.get("kernel"):
+                    return str(session["kernel"]["id"])
+            return await self.server.start_kernel(self.path)
 
     async def end_sessions(self) -> None:
         """Shut the trial's kernel down: trials share a server, not kernels."""
