@@ -39,6 +39,9 @@ ORIGIN = "jupyter_loop"
 
 _YDOC_EXTENSION = "jupyter_server_ydoc"
 
+_COLLABORATION_EVENTS = "https://schema.jupyter.org/jupyter_collaboration/session/v1"
+"""The schema of jupyter-collaboration's room events (``overwrite``: reloaded from disk)."""
+
 
 class _StandInClient:
     """A room client that receives nothing: its presence keeps the room from being cleaned."""
@@ -70,6 +73,27 @@ class LiveDocuments:
         self._save_listeners: list[Callable[[str, float], None]] = []
         self._before_save: list[Callable[[], Awaitable[None]]] = []
         self._whole: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._overwrites: Counter[str] = Counter()
+        events = settings.get("event_logger")
+        if events is not None:
+            events.add_listener(schema_id=_COLLABORATION_EVENTS, listener=self._heard)
+
+    # -- the file changed on disk --------------------------------------------------
+
+    async def _heard(self, logger: Any, schema_id: str, data: Any) -> None:
+        # jupyter_events calls listeners with these keywords; one that raises breaks the
+        # room that emitted the event, so nothing here may.
+        if isinstance(data, dict) and data.get("action") == "overwrite":
+            self._overwrites[str(data.get("room"))] += 1
+
+    def overwrites(self, room_id: str) -> int:
+        """How many times the room's notebook was reloaded from its file since the server
+        started: jupyter-collaboration replaces the notebook (sources *and* outputs) when
+        the file changes on disk (a ``git checkout``).
+
+        A count, not a callback: a cell's writer asks at each batch, so a reload heard while
+        a batch is being written is not missed (the event comes before the reload ends)."""
+        return self._overwrites[room_id]
 
     # -- resolving -----------------------------------------------------------------
 

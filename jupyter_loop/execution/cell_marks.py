@@ -15,8 +15,8 @@ from pycrdt import Array, Map
 
 from ..document import ORIGIN, CellNotFound, LiveDocuments, find_cell, find_cells
 from . import board
+from .output_writes import output_map
 from .run import CellJob, CellRun, RunOutcome
-from .writer import output_map
 
 NOTE_PREFIX = "[jupyter-loop] "
 """Starts the line that tells, in the cell's stderr, why a run ended as it did."""

@@ -23,11 +23,12 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from .budget import OutputBudget
 from .budget_model import BudgetModel
+from .ops import OutputOp
 from .output_items import item_from_document
 from .output_sync import SyncPlan
 from .terminal import TerminalScreen
@@ -44,6 +45,32 @@ class CellOutputs(BudgetModel):
     ) -> None:
         super().__init__(budget, links)
         self._forgotten: list[tuple[str | None, int | None]] | None = None
+
+    @classmethod
+    def replayed(
+        cls,
+        ops: Iterable[OutputOp],
+        budget: OutputBudget | None = None,
+        links: Callable[[int | None], str] | None = None,
+    ) -> CellOutputs:
+        """A run's outputs rebuilt from its edits so far (its journal), none written yet.
+
+        >>> from jupyter_loop.execution.ops import AppendStream
+        >>> model = CellOutputs.replayed([AppendStream("stdout", "0\\n1\\n")])
+        >>> model.holds_others(1)  # what the cell holds is not the run's
+        >>> plan = model.plan()
+        >>> plan.delete_from, plan.append
+        (0, [{'output_type': 'stream', 'name': 'stdout', 'text': '0\\n1\\n'}])
+        """
+        model = cls(budget, links)
+        for op in ops:
+            model.apply(op)
+        model.take_record_edits()  # the run's full record had every one of these
+        return model
+
+    def holds_others(self, count: int) -> None:
+        """The document holds ``count`` outputs, none of them this model's: all go."""
+        self._sync.holds_others(count)
 
     def _reset_content(self) -> None:
         super()._reset_content()

@@ -119,6 +119,11 @@ class OutputSync:
         """The model let go of its outputs: nothing is known to match until it has them back."""
         self._clean = 0
 
+    def holds_others(self, count: int) -> None:
+        """The document holds ``count`` outputs none of which is the model's: all go."""
+        self.doc_count = count
+        self.start_over()
+
     # -- writing ---------------------------------------------------------------------------
 
     def rewrite_start(self, items: Sequence[ShownOutput]) -> int:

@@ -165,6 +165,15 @@ class RunJournal:
         self._pending.append(line)
         self._owner.dirty(self)
 
+    @property
+    def full(self) -> bool:
+        """Whether the run outgrew the journal's limit (later edits are not kept)."""
+        return self._full
+
+    def pending(self) -> list[str]:
+        """The lines waiting for the next commit."""
+        return list(self._pending)
+
     def take(self) -> bytes:
         lines, self._pending = self._pending, []
         return ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
@@ -273,6 +282,21 @@ class OutputJournal:
                 records.append(record)
         return records
 
+    async def ops_so_far(self, journal: RunJournal) -> list[OutputOp] | None:
+        """Every output edit ``journal``'s run made until now; ``None`` when the journal
+        does not hold them all (past its size limit, or the disk failed it)."""
+        async with self._lock:  # no commit is under way: file + pending lines = the run
+            if journal.full or self._failed:
+                return None
+            try:
+                on_disk = await asyncio.to_thread(_read_lines, journal.path)
+            except OSError as e:
+                self._log.warning("jupyter-loop cannot read the output journal: %s", e)
+                return None
+            # No await from here: the pending lines and the caller's model stay in step.
+            record = read_journal(on_disk + journal.pending())
+        return list(record.ops) if record is not None else None
+
     def forget_run(self, run_id: str) -> None:
         """A left-over journal whose run another journal covers (a kept kernel's)."""
         if run_id not in self._open:
@@ -324,6 +348,13 @@ class OutputJournal:
         for journal in doomed:
             journal.close()
             remove(journal.path, self._log)
+
+
+def _read_lines(path: Path) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:  # nothing committed yet: every line is pending
+        return []
 
 
 def remove(path: Path, log: logging.Logger) -> None:

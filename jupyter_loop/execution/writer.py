@@ -10,18 +10,8 @@ once written, the model lets go of what the document holds (a rewrite reads it b
 the writer keeps no second copy of the cell's outputs.
 
 Every ``interval`` seconds the document is brought up to date with that model, in the
-way JupyterLab 4 reads a shared code cell, so every tab renders exactly what the
-document holds:
-
-* a change to a stream's text is applied to the *last* output only, as "delete the
-  last N characters" or "append", and only the first such change of a transaction is
-  seen: so we edit the tail stream only, deletions and insertions in separate
-  transactions, and at most one text edit per transaction, before any array change;
-* an inserted output is always appended and merged into a preceding stream of the same
-  name (even one deleted since): so consecutive same-name streams share one ``Text``,
-  nothing is inserted mid-array, and a rewrite (a display update, the tail of a long
-  output moving on) deletes from an index to the end and appends again, starting with a
-  non-stream output.
+way JupyterLab 4 reads a shared code cell (:mod:`.output_writes`), so every tab renders
+exactly what the document holds.
 
 One transaction per message would cost several times the text in updates and bloat the
 YStore; a long output's tail is rewritten at most once per ``catch_up_interval``.
@@ -37,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jupyter_ydoc import YNotebook
-from pycrdt import Array, Map, Text
+from pycrdt import Array, Map
 
 from ..document import ORIGIN, LiveDocuments, NotebookRef, find_cell
 from ..errors import NotFound
@@ -47,7 +37,7 @@ from .budget import OutputBudget
 from .cell_outputs import CellOutputs
 from .masking import OutputMasking
 from .ops import OutputOp
-from .output_sync import SyncPlan
+from .output_writes import apply_plan, tail_length
 from .outputs_store import OutputStore, RunKey
 from .run_record import RunRecord
 from .wal import OutputJournal, RunEnd, RunJournal
@@ -78,15 +68,6 @@ class OutputPolicy:
     catch_up_interval: float = 1.0
     clock: Callable[[], float] = time.monotonic
     journal: OutputJournal | None = None
-
-
-def output_map(output: dict[str, Any]) -> Map:
-    """A shared output as jupyter_ydoc builds it (stream text as a ``Text``)."""
-    value = dict(output)
-    if value.get("output_type") == "stream":
-        text = value.get("text", "")
-        value["text"] = Text(text if isinstance(text, str) else "".join(text))
-    return Map(value)
 
 
 class CellWriter:
@@ -139,6 +120,9 @@ class CellWriter:
         self._journal: RunJournal | None = None
         if run_id is not None and policy.journal is not None:
             self._journal = policy.journal.open(self.room_id, self.cell_id, run_id)
+        self._reloads = self._docs.overwrites(self.room_id)
+        self._reloaded = False  # the notebook came back from its file during this run
+        self._write_over = False  # the next write replaces every output the cell holds
 
     async def start_run(self, run_id: str, then: CellMutation) -> None:
         """A queued run starts: the document's outputs of the cell go now, with ``then``.
@@ -255,6 +239,9 @@ class CellWriter:
             if not self._model.dirty and not self._backlog and then is None:
                 return
             found = await self._cell()
+            if found is not None and self._reload_heard(found[1]):
+                await self._replay_run()
+                found = await self._cell()  # the reload may have gone on meanwhile
             if found is None:
                 return
             notebook, ycell = found
@@ -277,6 +264,45 @@ class CellWriter:
             return None
         return (notebook, ycell) if ycell.get("cell_type") == "code" else None
 
+    # -- the notebook reloaded from its file --------------------------------------------
+
+    def _reload_heard(self, ycell: Map) -> bool:
+        """Whether this run's outputs must be written whole again: the notebook was
+        reloaded from its file (a ``git checkout``) and the cell no longer holds what we
+        wrote. The run owns its cell's outputs: the file's, or a cell cleared by the
+        reload, would otherwise show only the lines printed since, after the file's.
+
+        A tab that clears the outputs mid-run is not a reload: lines printed since show.
+        """
+        if not self._running or self._journal is None:
+            return False
+        reloads = self._docs.overwrites(self.room_id)
+        if reloads != self._reloads:
+            self._reloads, self._reloaded = reloads, True
+        if self._reloaded and not self._outputs_changed(ycell.get("outputs")):
+            self._reloaded = False  # what we last wrote is there: the reload is behind us
+        return self._reloaded
+
+    def _outputs_changed(self, outputs: Any) -> bool:
+        if not isinstance(outputs, Array):
+            return True
+        return len(outputs) != self._model.doc_count or tail_length(outputs) != self._doc_tail
+
+    async def _replay_run(self) -> None:
+        """Rebuild the model from the run's journal, to be written over the cell's outputs."""
+        journal, store = self._journal, self._policy.journal
+        assert journal is not None and store is not None
+        ops = await store.ops_so_far(journal)
+        if ops is None:  # the journal kept part of the run: show what comes next
+            self._log.info("jupyter-loop cannot rewrite cell %s whole after a reload", self.cell_id)
+            self._reloaded = False
+            return
+        # No await from here on: edits pushed since the journal was read go to this model.
+        links = self._record.link if self._record is not None else None
+        self._model = CellOutputs.replayed(ops, self._policy.budget, links)
+        self._write_over = True  # what the cell holds then, whatever it is, goes
+        self._log.info("jupyter-loop rewrites the outputs of cell %s after a reload", self.cell_id)
+
     # -- writing ---------------------------------------------------------------------
 
     def _write(
@@ -295,10 +321,14 @@ class CellWriter:
                 ycell["outputs"] = outputs = Array()
         if self._model.forgotten:
             self._model.restore([output.to_py() for output in outputs])
-            self._doc_tail = _tail_length(outputs)
+            self._doc_tail = tail_length(outputs)
             for op in self._backlog:
                 self._model.apply(op)
             self._backlog.clear()
+        if self._write_over:
+            self._write_over = False
+            self._model.holds_others(len(outputs))
+            self._doc_tail = tail_length(outputs)
         self._resync(outputs)
         self._keep_record()
         plan = self._model.plan(lambda index: outputs[index].to_py())
@@ -310,62 +340,17 @@ class CellWriter:
         if plan.throttle and not force and wait > 0:
             self._schedule(wait)  # a long output's tail moves on at most this often
             return False
-        self._apply(notebook, outputs, plan, finish)
+        apply_plan(notebook.ydoc, outputs, plan, finish)
         self._model.committed()
         if plan.throttle:
             self._last_rewrite = now
-        self._doc_tail = _tail_length(outputs)
+        self._doc_tail = tail_length(outputs)
         return True
-
-    def _apply(
-        self,
-        notebook: YNotebook,
-        outputs: Array,
-        plan: SyncPlan,
-        finish: Callable[[], None] | None,
-    ) -> None:
-        ydoc = notebook.ydoc
-        last_step = finish or (lambda: None)
-        added = [output_map(output) for output in plan.append]
-        if plan.delete_from is not None:
-            with ydoc.transaction(origin=ORIGIN):
-                del outputs[plan.delete_from :]
-                if plan.edit is None:
-                    outputs.extend(added)
-                    last_step()
-                    return
-        if plan.edit is not None:
-            removed, insert = plan.edit
-            # Bound first: ``ymap["text"] += s`` silently empties the text.
-            text: Text = outputs[len(outputs) - 1]["text"]
-            if removed:
-                end = len(text)  # pycrdt counts UTF-8 bytes
-                with ydoc.transaction(origin=ORIGIN):
-                    del text[end - removed : end]
-            if insert or added or finish is not None:
-                with ydoc.transaction(origin=ORIGIN):
-                    if insert:
-                        text += insert
-                    if added:
-                        outputs.extend(added)
-                    last_step()
-        elif added or finish is not None:
-            with ydoc.transaction(origin=ORIGIN):
-                outputs.extend(added)
-                last_step()
 
     def _resync(self, outputs: Array) -> None:
         """Start over from what the document holds if someone else changed the outputs."""
-        if len(outputs) == self._model.doc_count and _tail_length(outputs) == self._doc_tail:
+        if len(outputs) == self._model.doc_count and tail_length(outputs) == self._doc_tail:
             return
         self._log.debug("Outputs of cell %s changed elsewhere; resynchronising", self.cell_id)
         self._model.rebase([output.to_py() for output in outputs])
-        self._doc_tail = _tail_length(outputs)
-
-
-def _tail_length(outputs: Array) -> int | None:
-    """Length in bytes of the last output's text if it is a stream."""
-    count = len(outputs)
-    tail = outputs[count - 1] if count else None
-    text = tail.get("text") if isinstance(tail, Map) else None
-    return len(text) if isinstance(text, Text) else None
+        self._doc_tail = tail_length(outputs)

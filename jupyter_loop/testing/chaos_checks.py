@@ -20,12 +20,6 @@ from ..execution.cell_marks import NOTE_PREFIX
 from .chaos_world import Expected, ExpectedCell, printed_lines
 from .yjs import YjsView, disagreements
 
-OPEN_OUT_OF_BAND_RUN = (
-    "c: a .ipynb replaced while a cell runs: jupyter-collaboration reloads the file's "
-    "outputs into the cell and the run's lines land after them"
-)
-"""Open (issue 17). Defects (a) Yjs pending structs and (b) torn saves were labelled here
-until fixed: both now count as violations like any other."""
 OPEN_RECONNECT_AFTER_OUT_OF_BAND = (
     "d: a tab that comes back from offline after its room was freed and its .ipynb replaced "
     "merges its own history of the cells into the room reloaded from the file (old code or "
@@ -93,9 +87,7 @@ def check_cells(
 
     def bad(what: str) -> None:
         label = None
-        if expected.out_of_band_during_run and "outputs" in what:
-            label = OPEN_OUT_OF_BAND_RUN
-        elif expected.reconnected_after_out_of_band and ("source" in what or "outputs" in what):
+        if expected.reconnected_after_out_of_band and ("source" in what or "outputs" in what):
             label = OPEN_RECONNECT_AFTER_OUT_OF_BAND
         found.append(Violation(phase, view, what, label))
 

@@ -219,7 +219,6 @@ async def out_of_band_write(world: World, rng: random.Random) -> str:
     note = ""
     if during_run:
         note = " during " + await run_cells_in_flight(world, rng)
-        world.expected.out_of_band_during_run = True
     saved = world.file_json()
     if saved is None:
         return "out-of-band write skipped: the file is unreadable"

@@ -75,7 +75,6 @@ class Expected:
     cut: bool = False
     """A run was in flight at a restart: its cell may hold part of its lines, then a note."""
     out_of_band: bool = False
-    out_of_band_during_run: bool = False
     """The ``.ipynb`` was replaced while a run was in flight (open defect c)."""
     reconnected_after_out_of_band: bool = False
     """A tab came back from offline after the ``.ipynb`` was replaced (open defect d)."""

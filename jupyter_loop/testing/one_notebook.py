@@ -20,3 +20,6 @@ class OneNotebook:
 
     async def save_if_due(self, room_id: str) -> None:
         return None
+
+    def overwrites(self, room_id: str) -> int:
+        return 0  # no file: never reloaded from one

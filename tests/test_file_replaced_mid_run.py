@@ -1,0 +1,74 @@
+"""A notebook's file replaced on disk (a ``git checkout``) while one of its cells runs.
+
+jupyter-collaboration notices the change at its next poll and reloads the room from the
+file: the running cell gets the file's source and the file's outputs. The file wins for
+sources; the run in flight owns its cell's outputs (it goes on printing into the cell with
+the same id), so the cell ends with that run's lines, whole and in order: never the file's
+old outputs with the run's lines after them, never only the lines printed after the reload.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import notebook_json, wait_for
+
+LINES = 40
+SLOW = f"import time\nfor i in range({LINES}):\n    print(i, flush=True)\n    time.sleep(0.05)"
+
+
+def printed(outputs: list[Any]) -> list[str]:
+    text = "".join("".join(o.get("text", "")) for o in outputs if o.get("output_type") == "stream")
+    return text.splitlines()
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize(
+    "file_outputs",
+    [
+        pytest.param([], id="file-without-outputs"),
+        pytest.param(
+            [{"output_type": "stream", "name": "stdout", "text": "stale 1\nstale 2\n"}],
+            id="file-with-old-outputs",
+        ),
+    ],
+)
+async def test_a_run_in_flight_keeps_all_its_lines_when_the_file_is_replaced(
+    jp_root_dir: Path,
+    start_kernel: Any,
+    run_cells: Any,
+    read_notebook: Any,
+    open_tab: Any,
+    file_outputs: list[dict[str, Any]],
+):
+    path = "checkout.ipynb"
+    target = jp_root_dir / path
+    target.write_text(notebook_json(SLOW, "y = 1"), encoding="utf-8")
+    await start_kernel(path)
+    async with open_tab(path) as tab:
+        await run_cells(path, "c0")
+        lines = lambda: tab.text("c0").splitlines()  # noqa: E731
+        await wait_for(lambda: len(lines()) >= 8)
+
+        # git checkout: another version of the notebook replaces the file, atomically
+        other = json.loads(notebook_json(SLOW + "\n# checked out", "y = 2"))
+        other["cells"][0]["outputs"] = file_outputs
+        replacement = target.with_name(path + ".checkout")
+        replacement.write_text(json.dumps(other), encoding="utf-8")
+        os.replace(replacement, target)
+
+        await wait_for(lambda: tab.cell("c1")["source"] == "y = 2", timeout=20)
+        assert tab.cell("c0")["source"].endswith("# checked out")  # the file wins for code
+        await wait_for(lambda: tab.cell("c0")["execution_count"], timeout=30)
+        # the run's end and its last lines are one update: the count comes with them
+        assert lines() == [str(i) for i in range(LINES)]
+
+    saved = await wait_for(
+        lambda: (nb := read_notebook(path)) and nb.cells[0].execution_count and nb, timeout=20
+    )
+    assert printed(saved.cells[0].outputs) == [str(i) for i in range(LINES)]
+    assert saved.cells[1].source == "y = 2"
