@@ -60,7 +60,10 @@ from typing import IO, Any, TypeVar, cast
 
 from jupyter_server.serverapp import ServerApp
 from jupyter_server.services.contents.fileio import FileManagerMixin, atomic_writing
+from jupyter_server.services.contents.filemanager import AsyncFileContentsManager
 from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
+
+from .document.saved_hash import SettledHashChecks
 
 Manager = TypeVar("Manager")
 TEMP_SUFFIX = ".saving"
@@ -187,9 +190,10 @@ class ReplacingSavesMixin(FileManagerMixin):
 
 
 class ReplacingAsyncLargeFileManager(  # type: ignore[misc]  # jupyter_server's own bases disagree
-    AsyncLargeFileManager, ReplacingSavesMixin
+    SettledHashChecks, AsyncLargeFileManager, ReplacingSavesMixin
 ):
-    """jupyter_server's default contents manager with saves that cannot tear."""
+    """jupyter_server's default contents manager with saves that cannot tear, and checks of
+    a notebook's hash that wait for the server's saves under way (see ``saved_hash``)."""
 
 
 def with_replacing_saves(manager: type[Manager]) -> type[Manager]:
@@ -206,7 +210,12 @@ def with_replacing_saves(manager: type[Manager]) -> type[Manager]:
     if manager is AsyncLargeFileManager:
         return cast("type[Manager]", ReplacingAsyncLargeFileManager)
     # Same name, so the server's log and ``--help`` read as the user's class.
-    derived = type(manager.__name__, (manager, ReplacingSavesMixin), {"__module__": __name__})
+    # The hash checks go first: they wrap ``get``, which the file managers define.
+    first: tuple[type, ...] = ()
+    if issubclass(manager, AsyncFileContentsManager):
+        first = (SettledHashChecks,)
+    bases = (*first, manager, ReplacingSavesMixin)
+    derived = type(manager.__name__, bases, {"__module__": __name__})
     return cast("type[Manager]", derived)
 
 

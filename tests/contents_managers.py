@@ -7,8 +7,9 @@ chosen point and kill the server there, which no real save can be asked to do:
   ``pause_at`` (before its first byte, halfway through its bytes, or with all bytes written
   but the save not yet closed), creates ``paused_file`` and waits there for good.
 * :class:`DelayedSavesContentsManager`: every notebook save waits ``save_delay`` seconds
-  before it writes, as a save does on a busy machine or a slow disk (``saving_file`` is
-  created when one starts waiting).
+  before it writes, and ``written_delay`` seconds once written (before the save returns),
+  as a save does on a busy machine or a slow disk (``saving_file`` and ``written_file``
+  are created when one starts waiting).
 
 Both override only jupyter_server's own methods (``atomic_writing``, ``save``) and reach
 the real ones through ``super()``, so whatever layer the server puts under them (jupyter-loop's
@@ -80,10 +81,20 @@ class PausingContentsManager(AsyncLargeFileManager):
 class DelayedSavesContentsManager(AsyncLargeFileManager):
     save_delay = Float(0.0, config=True, help="Seconds each notebook save waits first.")
     saving_file = Unicode("", config=True, help="Created when a delayed save starts waiting.")
+    written_delay = Float(
+        0.0, config=True, help="Seconds each notebook save waits once its file is written."
+    )
+    written_file = Unicode("", config=True, help="Created when a save waits, written.")
 
     async def save(self, model: dict[str, Any], path: str = "") -> dict[str, Any]:
-        if model.get("type") == "notebook" and self.save_delay > 0:
+        notebook = model.get("type") == "notebook"
+        if notebook and self.save_delay > 0:
             if self.saving_file:
                 Path(self.saving_file).touch()
             await asyncio.sleep(self.save_delay)
-        return dict(await super().save(model, path))
+        saved = dict(await super().save(model, path))
+        if notebook and self.written_delay > 0:
+            if self.written_file:
+                Path(self.written_file).touch()
+            await asyncio.sleep(self.written_delay)
+        return saved

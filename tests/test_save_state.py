@@ -68,3 +68,34 @@ async def test_a_tab_edit_during_the_save_after_a_run_does_not_hide_the_saved_fi
         state = tab.notebook.ydoc.get("state", type=Map)
         # What the tab's Save compares: its hash of the file against the file's.
         await wait_for(lambda: state.get("hash") == saved["hash"], timeout=10)
+
+
+@pytest.fixture
+def written_late_config(jp_server_config: Config, tmp_path: Path) -> Config:
+    # Saves write at once, then take a second to return: the file on disk is new, the
+    # room has not recorded its hash yet (it does once the save returns).
+    jp_server_config.DelayedSavesContentsManager.save_delay = 0.0
+    jp_server_config.DelayedSavesContentsManager.written_delay = 1.0
+    jp_server_config.DelayedSavesContentsManager.written_file = str(tmp_path / "written")
+    return jp_server_config
+
+
+@pytest.mark.timeout(90)
+async def test_a_save_check_during_a_server_save_matches_what_the_tab_knows(
+    written_late_config: Config, jp_root_dir: Path, tmp_path: Path, open_tab: Any,
+    start_kernel: Any, run_cells: Any, jp_fetch: Any,
+) -> None:  # fmt: skip
+    # JupyterLab's Ctrl-S first asks for the file's hash and compares it with the one its
+    # tab last heard of; a save the server made must never leave them apart when it asks.
+    path = "checked.ipynb"
+    (jp_root_dir / path).write_text(notebook_json("print('ran')"), encoding="utf-8")
+    async with open_tab(path) as tab:
+        await start_kernel(path)
+        await run_cells(path, "c0")
+        await wait_for(lambda: tab.text("c0") == "ran\n")
+        await wait_for((tmp_path / "written").exists, timeout=20)  # the run's save, written
+        response = await jp_fetch("api", "contents", path, params={"content": "0", "hash": "1"})
+        on_disk = json.loads(response.body)["hash"]
+        state = tab.notebook.ydoc.get("state", type=Map)
+        # the room's update reaches the tab over its own connection: a moment, not a save
+        await wait_for(lambda: state.get("hash") == on_disk, timeout=0.3, interval=0.01)

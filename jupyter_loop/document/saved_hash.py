@@ -24,6 +24,13 @@ it, under the room's update lock as jupyter-collaboration does, so the change do
 itself start a save. A file changed by anyone else (``last_modified`` differs) is left to
 jupyter-collaboration's out-of-band watcher.
 
+That leaves the moment between a save's write and that record: a Ctrl-S then reads the new
+file's hash while the tab still knows the old one. So a check of the file's hash (a read
+with ``hash`` and no content, what JupyterLab's Save asks first) waits, at most
+``SETTLE_SECONDS``, for the saves of that notebook under way and their records
+(:meth:`SavedHashes.settled`; the contents manager asks, see :class:`SettledHashChecks`),
+and for the room to have sent the record to its tabs.
+
 Rejected: holding the room's update lock while jupyter-loop writes outputs, so its writes
 never cancel a save. That also stops them from starting the room's autosave, which
 ``save_interval = None`` relies on, and makes every output batch wait on that lock.
@@ -33,6 +40,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
+import weakref
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from jupyter_server.utils import ensure_async, to_api_path
@@ -40,6 +50,27 @@ from jupyter_server.utils import ensure_async, to_api_path
 from .reference import NotebookRef
 
 _YDOC_EXTENSION = "jupyter_server_ydoc"
+
+SETTLE_SECONDS = 2.0
+"""Longest a check of a notebook's hash waits for its saves under way (a save that failed
+never says it ended: it is forgotten after this long)."""
+
+SENT_SECONDS = 0.05
+"""Time for the room to send a hash it just recorded to its tabs, before the check's reply
+(the two go over different connections)."""
+
+
+class SettledHashChecks:
+    """Put over an async file contents manager: a read of a notebook's hash without its
+    content (JupyterLab's check before a Save) waits until the server's saves of it are
+    over and recorded in its room (:meth:`SavedHashes.settled`)."""
+
+    hash_checks: Callable[[str], Awaitable[None]] | None = None
+
+    async def get(self, path: str, content: bool = True, *args: Any, **kwargs: Any) -> Any:
+        if not content and kwargs.get("require_hash") and self.hash_checks is not None:
+            await self.hash_checks(path)
+        return await super().get(path, content, *args, **kwargs)  # type: ignore[misc]
 
 
 class SavedHashes:
@@ -49,9 +80,44 @@ class SavedHashes:
         self._settings = settings
         self._log = log
         self._tasks: set[asyncio.Task[None]] = set()
+        self._saving: dict[str, list[float]] = {}  # path: when its saves under way began
+        self._catching_up: dict[str, set[asyncio.Task[None]]] = {}
+        self._savers: weakref.WeakSet[asyncio.Task[Any]] = weakref.WeakSet()  # tasks that saved
 
     def start(self, contents_manager: Any) -> None:
+        contents_manager.register_pre_save_hook(self._before_save)
         contents_manager.register_post_save_hook(self._after_save)
+        if isinstance(contents_manager, SettledHashChecks):
+            contents_manager.hash_checks = self.settled
+
+    async def settled(self, path: str) -> None:
+        """Return once no save of ``path`` is under way or unrecorded in its room."""
+        task = asyncio.current_task()
+        if task in self._tasks or task in self._savers:
+            return  # a save reading its own hash (the room's loader) or our catch-up: the
+            # very steps a check waits for
+        path = path.strip("/")
+        deadline = time.monotonic() + SETTLE_SECONDS
+        waited = False
+        while (now := time.monotonic()) < deadline:
+            saving = [t for t in self._saving.get(path, ()) if now - t < SETTLE_SECONDS]
+            tasks = self._catching_up.get(path)
+            if not saving and not tasks:
+                break
+            waited = True
+            if tasks:
+                await asyncio.wait(list(tasks), timeout=deadline - now)
+            else:
+                await asyncio.sleep(0.01)
+        if waited:
+            await asyncio.sleep(SENT_SECONDS)
+
+    def _before_save(self, model: Any, path: str, contents_manager: Any, **_: Any) -> None:
+        if path.endswith(".ipynb"):
+            self._saving.setdefault(path.strip("/"), []).append(time.monotonic())
+            task = asyncio.current_task() if _in_event_loop() else None
+            if task is not None:
+                self._savers.add(task)
 
     async def stop(self) -> None:
         for task in list(self._tasks):
@@ -62,13 +128,28 @@ class SavedHashes:
     def _after_save(self, model: Any, os_path: str, contents_manager: Any, **_: Any) -> None:
         if not os_path.endswith(".ipynb"):
             return
-        path = to_api_path(os_path, contents_manager.root_dir)
+        path = to_api_path(os_path, contents_manager.root_dir).strip("/")
+        saving = self._saving.get(path)
+        if saving:
+            saving.pop(0)
+            if not saving:
+                del self._saving[path]
         try:
             task = asyncio.get_running_loop().create_task(self.catch_up(path))
         except RuntimeError:  # a save made outside the server's event loop: no room to tell
             return
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        catching_up = self._catching_up.setdefault(path, set())
+        catching_up.add(task)
+        task.add_done_callback(lambda done: self._caught_up(path, done))
+
+    def _caught_up(self, path: str, task: asyncio.Task[None]) -> None:
+        tasks = self._catching_up.get(path)
+        if tasks is not None:
+            tasks.discard(task)
+            if not tasks:
+                del self._catching_up[path]
 
     async def catch_up(self, path: str) -> None:
         """Record the file's hash in the notebook's room, if the room wrote the file and
@@ -100,3 +181,11 @@ class SavedHashes:
             if loader.last_modified == disk["last_modified"] and document.hash != disk["hash"]:
                 document.hash = disk["hash"]
                 self._log.debug("jupyter-loop recorded the hash of a save of %s", path)
+
+
+def _in_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # a save made outside the server's event loop
+        return False
+    return True
