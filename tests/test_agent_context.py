@@ -26,8 +26,8 @@ from jupyter_loop.agent.context import (
     notebook_map,
     untrusted,
 )
-from jupyter_loop.agent.providers import ToolCall
 from jupyter_loop.agent.snapshot import NotebookSnapshots
+from jupyter_loop.providers import ToolCall
 from jupyter_loop.secrets import DEFAULT_MASK, SecretMasker
 
 ERROR = {"output_type": "error", "ename": "KeyError", "evalue": "'x'", "traceback": []}

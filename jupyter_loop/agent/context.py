@@ -64,8 +64,8 @@ from jupyter_loop.agent._views import (
     live_view,
     make_overview,
 )
-from jupyter_loop.agent.providers import ToolCall
 from jupyter_loop.agent.summary import ImageAttachment, head_tail
+from jupyter_loop.providers import ToolCall
 
 __all__ = [
     "CellSnapshot",

@@ -12,12 +12,12 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
+from ..providers import ChatMessage
 from ..rights import Ability, rights_text
 from ..secrets import SecretMasker
 from . import proposals
 from .context import ConversationTurn, ToolStep, TurnOverview, build_context, new_nonce
 from .plan import TurnPlan
-from .providers import ChatMessage
 from .snapshot import NotebookSnapshots, with_stale_marks
 from .vision import ImageShrinker
 from .vision import attach as attach_images

@@ -20,11 +20,11 @@ from ..errors import JupyterLoopError, SourceChanged
 from ..execution.introspect import VariablesReport
 from ..execution.introspect import describe as describe_variables
 from ..execution.run import RunOutcome
+from ..providers import BadToolArguments, ToolCall, ToolSpec
 from ..rights import Ability, rights_text
 from ..secrets import SecretMasker
 from . import proposals
 from ._map import cell_line
-from .providers import BadToolArguments, ToolCall, ToolSpec
 from .snapshot import read_cell
 from .summary import clean_text, head_tail, headline, summarize_output, summarize_outputs
 from .tool_args import ToolError, schema_violation
