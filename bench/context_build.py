@@ -30,7 +30,7 @@ from jupyter_loop.agent.context import (
     TurnOverview,
     build_context,
 )
-from jupyter_loop.agent.summary import summarize_outputs
+from jupyter_loop.notebook_view.summary import summarize_outputs
 from jupyter_loop.providers import ChatMessage, ToolCall
 from jupyter_loop.providers.openai_wire import to_openai_messages
 

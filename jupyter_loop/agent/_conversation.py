@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from jupyter_loop.agent._views import newest_within, one_line
-from jupyter_loop.agent.summary import head_tail
+from jupyter_loop.notebook_view.summary import head_tail
 
 OLDER_TURN_CHARS = 120
 

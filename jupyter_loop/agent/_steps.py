@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from jupyter_loop.agent._excerpt import head_tail, share_budget
+from jupyter_loop.notebook_view.summary import head_tail, share_budget
 from jupyter_loop.providers import ToolCall
 
 RECEIPT_CHARS = 160

@@ -23,9 +23,10 @@ envelope carrying a per-turn nonce, and the system prompt says that text inside 
 never instructions.
 
 Nothing here masks secrets: everything comes in masked whole, before this module cuts it
-(cells as :func:`~.snapshot.read_cell` reads them, the user's and the model's text as the
-turn receives them, the kernel's variables as they are parsed). Masking the messages built
-here would come after the cuts, and a cut through a secret leaves pieces no masker knows.
+(cells as :func:`~jupyter_loop.notebook_view.snapshot.read_cell` reads them, the user's and
+the model's text as the turn receives them, the kernel's variables as they are parsed).
+Masking the messages built here would come after the cuts, and a cut through a secret
+leaves pieces no masker knows.
 
 Example:
     >>> cells = [CellSnapshot("c1", "code", "1/0", 1, "idle", (
@@ -47,8 +48,6 @@ from dataclasses import dataclass
 from functools import partial
 
 from jupyter_loop.agent._conversation import ConversationTurn, conversation_messages
-from jupyter_loop.agent._envelope import new_nonce, untrusted
-from jupyter_loop.agent._map import CellSnapshot, estimate_tokens, notebook_map
 from jupyter_loop.agent._steps import (
     RECEIPT_CHARS,
     StepMessage,
@@ -64,7 +63,9 @@ from jupyter_loop.agent._views import (
     live_view,
     make_overview,
 )
-from jupyter_loop.agent.summary import ImageAttachment, head_tail
+from jupyter_loop.notebook_view.envelope import new_nonce, untrusted
+from jupyter_loop.notebook_view.notebook_map import CellSnapshot, estimate_tokens, notebook_map
+from jupyter_loop.notebook_view.summary import ImageAttachment, head_tail
 from jupyter_loop.providers import ToolCall
 
 __all__ = [
