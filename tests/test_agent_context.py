@@ -10,7 +10,7 @@ from typing import Any
 
 from jupyter_ydoc import YNotebook
 
-from jupyter_loop.agent import _steps, _views, context
+from jupyter_loop.agent import context
 from jupyter_loop.agent.context import (
     CHARS_PER_TOKEN,
     RESULT_SHARE,
@@ -19,6 +19,8 @@ from jupyter_loop.agent.context import (
     ConversationTurn,
     ToolResult,
     ToolStep,
+    _steps,
+    _views,
     build_context,
     estimate_tokens,
     focus_cells,

@@ -13,6 +13,10 @@ one before it (model servers reuse the cached prefix):
 5. last, the live view, rebuilt at every step: cells changed since the turn began, the cells
    the tools touched (as they are now), working memory.
 
+This module is the package's face: callers import from here only. Its parts are private:
+``_conversation`` (2), ``_views`` (3 and 5), ``_steps`` (4); what the notebook looks like
+to a model (cells, map, summaries, envelope) comes from :mod:`jupyter_loop.notebook_view`.
+
 Every part has its share of the budget (the ``*_SHARE`` constants); the overview fills what
 the others can take at most, so the prompt never exceeds the budget however many steps run.
 Whatever is cut is marked in place and listed in :attr:`ContextWindow.cut`; tools can page it.
@@ -47,8 +51,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
-from jupyter_loop.agent._conversation import ConversationTurn, conversation_messages
-from jupyter_loop.agent._steps import (
+from jupyter_loop.notebook_view.envelope import new_nonce, untrusted
+from jupyter_loop.notebook_view.notebook_map import CellSnapshot, estimate_tokens, notebook_map
+from jupyter_loop.notebook_view.summary import ImageAttachment, head_tail
+from jupyter_loop.providers import ToolCall
+
+from ._conversation import ConversationTurn, conversation_messages
+from ._steps import (
     RECEIPT_CHARS,
     StepMessage,
     ToolResult,
@@ -56,17 +65,13 @@ from jupyter_loop.agent._steps import (
     plan_steps,
     step_messages,
 )
-from jupyter_loop.agent._views import (
+from ._views import (
     LiveShares,
     TurnOverview,
     cells_in_full,
     live_view,
     make_overview,
 )
-from jupyter_loop.notebook_view.envelope import new_nonce, untrusted
-from jupyter_loop.notebook_view.notebook_map import CellSnapshot, estimate_tokens, notebook_map
-from jupyter_loop.notebook_view.summary import ImageAttachment, head_tail
-from jupyter_loop.providers import ToolCall
 
 __all__ = [
     "CellSnapshot",
