@@ -3,7 +3,7 @@
 Loads a 1,000-cell notebook holding about 100 MB of outputs (see ``context_build.py``) into a
 live shared document (a ``YNotebook``, as the server holds it), then plays a 30-step turn the
 way :class:`jupyter_loop.agent.turn.Turn` does: at every step the cells are read from the
-live document (:class:`~jupyter_loop.agent.snapshot.NotebookSnapshots`, which re-reads only
+live document (:class:`~jupyter_loop.notebook_view.snapshot.NotebookSnapshots`, which re-reads only
 the cells that changed) and the context is built within the budget; between steps a cell is
 re-run (its outputs rewritten in the document) and a tool step is added. Prints the time
 per step (read + build), the prompt's token estimate per step, and the prefix share: the
@@ -42,8 +42,8 @@ from jupyter_loop.agent.context import (  # noqa: E402
     TurnOverview,
     build_context,
 )
-from jupyter_loop.agent.snapshot import NotebookSnapshots  # noqa: E402
-from jupyter_loop.agent.summary import summarize_outputs  # noqa: E402
+from jupyter_loop.notebook_view.snapshot import NotebookSnapshots  # noqa: E402
+from jupyter_loop.notebook_view.summary import summarize_outputs  # noqa: E402
 from jupyter_loop.secrets import SecretMasker  # noqa: E402
 
 STEPS = 30

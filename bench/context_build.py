@@ -30,9 +30,9 @@ from jupyter_loop.agent.context import (
     TurnOverview,
     build_context,
 )
-from jupyter_loop.agent.providers import ChatMessage, ToolCall
-from jupyter_loop.agent.providers.openai_wire import to_openai_messages
-from jupyter_loop.agent.summary import summarize_outputs
+from jupyter_loop.notebook_view.summary import summarize_outputs
+from jupyter_loop.providers import ChatMessage, ToolCall
+from jupyter_loop.providers.openai_wire import to_openai_messages
 
 CELLS = 1_000
 STEPS = 30

@@ -19,8 +19,6 @@ import time
 from jupyter_client.manager import AsyncKernelManager
 from PIL import Image, ImageDraw
 
-from jupyter_loop.agent.summary import ImageAttachment
-from jupyter_loop.agent.vision import ImageBudget, ImageShrinker
 from jupyter_loop.execution.introspect import (
     EXPRESSION,
     EXPRESSION_KEY,
@@ -29,6 +27,8 @@ from jupyter_loop.execution.introspect import (
 )
 from jupyter_loop.execution.kernel import KernelChannel
 from jupyter_loop.execution.silent_read import ReplyWaiter
+from jupyter_loop.notebook_view.summary import ImageAttachment
+from jupyter_loop.notebook_view.vision import ImageBudget, ImageShrinker
 
 READS = 20
 SETUP = """

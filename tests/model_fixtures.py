@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_loop.agent.providers import ModelProvider, OllamaProvider, OpenAIProvider
+from jupyter_loop.providers import ModelProvider, OllamaProvider, OpenAIProvider
 from jupyter_loop.testing import ScriptedModelServer
 
 #: The API key the providers under test use: never to appear in an error message.

@@ -10,7 +10,7 @@ from typing import Any
 
 from jupyter_ydoc import YNotebook
 
-from jupyter_loop.agent import _map, _steps, _views, context
+from jupyter_loop.agent import context
 from jupyter_loop.agent.context import (
     CHARS_PER_TOKEN,
     RESULT_SHARE,
@@ -19,6 +19,8 @@ from jupyter_loop.agent.context import (
     ConversationTurn,
     ToolResult,
     ToolStep,
+    _steps,
+    _views,
     build_context,
     estimate_tokens,
     focus_cells,
@@ -26,8 +28,9 @@ from jupyter_loop.agent.context import (
     notebook_map,
     untrusted,
 )
-from jupyter_loop.agent.providers import ToolCall
-from jupyter_loop.agent.snapshot import NotebookSnapshots
+from jupyter_loop.notebook_view import notebook_map as map_module
+from jupyter_loop.notebook_view.snapshot import NotebookSnapshots
+from jupyter_loop.providers import ToolCall
 from jupyter_loop.secrets import DEFAULT_MASK, SecretMasker
 
 ERROR = {"output_type": "error", "ename": "KeyError", "evalue": "'x'", "traceback": []}
@@ -450,7 +453,7 @@ def test_prompt_is_bounded_and_does_not_grow_over_thirty_steps_on_a_big_notebook
 
 
 def test_docstring_examples_run() -> None:
-    modules = (_map, _steps, _views, context)
+    modules = (map_module, _steps, _views, context)
     assert [doctest.testmod(module).failed for module in modules] == [0, 0, 0, 0]
 
 

@@ -10,7 +10,7 @@ import pytest
 from agent_helpers import OLLAMA_CHAT, OPENAI_CHAT, Agent, notices, openai_config, prompt_text
 from conftest import wait_for
 
-from jupyter_loop.agent._map import estimate_tokens
+from jupyter_loop.notebook_view.notebook_map import estimate_tokens
 from jupyter_loop.testing import call_tools, say
 
 pytest_plugins = ["model_fixtures"]

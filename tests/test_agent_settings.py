@@ -7,9 +7,9 @@ from jupyter_ydoc import YNotebook
 
 from jupyter_loop.agent.payloads import ApprovalAnswer, TurnRequest
 from jupyter_loop.agent.settings import AgentSettings
-from jupyter_loop.agent.snapshot import NotebookSnapshots
 from jupyter_loop.document import set_source
 from jupyter_loop.errors import BadRequest
+from jupyter_loop.notebook_view.snapshot import NotebookSnapshots
 from jupyter_loop.secrets import SecretMasker
 
 

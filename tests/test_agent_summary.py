@@ -10,8 +10,8 @@ import time
 import zlib
 from typing import Any
 
-from jupyter_loop.agent import _excerpt, _media, _traceback, summary
-from jupyter_loop.agent.summary import (
+from jupyter_loop.notebook_view import _excerpt, _media, _traceback, summary
+from jupyter_loop.notebook_view.summary import (
     Excerpt,
     ImageAttachment,
     clean_text,

@@ -12,8 +12,8 @@ import pytest
 from agent_helpers import OLLAMA_CHAT, OPENAI_CHAT, Agent, notices, openai_config, prompt_text
 from PIL import Image
 
-from jupyter_loop.agent import vision
-from jupyter_loop.agent.summary import ImageAttachment
+from jupyter_loop.notebook_view import vision
+from jupyter_loop.notebook_view.summary import ImageAttachment
 from jupyter_loop.testing import say
 
 pytest_plugins = ["model_fixtures"]

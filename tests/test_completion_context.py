@@ -9,11 +9,11 @@ import json
 import nbformat
 from jupyter_ydoc import YNotebook
 
-from jupyter_loop.agent._map import CellSnapshot
 from jupyter_loop.completion import context, models, payloads, variables
 from jupyter_loop.completion.context import CONTEXT_CHARS, VIEW_CHARS, build_prompt, nearby_cells
 from jupyter_loop.completion.models import FenceFilter, RepeatTrimmer
 from jupyter_loop.completion.variables import VariableRecord
+from jupyter_loop.notebook_view.notebook_map import CellSnapshot
 from jupyter_loop.secrets import SecretMasker
 
 

@@ -8,7 +8,7 @@ import time
 import pytest
 from model_fixtures import collect
 
-from jupyter_loop.agent.providers import (
+from jupyter_loop.providers import (
     Capabilities,
     ChatMessage,
     ImagePart,

@@ -9,7 +9,8 @@ import time
 import pytest
 from model_fixtures import TEST_API_KEY, collect
 
-from jupyter_loop.agent.providers import (
+from jupyter_loop.errors import BadRequest
+from jupyter_loop.providers import (
     BadToolArguments,
     Capabilities,
     ChatMessage,
@@ -26,10 +27,9 @@ from jupyter_loop.agent.providers import (
     Usage,
     make_provider,
 )
-from jupyter_loop.agent.providers.errors import redact
-from jupyter_loop.agent.providers.openai_wire import ToolCallAssembler
-from jupyter_loop.agent.providers.retry import RetryPolicy, parse_retry_after
-from jupyter_loop.errors import BadRequest
+from jupyter_loop.providers.errors import redact
+from jupyter_loop.providers.openai_wire import ToolCallAssembler
+from jupyter_loop.providers.retry import RetryPolicy, parse_retry_after
 from jupyter_loop.testing import ScriptedCall, call_tools, fail, no_tools, rate_limited, say
 
 pytest_plugins = ["model_fixtures"]

@@ -12,10 +12,10 @@ from pathlib import Path
 from traitlets import Enum, Float, Int, Unicode
 from traitlets.config import Configurable
 
+from ..notebook_view.vision import ImageBudget
 from ..secrets import SecretMasker
 from .payloads import APPROVAL_POLICIES
 from .settings import AgentSettings
-from .vision import ImageBudget
 
 
 class AgentConfig(Configurable):

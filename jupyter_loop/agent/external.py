@@ -26,7 +26,15 @@ from ..errors import Conflict, JupyterLoopError
 from ..execution.run import RunOutcome
 from ..execution.run_origin import MCP, RunOrigin
 from ..execution.service import ExecutionService
+from ..notebook_view.snapshot import (
+    NotebookSnapshots,
+    read_cell,
+    sources_with_outputs,
+    with_stale_marks,
+)
+from ..notebook_view.summary import ImageAttachment, summarize_outputs
 from ..payloads import RunRequest
+from ..providers import ToolCall
 from ..records import ApprovalRequest
 from ..secrets import SecretMasker
 from . import proposals
@@ -35,10 +43,7 @@ from .asking import ApprovalPath, Asking
 from .context import build_context, new_nonce
 from .journal import AgentJournal
 from .live import current_approval, show_approval
-from .providers import ToolCall
-from .snapshot import NotebookSnapshots, read_cell, sources_with_outputs, with_stale_marks
 from .store import new_id
-from .summary import ImageAttachment, summarize_outputs
 from .tools import Toolbox, ToolOutcome
 
 SERVER_JOURNAL = "external"

@@ -16,7 +16,7 @@ from typing import Any, Literal, cast
 
 from ..cell_ids import is_cell_id
 from ..errors import BadRequest
-from .providers import PROVIDER_KINDS
+from ..providers import PROVIDER_KINDS
 
 ApprovalPolicy = Literal["ask", "turn", "always", "never"]
 APPROVAL_POLICIES: tuple[str, ...] = ("ask", "turn", "always", "never")

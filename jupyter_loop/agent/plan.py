@@ -6,8 +6,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from ..execution.run import RunOutcome
+from ..notebook_view.vision import ImageBudget
 from ..rights import Ability
-from .vision import ImageBudget
 
 RunCells = Callable[[list[str], dict[str, str]], Awaitable[dict[str, RunOutcome]]]
 """Runs cells (ids, and the hashes of the sources approved) until they end."""

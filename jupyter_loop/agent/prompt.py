@@ -12,15 +12,15 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
+from ..notebook_view.snapshot import NotebookSnapshots, with_stale_marks
+from ..notebook_view.vision import ImageShrinker
+from ..notebook_view.vision import attach as attach_images
+from ..providers import ChatMessage
 from ..rights import Ability, rights_text
 from ..secrets import SecretMasker
 from . import proposals
 from .context import ConversationTurn, ToolStep, TurnOverview, build_context, new_nonce
 from .plan import TurnPlan
-from .providers import ChatMessage
-from .snapshot import NotebookSnapshots, with_stale_marks
-from .vision import ImageShrinker
-from .vision import attach as attach_images
 
 MAX_FOCUS = 4
 """Cells the tools touched shown in the live view, the most recent first."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 
-from .providers import ToolCall
+from ..providers import ToolCall
 from .tools import ToolOutcome, short_arguments
 
 REPEATS_REFUSED = 2

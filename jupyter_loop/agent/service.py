@@ -19,7 +19,9 @@ from ..execution.introspect import VariablesReport
 from ..execution.run import RunOutcome
 from ..execution.run_origin import ASSISTANT, RunOrigin
 from ..execution.service import ExecutionService
+from ..notebook_view.snapshot import sources_with_outputs
 from ..payloads import RunRequest
+from ..providers import ModelProvider, ProviderError
 from ..records import TokenUsage, TurnRecord, UserEntry
 from ..rights import Ability, Grants
 from .approvals import ApprovalDesk
@@ -32,9 +34,7 @@ from .live import LiveTurn, current_turn, show_new_conversation
 from .payloads import ApprovalAnswer, TurnRequest, policy_or_default
 from .permission import turn_allowance
 from .plan import WITHHELD, TurnPlan
-from .providers import ModelProvider, ProviderError
 from .settings import AgentSettings
-from .snapshot import sources_with_outputs
 from .store import ConversationStore, new_id, now_iso
 from .turn import Turn
 

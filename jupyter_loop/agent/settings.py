@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..notebook_view.vision import ImageBudget
+from ..providers import PROVIDER_KINDS, ModelProvider, make_provider
 from ..secrets import SecretMasker
-from .providers import PROVIDER_KINDS, ModelProvider, make_provider
-from .vision import ImageBudget
 
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 

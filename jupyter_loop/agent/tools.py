@@ -20,13 +20,19 @@ from ..errors import JupyterLoopError, SourceChanged
 from ..execution.introspect import VariablesReport
 from ..execution.introspect import describe as describe_variables
 from ..execution.run import RunOutcome
+from ..notebook_view.notebook_map import cell_line
+from ..notebook_view.snapshot import read_cell
+from ..notebook_view.summary import (
+    clean_text,
+    head_tail,
+    headline,
+    summarize_output,
+    summarize_outputs,
+)
+from ..providers import BadToolArguments, ToolCall, ToolSpec
 from ..rights import Ability, rights_text
 from ..secrets import SecretMasker
 from . import proposals
-from ._map import cell_line
-from .providers import BadToolArguments, ToolCall, ToolSpec
-from .snapshot import read_cell
-from .summary import clean_text, head_tail, headline, summarize_output, summarize_outputs
 from .tool_args import ToolError, schema_violation
 from .tool_args import arg_int as _int
 from .tool_args import arg_optional_int as _optional_int

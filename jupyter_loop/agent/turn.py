@@ -23,15 +23,7 @@ from typing import Any
 from ..document import LiveDocuments
 from ..errors import JupyterLoopError
 from ..execution.introspect import describe as describe_variables
-from ..secrets import SecretMasker
-from .asking import ApprovalPath
-from .context import RESULT_SHARE, ConversationTurn, ToolResult, ToolStep
-from .journal import AgentJournal
-from .live import LiveTurn, StreamedText
-from .permission import TurnPermission
-from .plan import RunCells, TurnPlan
-from .prompt import TurnPrompt
-from .providers import (
+from ..providers import (
     ChatMessage,
     ImagesRefused,
     ModelProvider,
@@ -42,6 +34,14 @@ from .providers import (
     ToolCallsReady,
     Usage,
 )
+from ..secrets import SecretMasker
+from .asking import ApprovalPath
+from .context import RESULT_SHARE, ConversationTurn, ToolResult, ToolStep
+from .journal import AgentJournal
+from .live import LiveTurn, StreamedText
+from .permission import TurnPermission
+from .plan import RunCells, TurnPlan
+from .prompt import TurnPrompt
 from .repeats import REPEATED, REPEATS_ENDING, REPEATS_REFUSED, RepeatGuard, not_run
 from .store import ConversationStore, now_iso
 from .tools import ReadVariables, Toolbox, ToolOutcome

@@ -1,21 +1,21 @@
 """What a completion model is sent: the cell around the cursor and what the notebook knows.
 
-Pure functions over cell snapshots (the same :class:`~jupyter_loop.agent._map.CellSnapshot`
-the assistant reads), with outputs summarised by the assistant's own summariser: the
-neighbouring cells with their outputs, and the outputs of the other cells on the user's
-screen that ran most recently. Two
+Pure functions over cell snapshots (the same
+:class:`~jupyter_loop.notebook_view.notebook_map.CellSnapshot` the assistant reads), with
+outputs summarised by the assistant's own summariser: the neighbouring cells with their
+outputs, and the outputs of the other cells on the user's screen that ran most recently. Two
 shapes come out of one :class:`CompletionPrompt`: a fill-in-the-middle prompt (context as
 code comments, then the text before the cursor; the text after it as the suffix) for
 providers that take a suffix, and a chat prompt otherwise. Notebook content in the chat
 prompt is wrapped as untrusted data, as the assistant's is.
 
 Secrets are masked whole before anything is cut: the neighbouring cells as they are read
-(:func:`~jupyter_loop.agent.snapshot.read_cell`), the edited cell as one text with the cursor
-carried over (:class:`~jupyter_loop.secrets.MaskedText`), then cut to the window around the
-cursor. A cut first would leave pieces of a secret the masker no longer recognises.
+(:func:`~jupyter_loop.notebook_view.snapshot.read_cell`), the edited cell as one text with
+the cursor carried over (:class:`~jupyter_loop.secrets.MaskedText`), then cut to the window
+around the cursor. A cut first would leave pieces of a secret the masker no longer recognises.
 
 Example:
-    >>> from jupyter_loop.agent._map import CellSnapshot
+    >>> from jupyter_loop.notebook_view.notebook_map import CellSnapshot
     >>> out = {"output_type": "stream", "name": "stdout", "text": "price_eur_2024  qty\\n"}
     >>> earlier = [CellSnapshot("a", "code", "print(df.head())", 2, outputs=[out])]
     >>> prompt = build_prompt('df["pr', "", earlier, [], (), nonce="n1", masker=None)
@@ -38,11 +38,11 @@ from dataclasses import dataclass
 
 from jupyter_ydoc import YNotebook
 
-from ..agent._map import CellSnapshot
-from ..agent.context import untrusted
-from ..agent.snapshot import read_cell
-from ..agent.summary import summarize_outputs
 from ..document import find_cell
+from ..notebook_view.envelope import untrusted
+from ..notebook_view.notebook_map import CellSnapshot
+from ..notebook_view.snapshot import read_cell
+from ..notebook_view.summary import summarize_outputs
 from ..secrets import MaskedText, SecretMasker
 from .variables import VariableRecord
 

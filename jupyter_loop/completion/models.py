@@ -21,7 +21,7 @@ import re
 from collections.abc import AsyncIterator
 from typing import Any
 
-from ..agent.providers import ChatMessage, ModelEvent, ModelProvider
+from ..providers import ChatMessage, ModelEvent, ModelProvider
 from .context import CompletionPrompt
 
 MAX_TOKENS = 256

@@ -16,11 +16,11 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..agent.context import new_nonce
-from ..agent.providers import ModelProvider, ProviderError, StreamEnd, TextDelta, Usage
 from ..agent.settings import AgentSettings
 from ..document import LiveDocuments
 from ..errors import JupyterLoopError
+from ..notebook_view.envelope import new_nonce
+from ..providers import ModelProvider, ProviderError, StreamEnd, TextDelta, Usage
 from .context import CompletionPrompt, build_prompt, nearby_cells
 from .models import FenceFilter, RepeatTrimmer, complete, says_no_fill_in_middle
 from .payloads import CompletionRequest

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 from typing import Literal
 
-from ...errors import JupyterLoopError
+from ..errors import JupyterLoopError
 
 ErrorKind = Literal[
     "unreachable", "auth", "rate_limit", "server", "no_tools", "stream", "bad_response", "not_found"

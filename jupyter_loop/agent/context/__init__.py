@@ -13,6 +13,10 @@ one before it (model servers reuse the cached prefix):
 5. last, the live view, rebuilt at every step: cells changed since the turn began, the cells
    the tools touched (as they are now), working memory.
 
+This module is the package's face: callers import from here only. Its parts are private:
+``_conversation`` (2), ``_views`` (3 and 5), ``_steps`` (4); what the notebook looks like
+to a model (cells, map, summaries, envelope) comes from :mod:`jupyter_loop.notebook_view`.
+
 Every part has its share of the budget (the ``*_SHARE`` constants); the overview fills what
 the others can take at most, so the prompt never exceeds the budget however many steps run.
 Whatever is cut is marked in place and listed in :attr:`ContextWindow.cut`; tools can page it.
@@ -23,9 +27,10 @@ envelope carrying a per-turn nonce, and the system prompt says that text inside 
 never instructions.
 
 Nothing here masks secrets: everything comes in masked whole, before this module cuts it
-(cells as :func:`~.snapshot.read_cell` reads them, the user's and the model's text as the
-turn receives them, the kernel's variables as they are parsed). Masking the messages built
-here would come after the cuts, and a cut through a secret leaves pieces no masker knows.
+(cells as :func:`~jupyter_loop.notebook_view.snapshot.read_cell` reads them, the user's and
+the model's text as the turn receives them, the kernel's variables as they are parsed).
+Masking the messages built here would come after the cuts, and a cut through a secret
+leaves pieces no masker knows.
 
 Example:
     >>> cells = [CellSnapshot("c1", "code", "1/0", 1, "idle", (
@@ -46,10 +51,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
-from jupyter_loop.agent._conversation import ConversationTurn, conversation_messages
-from jupyter_loop.agent._envelope import new_nonce, untrusted
-from jupyter_loop.agent._map import CellSnapshot, estimate_tokens, notebook_map
-from jupyter_loop.agent._steps import (
+from jupyter_loop.notebook_view.envelope import new_nonce, untrusted
+from jupyter_loop.notebook_view.notebook_map import CellSnapshot, estimate_tokens, notebook_map
+from jupyter_loop.notebook_view.summary import ImageAttachment, head_tail
+from jupyter_loop.providers import ToolCall
+
+from ._conversation import ConversationTurn, conversation_messages
+from ._steps import (
     RECEIPT_CHARS,
     StepMessage,
     ToolResult,
@@ -57,15 +65,13 @@ from jupyter_loop.agent._steps import (
     plan_steps,
     step_messages,
 )
-from jupyter_loop.agent._views import (
+from ._views import (
     LiveShares,
     TurnOverview,
     cells_in_full,
     live_view,
     make_overview,
 )
-from jupyter_loop.agent.providers import ToolCall
-from jupyter_loop.agent.summary import ImageAttachment, head_tail
 
 __all__ = [
     "CellSnapshot",

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jupyter_loop.agent._excerpt import (
+from jupyter_loop.notebook_view._excerpt import (
     Excerpt,
     clean_text,
     collapse_carriage_returns,
@@ -38,7 +38,7 @@ from jupyter_loop.agent._excerpt import (
     share_budget,
     strip_ansi,
 )
-from jupyter_loop.agent._media import (
+from jupyter_loop.notebook_view._media import (
     ImageAttachment,
     human_size,
     image_placeholder,
@@ -47,7 +47,7 @@ from jupyter_loop.agent._media import (
     summarize_plain_table,
     table_shape,
 )
-from jupyter_loop.agent._traceback import error_headline, summarize_traceback
+from jupyter_loop.notebook_view._traceback import error_headline, summarize_traceback
 
 __all__ = [
     "Excerpt",

@@ -1,5 +1,8 @@
 """Model providers behind one small interface (:class:`ModelProvider`).
 
+Shared by the assistant's turns and inline completions (hence beside ``agent/``, not in
+it); nothing here knows which of them is calling.
+
 Example:
     >>> provider = make_provider("ollama", host="http://127.0.0.1:11434", num_ctx=8192)
     >>> provider.name
@@ -10,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...errors import BadRequest
+from ..errors import BadRequest
 from .base import (
     Capabilities,
     ChatMessage,

@@ -37,7 +37,7 @@ from pycrdt import Array, Map
 
 from ..execution.board import board
 from ..secrets import SecretMasker
-from ._map import CellSnapshot
+from .notebook_map import CellSnapshot
 
 
 def read_cell(ycell: Map, masker: SecretMasker | None) -> CellSnapshot:

@@ -38,8 +38,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from ..providers import ChatMessage, ImagePart
 from ._media import human_size
-from .providers import ChatMessage, ImagePart
 from .summary import ImageAttachment
 
 if TYPE_CHECKING:  # Pillow is imported by the first image shrunk, not by the server's start

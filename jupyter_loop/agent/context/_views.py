@@ -33,14 +33,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from jupyter_loop.agent._map import (
+from jupyter_loop.notebook_view.notebook_map import (
     CellSnapshot,
     cell_line,
     estimate_tokens,
     notebook_map,
     omitted_cells,
 )
-from jupyter_loop.agent.summary import (
+from jupyter_loop.notebook_view.summary import (
     ImageAttachment,
     head_tail,
     share_budget,

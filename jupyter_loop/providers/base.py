@@ -1,9 +1,10 @@
 """The one small interface every model provider speaks, and the values that cross it.
 
-The agent builds :class:`ChatMessage` values and :class:`ToolSpec` values, calls
-:meth:`ModelProvider.stream`, and reads :data:`ModelEvent` values back: text as it
-arrives, then the complete tool calls, the token usage and the reason the model stopped.
-Providers translate to and from their wire formats; nothing provider-specific leaks out.
+The caller (an agent turn, an inline completion) builds :class:`ChatMessage` values and
+:class:`ToolSpec` values, calls :meth:`ModelProvider.stream`, and reads :data:`ModelEvent`
+values back: text as it arrives, then the complete tool calls, the token usage and the
+reason the model stopped. Providers translate to and from their wire formats; nothing
+provider-specific leaks out.
 
 Example:
     >>> call = ToolCall(id="call_0", name="read_cell", arguments_json='{"cell_id": "c1"}')

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from math import ceil
 from typing import Any
 
-from jupyter_loop.agent.summary import clean_text, headline
+from jupyter_loop.notebook_view.summary import clean_text, headline
 
 FIRST_LINE_CHARS = 80
 HEADLINE_CHARS = 100
@@ -39,7 +39,7 @@ _EXCERPT_READ = 4_000  # characters read from each end of a printed text, at mos
 
 @dataclass(frozen=True)
 class CellSnapshot:
-    """A cell as the agent sees it.
+    """A cell as a model sees it.
 
     Attributes:
         id: The cell id (tools address cells by it).

@@ -10,7 +10,7 @@ not at every step; past the receipts' room the oldest steps are dropped, again i
 and counted.
 
 Example:
-    >>> from jupyter_loop.agent.providers import ToolCall
+    >>> from jupyter_loop.providers import ToolCall
     >>> step = ToolStep("Reading.", (ToolCall("call_1", "read_cell", '{"cell_id": "c1"}'),),
     ...                 (ToolResult("read_cell", '{"cell_id": "c1"}', "x = 1", call_id="call_1"),))
     >>> plan = plan_steps([step], budget_chars=4_000, result_chars=1_000, max_receipts=8)
@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from jupyter_loop.agent._excerpt import head_tail, share_budget
-from jupyter_loop.agent.providers import ToolCall
+from jupyter_loop.notebook_view.summary import head_tail, share_budget
+from jupyter_loop.providers import ToolCall
 
 RECEIPT_CHARS = 160
 SAID_CHARS = 1_500

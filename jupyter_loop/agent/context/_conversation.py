@@ -22,8 +22,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from jupyter_loop.agent._views import newest_within, one_line
-from jupyter_loop.agent.summary import head_tail
+from jupyter_loop.notebook_view.summary import head_tail
+
+from ._views import newest_within, one_line
 
 OLDER_TURN_CHARS = 120
 

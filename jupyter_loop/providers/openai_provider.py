@@ -327,7 +327,7 @@ def without_images(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
     """The messages with their images taken out and a line saying so.
 
     Example:
-        >>> from jupyter_loop.agent.providers.base import ImagePart
+        >>> from jupyter_loop.providers.base import ImagePart
         >>> image = ImagePart("image/png", "AA")
         >>> sent = without_images([ChatMessage("user", "see", images=(image,))])
         >>> sent[0].images, sent[0].content.endswith("the model does not take images.)")

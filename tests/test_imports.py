@@ -1,0 +1,134 @@
+"""The floor plan holds: private modules stay in their package, and imports form no cycle.
+
+Read from the source with :mod:`ast` rather than by importing: importing would only show
+the modules a test happens to load. For private modules and the layers every import
+counts, also those inside functions and under ``TYPE_CHECKING``. For cycles only the
+imports that run when a module is loaded count: an import deferred into a function (the
+package's lazy ``JupyterLoopApp``) or kept for type checking (a run and its origin name
+each other's types) is how a cycle is broken on purpose, and Python never sees it.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).parent.parent
+PACKAGE = ROOT / "jupyter_loop"
+SKIPPED = {"labextension"}  # the built front end, no Python of ours
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def is_module(name: str) -> bool:
+    path = ROOT.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def imported(path: Path, *, when_loaded: bool = False) -> set[str]:
+    """The modules of ours that ``path`` imports, as absolute names.
+
+    With ``when_loaded``, only the imports that run when ``path`` is imported: at module
+    level, not in a function and not under ``if TYPE_CHECKING:``.
+    """
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in loaded_at_import(tree.body) if when_loaded else ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                source = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                source = node.module or ""
+            for alias in node.names:  # `from pkg import module` imports the module
+                child = f"{source}.{alias.name}"
+                found.add(child if is_module(child) else source)
+    return {module for module in found if module.split(".")[0] == "jupyter_loop"}
+
+
+def loaded_at_import(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements of ``body`` that run when the module is imported, nested ones too."""
+    statements: list[ast.stmt] = []
+    for node in body:
+        statements.append(node)
+        if isinstance(node, ast.If):
+            typing_only = "TYPE_CHECKING" in ast.unparse(node.test)
+            statements += loaded_at_import(node.orelse if typing_only else node.body + node.orelse)
+        elif isinstance(node, ast.Try):
+            handlers = [line for handler in node.handlers for line in handler.body]
+            statements += loaded_at_import(node.body + handlers + node.orelse + node.finalbody)
+        elif isinstance(node, (ast.With, ast.ClassDef)):
+            statements += loaded_at_import(node.body)
+    return statements
+
+
+def our_modules(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*.py") if not SKIPPED & set(p.parts))
+
+
+def test_examples_of_the_resolution() -> None:
+    """A relative import from a package's ``__init__`` and one naming a module resolve."""
+    assert module_name(PACKAGE / "notebook_view" / "__init__.py") == "jupyter_loop.notebook_view"
+    assert "jupyter_loop.errors" in imported(PACKAGE / "providers" / "__init__.py")
+    assert "jupyter_loop.agent.proposals" in imported(PACKAGE / "agent" / "tools.py")
+
+
+def test_no_private_module_is_imported_from_outside_its_package() -> None:
+    """``pkg/_part.py`` is imported only by modules of ``pkg`` (and below).
+
+    The benchmarks are held to it too; tests are not: a module's own test file may run its
+    private parts' examples (one test file per module).
+    """
+    outside = []
+    for path in [*our_modules(PACKAGE), *our_modules(ROOT / "bench")]:
+        importer = module_name(path)
+        for module in imported(path):
+            parts = module.split(".")
+            for depth, part in enumerate(parts):
+                owner = ".".join(parts[:depth])
+                private = part.startswith("_") and not part.startswith("__")
+                if private and not (importer + ".").startswith(owner + "."):
+                    outside.append(f"{importer} imports {module}")
+    assert outside == []
+
+
+def test_the_import_graph_has_no_cycle() -> None:
+    graph = {module_name(path): imported(path, when_loaded=True) for path in our_modules(PACKAGE)}
+    cycles = []
+    state: dict[str, str] = {}  # "open" while on the path, "done" once explored
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = "open"
+        for target in sorted(graph.get(module, ())):
+            if target == module:
+                continue
+            if state.get(target) == "open":
+                cycles.append(" → ".join([*path[path.index(target) :], target]))
+            elif target not in state:
+                visit(target, [*path, target])
+        state[module] = "done"
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    assert cycles == []
+
+
+def test_the_shared_layers_do_not_import_the_agent() -> None:
+    """Providers and the notebook view sit under the agent, completions and MCP."""
+    above = {"agent", "completion", "mcp_server"}
+    upward = [
+        f"{module_name(path)} imports {module}"
+        for layer in ("providers", "notebook_view")
+        for path in our_modules(PACKAGE / layer)
+        for module in imported(path)
+        if module.split(".")[1:2] and module.split(".")[1] in above
+    ]
+    assert upward == []
