@@ -229,7 +229,7 @@ async def resume_run(
     if segment is None:  # where the journal ends and what the gateway kept begins
         run.writer.push(AppendStream("stderr", note_line(GATEWAY_GAP)))
     try:
-        await queue.connect()
+        await queue.line.connect()
         live = True
     except Exception:  # the kernel is gone: the liveness check ends the run
         live = False

@@ -1,9 +1,9 @@
-"""Which life of its kernel a queue talks to, and which word of a death ends runs.
+"""Which life of its kernel a kernel line talks to, and which word of a death ends runs.
 
 A kernel that dies and is brought back is heard of up to three times, by different voices
 and in no fixed order with the cells a user runs meanwhile:
 
-- the queue's own liveness check finds the process gone (``found_dead``);
+- the line's own liveness check finds the process gone (``found_dead``);
 - jupyter_client's restarter says it starts the kernel again (``restarter_restarts``),
   or that it gave up (``died``); a gateway says the same on IOPub;
 - the server's ``restart`` kernel action follows *every* restart once it is done, the
@@ -30,10 +30,10 @@ def _new_life() -> str:
 
 
 class KernelLives:
-    """The kernel's current life, and what a word about its death asks of the queue.
+    """The kernel's current life, and what a word about its death asks of the line.
 
-    Each word but ``found_dead`` (after which the queue ends the runs itself) returns
-    whether the queue must end its runs now.
+    Each word but ``found_dead`` (after which the line ends the runs itself) returns
+    whether the line must end its runs now.
 
     >>> lives = KernelLives()
     >>> lives.found_dead()            # the liveness check: the process is gone

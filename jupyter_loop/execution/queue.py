@@ -3,7 +3,8 @@
 The next cell is handed to the kernel the moment the one before ends, before that one's
 results are written, so a Run All keeps the kernel busy. Like JupyterLab, an error (or
 an interrupt) drops whatever is still queued; a kernel restart or death ends the running
-cell and empties the queue.
+cell and empties the queue (``kernel_line``: the queue's connection to its kernel, across
+the kernel's lives).
 """
 
 from __future__ import annotations
@@ -34,14 +35,12 @@ from .cell_marks import (
 from .cell_writers import CellWriters
 from .history import RunHistory
 from .kept import forget_request
-from .kernel import KernelChannel
-from .kernel_lives import KernelLives
+from .kernel_line import KernelLine
 from .ledger import LedgerEntry, NullLedger, RunLedger
 from .ops import AppendStream
 from .prompts import hide_prompt, show_prompt, take_answer
-from .run import KERNEL_DIED, KERNEL_RESTARTED, CellJob, CellRun, RunOutcome
+from .run import CellJob, CellRun, RunOutcome
 from .run_origin import entry_for, outputs_digest
-from .silent_read import SilentReads
 from .wal import RunEnd
 from .writer import OutputPolicy
 
@@ -89,7 +88,16 @@ class KernelQueue:
         self._settings = settings
         self._log = log
         self._tasks = BackgroundTasks(log)  # input prompts, ends of a lost kernel's runs
-        self._channel = KernelChannel(kernel_manager, log, on_lost=self._gateway_says)
+        # The kernel's connection, across its lives: a death it hears of ends runs here.
+        self.line = KernelLine(
+            kernel_id,
+            kernel_manager,
+            log,
+            runs=self,
+            tasks=self._tasks,
+            ready_timeout=settings.kernel_ready_timeout,
+            liveness_interval=settings.liveness_interval,
+        )
         self._jobs: deque[CellJob] = deque()
         self._wakeup = asyncio.Event()
         self._handed: deque[CellRun] = deque()  # in the kernel's order, not yet settled
@@ -98,13 +106,6 @@ class KernelQueue:
         self._worker: asyncio.Task[None] | None = None
         self._outcomes: dict[str, asyncio.Future[RunOutcome]] = {}
         self._closing = False
-        self.silent_reads = SilentReads()
-        self._lives = KernelLives()
-
-    @property
-    def kernel_run(self) -> str:
-        """This start of the kernel (see ``KernelLives.kernel_run``)."""
-        return self._lives.kernel_run
 
     # -- queueing --------------------------------------------------------------------
 
@@ -120,7 +121,7 @@ class KernelQueue:
             self._outcomes[job.run_id] = outcome
             outcomes.append(outcome)
         first = self._jobs[0] if not self._handed and self._jobs else None
-        if first is not None and first.marked_running and self._channel.connected:
+        if first is not None and first.marked_running and self.line.channel.connected:
             # The kernel gets the cell before the request is even answered. Its writer
             # starts afresh after the send (no message is read before the next turn); the
             # marker written next clears the cell's outputs.
@@ -146,7 +147,7 @@ class KernelQueue:
         )
         run = self._take(job, kind)
         run.msg_id = msg_id
-        self._channel.follow(msg_id, run)
+        self.line.channel.follow(msg_id, run)
         self._start_worker()
         return run
 
@@ -154,10 +155,6 @@ class KernelQueue:
         self._wakeup.set()
         if self._worker is None or self._worker.done():
             self._worker = asyncio.ensure_future(self._work())
-
-    async def connect(self) -> None:
-        """Connect to a kernel that may be running a cell (see ``follow``)."""
-        await self._channel.ready(self._settings.kernel_ready_timeout, busy=True)
 
     def _settle(self, job: CellJob, outcome: RunOutcome, run: CellRun | None = None) -> None:
         self._ledger.remove(job.run_id)
@@ -174,7 +171,7 @@ class KernelQueue:
     def idle(self) -> bool:
         """Nothing running or waiting, not even a silent read: a cell submitted now starts
         at once."""
-        return not self._handed and not self._jobs and not self.silent_reads.reading
+        return not self._handed and not self._jobs and not self.line.reading
 
     def pending(self) -> list[CellJob]:
         """The cells handed to the kernel (the running one first), then those queued."""
@@ -247,13 +244,13 @@ class KernelQueue:
             path = self._docs.path_of(job.room_id) or ""
             masker = self._settings.outputs.masker
             history.record(
-                entry_for(job, outcome, run, path, self.kernel_id, self.kernel_run, masker)
+                entry_for(job, outcome, run, path, self.kernel_id, self.line.kernel_run, masker)
             )
 
     def _send(self, run: CellRun, code: str) -> None:
-        run.source, run.started_at, run.kernel_run = code, time.time(), self.kernel_run
+        run.source, run.started_at, run.kernel_run = code, time.time(), self.line.kernel_run
         try:
-            run.msg_id = self._channel.execute(code, run)
+            run.msg_id = self.line.channel.execute(code, run)
             self._ledger.mark_sent(run.job.run_id, self.kernel_id, run.msg_id)
         except Exception as e:
             self._log.exception("jupyter-loop failed running cell %s", run.job.cell_id)
@@ -302,9 +299,9 @@ class KernelQueue:
     async def _connected(self, run: CellRun) -> bool:
         """Wait until the kernel can take requests, or the run was ended meanwhile (the
         kernel restarted, the server stops). A failure ends the run with a note."""
-        if self._channel.connected:
+        if self.line.channel.connected:
             return True
-        connecting = asyncio.ensure_future(self._ready())
+        connecting = asyncio.ensure_future(self.line.ready())
         either: set[asyncio.Future[Any]] = {connecting, run.done}
         await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
         if not connecting.done():
@@ -323,17 +320,7 @@ class KernelQueue:
         """How the run ended; a kernel found dead meanwhile ends it (and those after it)."""
         self._current = run
         try:
-            while True:
-                done, _ = await asyncio.wait({run.done}, timeout=self._settings.liveness_interval)
-                if done:
-                    return run.done.result()
-                channel = self._channel
-                # Replaced meanwhile: the kernel restarted and its runs were ended then.
-                if not await channel.alive() and channel is self._channel:
-                    self._log.info("jupyter-loop: kernel %s found dead", self.kernel_id)
-                    self._lives.found_dead()
-                    self._end_handed(KERNEL_DIED)
-                    await self._replace_channel().close()
+            return await self.line.outcome_of(run.done)
         finally:
             self._current = None
 
@@ -356,7 +343,7 @@ class KernelQueue:
 
         try:  # whatever happens, the cell handed over next may write its outputs after
             if run.msg_id is not None:
-                self._channel.release(run.msg_id)
+                self.line.channel.release(run.msg_id)
             if outcome.note:
                 run.writer.push(AppendStream("stderr", note_line(outcome.note)))
             await run.writer.end_run(
@@ -374,19 +361,11 @@ class KernelQueue:
         # tabs, and runs ending meanwhile share it (the output journal covers a crash).
         self._docs.save_soon(job.room_id, delay=0.5)
 
-    def _end_handed(self, note: str | None) -> None:
+    def end_handed(self, note: str | None) -> None:
         """The kernel is gone: the cell it ran is cut off, those handed after it never ran."""
         unfinished = [run for run in self._handed if not run.done.done()]
         for index, run in enumerate(unfinished):
             run.end(RunOutcome("cut_off", note=note) if index == 0 else RunOutcome("aborted"))
-
-    async def _ready(self) -> None:
-        await self._channel.ready(self._settings.kernel_ready_timeout)
-        self._lives.running()
-
-    async def evaluate(self, expressions: dict[str, str], timeout: float) -> dict[str, Any]:
-        """The ``user_expressions`` of a silent execute request (see ``silent_read``)."""
-        return await self.silent_reads.read(self._channel, self._ready, expressions, timeout)
 
     # -- stdin -----------------------------------------------------------------------
 
@@ -396,7 +375,7 @@ class KernelQueue:
     async def answer_input(self, room_id: str, cell_id: str, request_id: str, value: str) -> None:
         """Send the answer to the prompt the running cell shows; echo it like JupyterLab."""
         run, header = take_answer(self._current, room_id, cell_id, request_id, value)
-        self._channel.send_input(value, parent=header)
+        self.line.channel.send_input(value, parent=header)
         await hide_prompt(run)
 
     # -- stopping --------------------------------------------------------------------
@@ -425,56 +404,6 @@ class KernelQueue:
             return
         mark_dropped(notebook, jobs, self._log)
 
-    async def end_all(self, note: str | None) -> None:
-        """The kernel restarted or died: end the running cell and empty the queue.
-
-        All three happen before the first ``await``: a cell run again the moment its
-        marker says "aborted" must find the new connection, not the one to the dead
-        process (still closing, it would take the request and never answer)."""
-        old = self._replace_channel()
-        self._end_handed(note)
-        await self.drop_queued()  # which empties the queue before it first awaits
-        self.silent_reads.forget()
-        await old.close()
-
-    # -- words of the kernel's death (which of them end runs: ``kernel_lives``) ------
-
-    def restarter_restarts(self) -> None:
-        """jupyter_client's restarter found the kernel dead and starts it again."""
-        self._end_if(self._lives.restarter_restarts(), KERNEL_RESTARTED, "the restarter")
-
-    def kernel_died(self) -> None:
-        """The kernel died for good (its restarter gave up)."""
-        self._end_if(self._lives.died(), KERNEL_DIED, "the restarter (gave up)")
-
-    async def restart_done(self) -> None:
-        """The server restarted the kernel (asked for, or its restarter's)."""
-        ended = self._lives.restart_done()
-        self._log.info("jupyter-loop: kernel %s restarted (ends runs: %s)", self.kernel_id, ended)
-        if ended:
-            await self.end_all(None)
-
-    def _gateway_says(self, state: str) -> None:
-        # A gateway's word on IOPub: "restarting" (it restarted the kernel) or "dead".
-        if state == "restarting":
-            self._end_if(self._lives.gateway_restarted(), KERNEL_RESTARTED, "the gateway")
-        else:
-            self._end_if(self._lives.died(), KERNEL_DIED, "the gateway (dead)")
-
-    def _end_if(self, ended: bool, note: str, said_by: str) -> None:
-        self._log.info(
-            "jupyter-loop: kernel %s lost, says %s (ends runs: %s)", self.kernel_id, said_by, ended
-        )
-        if ended:
-            self._tasks.spawn(self.end_all(note), "ending the runs of a dead kernel")
-
-    def _replace_channel(self) -> KernelChannel:
-        """A new connection for the runs from now on; the old one, for the caller to close.
-        Display ids and the connection belong to the old kernel process."""
-        old = self._channel
-        self._channel = KernelChannel(self._manager, self._log, on_lost=self._gateway_says)
-        return old
-
     async def leave(self) -> None:
         """The server stops, the kernel stays (``keep_kernels = "always"``): the running
         cell stays running, in the ledger, for the next server to follow (see ``stop``),
@@ -490,7 +419,7 @@ class KernelQueue:
         self._closing = True
         await self.drop_queued()
         if note is not None:
-            self._end_handed(note)
+            self.end_handed(note)
         self._wakeup.set()
         if self._worker is not None:
             done, _ = await asyncio.wait({self._worker}, timeout=5 if note else 0)
@@ -499,5 +428,4 @@ class KernelQueue:
                 await asyncio.wait({self._worker})
         await self._tasks.close(timeout=3)
         await self._writers.close()
-        self.silent_reads.forget()
-        await self._channel.close()
+        await self.line.close()

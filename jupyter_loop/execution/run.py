@@ -86,7 +86,7 @@ class CellRun:
         self.source: str | None = None  # what the kernel was handed (the run history)
         self.started_at: float | None = None
         self.ended_at: float | None = None  # when its outcome was known (see drop_queued)
-        self.kernel_run = ""  # which start of the kernel ran it (see KernelQueue.kernel_run)
+        self.kernel_run = ""  # which start of the kernel ran it (see KernelLine.kernel_run)
         self.outputs_digest = ""
         self.done: asyncio.Future[RunOutcome] = asyncio.get_running_loop().create_future()
 

@@ -89,7 +89,7 @@ class RunEntry:
     source_hash: str
     source: str
     kernel_id: str
-    kernel_run: str  # which start of the kernel (its id survives restarts): see KernelQueue
+    kernel_run: str  # which start of the kernel (its id survives restarts): see KernelLine
     queued: float
     started: float | None
     ended: float

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from typing import Any
 
-from jupyter_ydoc import YNotebook
-from pycrdt import Map
-
-from ..document import ORIGIN, CellNotFound, LiveDocuments, find_cells, source_hash
-from ..errors import BadRequest, Conflict, JupyterLoopError, NotFound, SourceChanged
+from ..document import ORIGIN, LiveDocuments, source_hash
+from ..errors import Conflict, JupyterLoopError, NotFound
 from ..keeper.adoption import KeptKernels
 from ..payloads import InputReply, QueuedCell, RunRequest, RunTicket
 from . import board
@@ -22,6 +18,7 @@ from .queue import KernelQueue, QueueSettings
 from .restart import take_up_left_runs
 from .run import CellJob, RunOutcome
 from .run_origin import RUNS_API, RunEntry, RunOrigin, stale_reason
+from .run_request import cells_to_run, check_sources, jobs_for, mark, skipped
 
 VARIABLES_TIMEOUT = 5.0
 """Seconds the variables snippet may take before the kernel counts as not answering."""
@@ -168,22 +165,21 @@ class ExecutionService:
         room_id = notebook_ref.room_id
         kernel_id = await self._kernel_for(request.kernel_id, notebook_ref.path)
         notebook = await self._docs.notebook(room_id)
-        located = find_cells(notebook, request.cell_ids)
-        cells = [_code_of(*_located(located, cell_id)) for cell_id in request.cell_ids]
+        cells = cells_to_run(notebook, request.cell_ids)
         # No await from here on: the sources checked are the sources queued.
-        _check_sources(cells, request.source_hashes or {})
+        check_sources(cells, request.source_hashes or {})
         queue = self._queue(kernel_id)
         origin = (origin or RunOrigin(user, RUNS_API)).claimed(request.started_from)
-        jobs = _jobs_for(cells, room_id, user, request, starts_now=queue.idle, origin=origin)
-        to_run = [job for job in jobs if not _skipped(job)]
+        jobs = jobs_for(cells, room_id, user, request, starts_now=queue.idle, origin=origin)
+        to_run = [job for job in jobs if not skipped(job)]
         # The queue first (an idle kernel gets its cell now), then the markers: the
         # kernel runs while every tab is told, and nothing awaits in between.
         futures = self._submit(queue, to_run) if to_run else []
         with notebook.ydoc.transaction(origin=ORIGIN):
-            for (_, ycell, _, _), job in zip(cells, jobs, strict=True):
-                _mark(notebook, ycell, job, kernel_id)
+            for cell, job in zip(cells, jobs, strict=True):
+                mark(notebook, cell.ycell, job, kernel_id)
         queued = tuple(
-            QueuedCell(job.cell_id, job.run_id, board.DONE if _skipped(job) else board.QUEUED)
+            QueuedCell(job.cell_id, job.run_id, board.DONE if skipped(job) else board.QUEUED)
             for job in jobs
         )
         ticket = RunTicket(path=notebook_ref.path, kernel_id=kernel_id, cells=queued)
@@ -258,7 +254,7 @@ class ExecutionService:
             kernel_id = None  # no kernel now: only edits tell
         queue = self._queues.get(kernel_id) if kernel_id else None
         # A kernel this server never ran a cell on: whatever ran before ran elsewhere.
-        kernel_run = None if kernel_id is None else queue.kernel_run if queue else ""
+        kernel_run = None if kernel_id is None else queue.line.kernel_run if queue else ""
         marks = {
             cell_id: stale_reason(last.get(cell_id), source_hash(source), kernel_run)
             for cell_id, source in sources.items()
@@ -299,7 +295,7 @@ class ExecutionService:
         queue = self._queue(kernel_id)
         if queue.pending():
             raise Conflict(KERNEL_BUSY)
-        reply = await queue.evaluate({EXPRESSION_KEY: EXPRESSION}, timeout)
+        reply = await queue.line.evaluate({EXPRESSION_KEY: EXPRESSION}, timeout)
         masker = self._settings.outputs.masker
         return report_from_reply(reply, masker.mask) if masker else report_from_reply(reply)
 
@@ -338,11 +334,11 @@ class ExecutionService:
 
         def restarted() -> None:
             if (queue := self._queues.get(kernel_id)) is not None:
-                queue.restarter_restarts()
+                queue.line.restarter_restarts()
 
         def died() -> None:
             if (queue := self._queues.get(kernel_id)) is not None:
-                queue.kernel_died()
+                queue.line.kernel_died()
 
         # A gateway kernel has no restarter here (these never fire): its connection
         # reports a death instead (see ``kernel.KernelChannel``).
@@ -358,83 +354,8 @@ class ExecutionService:
         if action == "interrupt":
             await queue.drop_queued()
         elif action == "restart":
-            await queue.restart_done()
+            await queue.line.restart_done()
         elif action == "shutdown":
             self._queues.pop(kernel_id, None)
             await queue.stop("The kernel was shut down while this cell ran.")
             self._watched.discard(kernel_id)
-
-
-def _check_sources(cells: list[tuple[int, Map, str, str]], expected: dict[str, str]) -> None:
-    """Raise :class:`SourceChanged` if a cell's source no longer has the expected hash."""
-    changed = [
-        cell_id
-        for _, _, cell_id, source in cells
-        if cell_id in expected and source_hash(source) != expected[cell_id]
-    ]
-    if changed:
-        raise SourceChanged(changed)
-
-
-def _jobs_for(
-    cells: list[tuple[int, Map, str, str]],
-    room_id: str,
-    user: str,
-    request: RunRequest,
-    *,
-    starts_now: bool,
-    origin: RunOrigin,
-) -> list[CellJob]:
-    """A job per requested cell, in order; an empty cell's is skipped, not queued. With
-    ``starts_now`` (an idle queue) the first cell to run is marked running at once."""
-    jobs: list[CellJob] = []
-    first = starts_now
-    for index, _, cell_id, code in cells:
-        running = first and bool(code.strip())
-        first = first and not running
-        approved = (request.source_hashes or {}).get(cell_id)
-        jobs.append(
-            CellJob(
-                room_id,
-                cell_id,
-                code,
-                uuid.uuid4().hex,
-                user,
-                record_timing=request.record_timing,
-                marked_running=running,
-                approved_hash=approved,
-                index_hint=index,
-                origin=origin,
-            )
-        )
-    return jobs
-
-
-def _skipped(job: CellJob) -> bool:
-    """An empty cell: nothing to run, shown done at once (as JupyterLab does)."""
-    return not job.code.strip()
-
-
-def _mark(notebook: YNotebook, ycell: Map, job: CellJob, kernel_id: str) -> None:
-    """Show the job's cell skipped, running (an idle kernel has it) or queued."""
-    if _skipped(job):
-        board.mark_skipped(notebook, ycell, run_id=job.run_id)
-        return
-    state = board.RUNNING if job.marked_running else board.QUEUED
-    board.mark_queued(
-        notebook, ycell, run_id=job.run_id, kernel_id=kernel_id, by=job.by, state=state
-    )
-
-
-def _located(located: dict[str, tuple[int, Map]], cell_id: str) -> tuple[int, Map]:
-    if cell_id not in located:
-        raise CellNotFound(f"No cell with id '{cell_id}' in this notebook.")
-    return located[cell_id]
-
-
-def _code_of(index: int, ycell: Map) -> tuple[int, Map, str, str]:
-    """A cell to run: its index, map, id and source; :class:`BadRequest` if it is not a
-    code cell."""
-    if ycell.get("cell_type") != "code":
-        raise BadRequest(f"Cell '{ycell.get('id')}' is not a code cell.")
-    return index, ycell, str(ycell["id"]), str(ycell.get("source", ""))
