@@ -1,21 +1,29 @@
 """Gateway kernels live outside the server: after a crash of the server, the restarted one
-takes the runs in flight on them up again (a real Kernel Gateway, a real server process)."""
+takes the runs in flight on them up again (a real Kernel Gateway and a real Enterprise
+Gateway, a real server process)."""
 
 from __future__ import annotations
 
 import asyncio
 
 import pytest
-from gateway_fixtures import kernel_gateway  # noqa: F401 (a fixture)
+from gateway_fixtures import (  # noqa: F401 (fixtures)
+    Gateway,
+    enterprise_gateway,
+    gateway,
+    kernel_gateway,
+    on_both_gateways,
+)
 from kept_helpers import LINES, LOOP, Serve, ended_in_file, lines_seen, printed, run, started
 
 
 @pytest.mark.timeout(240)
+@on_both_gateways
 async def test_a_run_on_a_gateway_kernel_goes_on_after_a_server_crash(
     serve: Serve,
-    kernel_gateway: str,  # noqa: F811
+    gateway: Gateway,  # noqa: F811
 ):
-    server = serve(f"--GatewayClient.url={kernel_gateway}", "--GatewayClient.request_timeout=60")
+    server = serve(f"--GatewayClient.url={gateway.url}", "--GatewayClient.request_timeout=60")
     kernel_id = await started(server, "x = 41", LOOP, "print(x + 1)")
     await run(server, "c0", "c1")
     await lines_seen(server, 20)
