@@ -57,8 +57,9 @@ async def rejoin_gateway_kernels(
                 log.info("jupyter-loop: gateway kernel %s is gone: %s", kernel_id, e)
                 continue
             log.info("jupyter-loop took back gateway kernel %s", kernel_id)
-            if _connections(kernels.get_kernel(kernel_id)) > 0:
-                kept_nothing.add(kernel_id)
+        # A kernel known already (listed from the gateway: a tab asked first) has a model too.
+        if _connections(kernels.get_kernel(kernel_id)) > 0:
+            kept_nothing.add(kernel_id)
         rejoined.add(kernel_id)
     return RejoinedKernels(frozenset(rejoined), frozenset(kept_nothing))
 
