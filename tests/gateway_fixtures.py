@@ -1,13 +1,24 @@
-"""A real Jupyter Kernel Gateway, and a Jupyter server whose kernels live on it."""
+"""Real kernel gateways (Jupyter Kernel Gateway, Jupyter Enterprise Gateway), and a Jupyter
+server whose kernels live on one.
+
+Tests use ``kernel_gateway`` by default; those that must hold on both take the ``gateway``
+fixture and are parametrized with ``on_both_gateways``. Enterprise Gateway 3.x needs
+jupyter_server 1.x and jupyter_client 6.x, which our server cannot run with, so it lives
+in a virtual environment of its own (``.venv-eg`` beside the test's one, made by
+``scripts/test``), as it would on a machine of its own; its kernels run the test's Python.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,12 +27,27 @@ from traitlets.config import Config
 
 from jupyter_loop.testing.server_process import free_port
 
+ENTERPRISE_GATEWAY_ENV = "JUPYTER_LOOP_ENTERPRISE_GATEWAY"
+"""Overrides where ``jupyter-enterprisegateway`` is (the script in Enterprise Gateway's
+virtual environment)."""
+
+
+@dataclass(frozen=True)
+class Gateway:
+    kind: str  # "kernel_gateway" or "enterprise_gateway": the fixture's name
+    url: str
+
+
+on_both_gateways = pytest.mark.parametrize(
+    "gateway", ["kernel_gateway", "enterprise_gateway"], indirect=True
+)
+
 
 def _wait_until_listening(url: str, process: subprocess.Popen[bytes], timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while True:
         if process.poll() is not None:
-            raise RuntimeError(f"the kernel gateway exited with code {process.returncode}")
+            raise RuntimeError(f"the gateway exited with code {process.returncode}")
         try:
             with urllib.request.urlopen(f"{url}/api/kernelspecs", timeout=2) as response:
                 json.load(response)
@@ -30,6 +56,22 @@ def _wait_until_listening(url: str, process: subprocess.Popen[bytes], timeout: f
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.2)
+
+
+def _serve(command: list[str], home: Path, env: dict[str, str], url: str) -> Iterator[str]:
+    log = (home / "gateway.log").open("wb")
+    process = subprocess.Popen(command, cwd=home, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        _wait_until_listening(url, process, timeout=60)
+        yield url
+    finally:
+        process.terminate()  # both gateways shut their kernels down on SIGTERM
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
 
 
 @pytest.fixture(scope="module")
@@ -43,28 +85,68 @@ def kernel_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "--KernelGatewayApp.port_retries=0",
         "--JupyterWebsocketPersonality.list_kernels=True",
     ]  # fmt: skip
-    log = (home / "gateway.log").open("wb")
-    process = subprocess.Popen(command, cwd=home, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_until_listening(url, process, timeout=60)
-        yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
+    yield from _serve(command, home, dict(os.environ), f"http://127.0.0.1:{port}")
+
+
+def enterprise_gateway_script() -> Path:
+    given = os.environ.get(ENTERPRISE_GATEWAY_ENV)
+    script = (
+        Path(given) if given else Path(sys.prefix).parent / ".venv-eg/bin/jupyter-enterprisegateway"
+    )
+    if not script.is_file():
+        pytest.fail(
+            f"Enterprise Gateway is not installed at {script}: make its virtual environment "
+            "(as scripts/test does: python3 -m venv .venv-eg && .venv-eg/bin/pip install "
+            f"jupyter_enterprise_gateway) or set {ENTERPRISE_GATEWAY_ENV}"
+        )
+    return script
+
+
+@pytest.fixture(scope="module")
+def enterprise_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``jupyter enterprisegateway`` on 127.0.0.1 with its local process proxy: kernels
+    are plain local processes of a ``python3`` kernel spec that runs the test's Python."""
+    script = enterprise_gateway_script()
+    port = free_port()
+    home = tmp_path_factory.mktemp("enterprise-gateway")
+    spec = home / "share" / "kernels" / "python3"
+    spec.mkdir(parents=True)
+    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    kernel = {"argv": argv, "display_name": "Python 3", "language": "python"}
+    (spec / "kernel.json").write_text(json.dumps(kernel), encoding="utf-8")
+    env = {
+        **os.environ,
+        "JUPYTER_PATH": str(home / "share"),
+        "JUPYTER_DATA_DIR": str(home / "data"),
+        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+        "JUPYTER_CONFIG_DIR": str(home / "config"),
+    }
+    command = [
+        str(script),
+        "--EnterpriseGatewayApp.ip=127.0.0.1", f"--EnterpriseGatewayApp.port={port}",
+        "--EnterpriseGatewayApp.port_retries=0",
+        # A Jupyter server lists the gateway's kernels (EG answers 403 unless allowed).
+        "--EnterpriseGatewayApp.list_kernels=True",
+        # EG refuses kernels to the user "root" by default (its unauthorized_users), and
+        # the server asks for kernels as the user it runs as: root on CI.
+        "--EnterpriseGatewayApp.unauthorized_users=no-such-user",
+    ]  # fmt: skip
+    yield from _serve(command, home, env, f"http://127.0.0.1:{port}")
 
 
 @pytest.fixture
-def jp_server_config(jp_server_config: Config, kernel_gateway: str) -> Iterator[Config]:
+def gateway(request: pytest.FixtureRequest) -> Gateway:
+    """The gateway a test runs on: the Kernel Gateway unless parametrized (``on_both_gateways``)."""
+    kind = str(getattr(request, "param", "kernel_gateway"))
+    return Gateway(kind, str(request.getfixturevalue(kind)))
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config: Config, gateway: Gateway) -> Iterator[Config]:
     """The usual server, its kernels started and reached through the gateway."""
     GatewayClient.clear_instance()  # a singleton: each server must configure its own
     config = Config(jp_server_config)
-    config.GatewayClient.url = kernel_gateway
+    config.GatewayClient.url = gateway.url
     config.GatewayClient.request_timeout = 60.0
     yield config
     GatewayClient.clear_instance()

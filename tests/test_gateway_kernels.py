@@ -14,13 +14,20 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from conftest import wait_for
-from gateway_fixtures import jp_server_config, kernel_gateway  # noqa: F401 (fixtures)
+from gateway_fixtures import (  # noqa: F401 (fixtures)
+    enterprise_gateway,
+    gateway,
+    jp_server_config,
+    kernel_gateway,
+    on_both_gateways,
+)
 from test_execution_service import counted, counting, finished
 from test_execution_stdin import answer
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 from tornado.websocket import WebSocketClientConnection, websocket_connect
 
 
+@on_both_gateways
 async def test_run_all_with_no_client_ends_on_disk(
     write_notebook, read_notebook, start_kernel, run_cells, jp_serverapp
 ):
@@ -199,14 +206,14 @@ async def test_a_kernel_the_gateway_drops_mid_run_is_reported(
     start_kernel,
     run_cells,
     open_tab,
-    kernel_gateway,  # noqa: F811
+    gateway,  # noqa: F811
 ):
     path = write_notebook("dropped.ipynb", "import time\nprint('go', flush=True)\ntime.sleep(60)")
     kernel_id = await start_kernel(path)
     async with open_tab(path) as tab:
         await run_cells(path, "c0")
         await wait_for(lambda: tab.text("c0") == "go\n", timeout=60)
-        request = HTTPRequest(f"{kernel_gateway}/api/kernels/{kernel_id}", method="DELETE")
+        request = HTTPRequest(f"{gateway.url}/api/kernels/{kernel_id}", method="DELETE")
         await AsyncHTTPClient().fetch(request)
         await wait_for(lambda: "kernel died" in tab.text("c0"), timeout=60)
         assert tab.marker("c0")["status"] == "cut_off"

@@ -58,6 +58,13 @@ GATEWAY_GAP = (
 """Said where a gateway run was taken up: the output journal ends up to one commit
 interval before the crash, and the gateway keeps what came after the server's connection
 closed (only for one session, when several tabs were connected)."""
+GATEWAY_LOST = (
+    "The Jupyter server restarted while this cell ran on a gateway kernel: what it printed "
+    "from just before the restart until the server came back could not be recovered "
+    "(the gateway kept none of it for jupyter-loop: another client was connected to the "
+    "kernel)."
+)
+"""Said there instead when the gateway surely kept nothing for us (``gateway_rejoin``)."""
 
 
 def forget_request(manager: Any, msg_id: str | None) -> None:
@@ -206,12 +213,15 @@ async def resume_run(
     entry: LedgerEntry,
     segment: Path | None,
     journalled: JournalRecord | None = None,
+    *,
+    gateway_kept_nothing: bool = False,
 ) -> bool:
     """Follow a run on a kernel kept through the restart; False if its cell moved on.
 
     ``segment``: the keeper's journal of the run's messages. A gateway kernel has none
     (``None``): the cell gets back what the output journal holds (``journalled``), then
-    what comes from the gateway (it kept what the kernel sent while no server was up)."""
+    what comes from the gateway (it kept what the kernel sent while no server was up,
+    unless ``gateway_kept_nothing``)."""
     job = CellJob(entry.room_id, entry.cell_id, "", entry.run_id, entry.by)
     run = queue.follow(job, entry.msg_id, ResumedRun)
     assert isinstance(run, ResumedRun)
@@ -227,7 +237,8 @@ async def resume_run(
     for op in journalled.ops if journalled is not None else []:
         run.writer.push(op)
     if segment is None:  # where the journal ends and what the gateway kept begins
-        run.writer.push(AppendStream("stderr", note_line(GATEWAY_GAP)))
+        gap = GATEWAY_LOST if gateway_kept_nothing else GATEWAY_GAP
+        run.writer.push(AppendStream("stderr", note_line(gap)))
     try:
         await queue.line.connect()
         live = True

@@ -43,7 +43,7 @@ async def take_up_left_runs(
     entries = ledger.load()
     in_use = {entry.kernel_id for entry in entries if entry.kernel_id}
     rejoined = await rejoin_gateway_kernels(in_use, kernels, log)
-    adopted = set(kept.adopted if kept is not None else ()) | rejoined
+    adopted = set(kept.adopted if kept is not None else ()) | rejoined.kernel_ids
     journal = outputs.journal
     # A gateway kernel has no keeper's journal: the output journal gives its run back.
     journalled = {r.run_id: r for r in journal.leftovers()} if journal is not None else {}
@@ -61,8 +61,14 @@ async def take_up_left_runs(
     for entry in resumed:
         try:
             queue = queue_for(entry.kernel_id)
-            if entry.kernel_id in rejoined:  # no keeper: the output journal, then live
-                changed += await resume_run(queue, entry, None, journalled.get(entry.run_id))
+            if entry.kernel_id in rejoined.kernel_ids:  # no keeper: the output journal, then live
+                changed += await resume_run(
+                    queue,
+                    entry,
+                    None,
+                    journalled.get(entry.run_id),
+                    gateway_kept_nothing=entry.kernel_id in rejoined.kept_nothing,
+                )
             else:  # the keeper's journal has every message of the run
                 assert kept is not None
                 segment = kept.segment(entry.kernel_id, entry.msg_id)
