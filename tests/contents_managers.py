@@ -7,8 +7,9 @@ chosen point and kill the server there, which no real save can be asked to do:
   ``pause_at`` (before its first byte, halfway through its bytes, or with all bytes written
   but the save not yet closed), creates ``paused_file`` and waits there for good.
 * :class:`DelayedSavesContentsManager`: every notebook save waits ``save_delay`` seconds
-  before it writes, and ``written_delay`` seconds once written (before the save returns),
-  as a save does on a busy machine or a slow disk (``saving_file`` and ``written_file``
+  before it writes, and ``written_delay`` seconds once written (before the save returns);
+  every read of a notebook's content waits ``read_delay`` seconds: as on a busy machine or a
+  slow disk (``saving_file`` and ``written_file``
   are created when one starts waiting).
 
 Both override only jupyter_server's own methods (``atomic_writing``, ``save``) and reach
@@ -85,6 +86,12 @@ class DelayedSavesContentsManager(AsyncLargeFileManager):
         0.0, config=True, help="Seconds each notebook save waits once its file is written."
     )
     written_file = Unicode("", config=True, help="Created when a save waits, written.")
+    read_delay = Float(0.0, config=True, help="Seconds each read of a notebook's content waits.")
+
+    async def get(self, path: str, content: bool = True, *args: Any, **kwargs: Any) -> Any:
+        if content and self.read_delay > 0 and path.endswith(".ipynb"):
+            await asyncio.sleep(self.read_delay)
+        return await super().get(path, content, *args, **kwargs)
 
     async def save(self, model: dict[str, Any], path: str = "") -> dict[str, Any]:
         notebook = model.get("type") == "notebook"

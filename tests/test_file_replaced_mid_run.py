@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from conftest import notebook_json, wait_for
+from traitlets.config import Config
 
 LINES = 40
 SLOW = f"import time\nfor i in range({LINES}):\n    print(i, flush=True)\n    time.sleep(0.05)"
@@ -24,6 +25,18 @@ SLOW = f"import time\nfor i in range({LINES}):\n    print(i, flush=True)\n    ti
 def printed(outputs: list[Any]) -> list[str]:
     text = "".join("".join(o.get("text", "")) for o in outputs if o.get("output_type") == "stream")
     return text.splitlines()
+
+
+@pytest.fixture(params=[0.0, 0.5], ids=["file-read-at-once", "file-read-slowly"])
+def jp_server_config(request: Any, jp_server_config: Config) -> Config:
+    # A slow read of the file puts the reload well after jupyter-collaboration says it
+    # comes (its event is sent before it reads the file): batches written in between must
+    # not take the reload for over.
+    jp_server_config.ServerApp.contents_manager_class = (
+        "contents_managers.DelayedSavesContentsManager"
+    )
+    jp_server_config.DelayedSavesContentsManager.read_delay = request.param
+    return jp_server_config
 
 
 @pytest.mark.timeout(90)

@@ -44,6 +44,10 @@ from .wal import OutputJournal, RunEnd, RunJournal
 
 CellMutation = Callable[[YNotebook, Map], None]
 
+RELOAD_SECONDS = 3.0
+"""How long after jupyter-collaboration says it reloads a notebook from its file the
+reload may still come (it reads the file first)."""
+
 
 @dataclass(frozen=True)
 class OutputPolicy:
@@ -121,7 +125,8 @@ class CellWriter:
         if run_id is not None and policy.journal is not None:
             self._journal = policy.journal.open(self.room_id, self.cell_id, run_id)
         self._reloads = self._docs.overwrites(self.room_id)
-        self._reloaded = False  # the notebook came back from its file during this run
+        self._reload_heard_at: float | None = None  # a reload from the file, not yet over
+        self._rewritten = False  # the run was written whole again since that reload
         self._write_over = False  # the next write replaces every output the cell holds
 
     async def start_run(self, run_id: str, then: CellMutation) -> None:
@@ -278,10 +283,18 @@ class CellWriter:
             return False
         reloads = self._docs.overwrites(self.room_id)
         if reloads != self._reloads:
-            self._reloads, self._reloaded = reloads, True
-        if self._reloaded and not self._outputs_changed(ycell.get("outputs")):
-            self._reloaded = False  # what we last wrote is there: the reload is behind us
-        return self._reloaded
+            self._reloads, self._reload_heard_at, self._rewritten = reloads, time.monotonic(), False
+        heard = self._reload_heard_at
+        if heard is None:
+            return False
+        if self._outputs_changed(ycell.get("outputs")):
+            return True
+        # What we wrote is there. The event comes before jupyter-collaboration reads the
+        # file and replaces the notebook: the reload is behind us once we wrote over it,
+        # or once it had time to land (and left this cell as it was).
+        if self._rewritten or time.monotonic() - heard > RELOAD_SECONDS:
+            self._reload_heard_at = None
+        return False
 
     def _outputs_changed(self, outputs: Any) -> bool:
         if not isinstance(outputs, Array):
@@ -295,12 +308,13 @@ class CellWriter:
         ops = await store.ops_so_far(journal)
         if ops is None:  # the journal kept part of the run: show what comes next
             self._log.info("jupyter-loop cannot rewrite cell %s whole after a reload", self.cell_id)
-            self._reloaded = False
+            self._reload_heard_at = None
             return
         # No await from here on: edits pushed since the journal was read go to this model.
         links = self._record.link if self._record is not None else None
         self._model = CellOutputs.replayed(ops, self._policy.budget, links)
         self._write_over = True  # what the cell holds then, whatever it is, goes
+        self._rewritten = True
         self._log.info("jupyter-loop rewrites the outputs of cell %s after a reload", self.cell_id)
 
     # -- writing ---------------------------------------------------------------------
