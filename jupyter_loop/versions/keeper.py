@@ -12,17 +12,21 @@ all:
   the content of an out-of-band write (git, another editor, a sync client) that the save
   is about to replace.
 
-The hooks only read the file's status (and, for an out-of-band file, its bytes, which
-must be read before the save replaces them); hashing, compressing and SQLite run on one
-worker thread, in the order the saves happened. Rejected: recording from the room
-(``DocumentRoom`` events): a tab's Save, a ``PUT`` of the contents API and a room
-evicted before its save would be missed.
+The hooks stay cheap on the event loop: the pre-save hook reads the file's status (and an
+out-of-band file's bytes, which the save is about to replace) and digests the cells'
+sources from the save's model; the post-save hook reads the file it wrote (at once: an
+editor writing in place a moment later must not be kept as the server's save). Hashing,
+compressing and SQLite run on one worker thread, in the order of the saves.
+Rejected: recording from the room (``DocumentRoom`` events): a tab's Save, a ``PUT`` of
+the contents API and a room evicted before its save would be missed.
 
-A restore when the notebook is open (its room is loaded) first saves the room, so what
-the tabs showed is a version, then sets the version's cells into the shared document in
-one transaction (every tab sees it at once) and saves; when it is not open, it saves the
-version through the contents manager. Either way the version replaced is kept, so a
-restore is undone by restoring that one. Rejected: one cell proposal per changed cell
+A restore saves the version through the contents manager. When the notebook is open (its
+room is loaded) it first saves the room, so what the tabs showed is a version, and after
+writing the file sets the version into the shared document in one transaction (every tab
+sees it at once). Rejected: setting the document and letting the room save it: the room
+may still be taking in an earlier out-of-band write, which then replaced the restore
+(seen in ``test_cli``). Either way the version replaced is kept, so a restore is undone
+by restoring that one. Rejected: one cell proposal per changed cell
 (the assistant's proposals): a proposal carries a cell's source only, so outputs,
 attachments, cell types and the notebook's metadata could not come back, and undoing a
 Delete All of 80 cells would take 80 accepts.
@@ -46,7 +50,16 @@ from jupyter_server.utils import ensure_async, to_api_path
 
 from ..document import ORIGIN, LiveDocuments, canonical_path
 from ..errors import Conflict, JupyterLoopError, NotFound
-from .store import ON_DISK, RESTORED, SAVED, Version, VersionStore
+from .store import (
+    ON_DISK,
+    RESTORED,
+    SAVED,
+    Digest,
+    Version,
+    VersionStore,
+    cells_digest,
+    shape_digest,
+)
 
 FileStamp = tuple[int, int, int]
 """``(st_mtime_ns, st_size, st_ino)``: a file the server wrote, as it left it."""
@@ -95,6 +108,7 @@ class VersionKeeper:
         self._log = log
         self._written: dict[str, FileStamp] = {}
         self._restoring: dict[str, int] = {}
+        self._shapes: dict[str, Digest] = {}  # from a save's model to its post-save hook
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="versions")
 
     def start(self) -> None:
@@ -127,6 +141,9 @@ class VersionKeeper:
         os_path = self._os_path(path)
         if os_path is None:
             return
+        content = model.get("content")
+        if isinstance(content, dict):
+            self._shapes[os_path] = shape_digest(content.get("cells"))
         found = stamp(os_path)
         if found is None or self._written.get(os_path) == found:
             return  # a new file, or the server's own last write (kept already)
@@ -135,22 +152,25 @@ class VersionKeeper:
                 content = file.read()
         except OSError:
             return
-        self._submit(self._keep, canonical_path(path), content, ON_DISK, None)
+        self._submit(self._keep_found, canonical_path(path), content)
 
     def _after_save(self, model: Any, os_path: str, contents_manager: Any, **_: Any) -> None:
         if not isinstance(model, dict) or model.get("type") != "notebook":
             return
-        written = stamp(os_path)
-        if written is None:
-            return
-        self._written[os_path] = written
+        shape = self._shapes.pop(os_path, None)
         try:
             path = canonical_path(to_api_path(os_path, contents_manager.root_dir))
-        except (JupyterLoopError, ValueError):
+            # Read here, not on the worker: an out-of-band write a moment after the save
+            # (an editor writing in place) would otherwise be kept as this save.
+            with open(os_path, "rb") as file:
+                content = file.read()
+                status = os.fstat(file.fileno())
+        except (JupyterLoopError, ValueError, OSError):
             return
+        self._written[os_path] = (status.st_mtime_ns, status.st_size, status.st_ino)
         restored_from = self._restoring.pop(path, None)
         kind = SAVED if restored_from is None else RESTORED
-        self._submit(self._keep_file, path, os_path, kind, restored_from)
+        self._submit(self._keep, path, content, kind, restored_from, shape)
 
     def _submit(self, function: Any, *args: Any) -> None:
         try:
@@ -158,20 +178,25 @@ class VersionKeeper:
         except RuntimeError:  # stopping: the worker takes no more
             return
 
-    def _keep(self, path: str, content: bytes, kind: str, restored_from: int | None) -> None:
+    def _keep(
+        self,
+        path: str,
+        content: bytes,
+        kind: str,
+        restored_from: int | None,
+        shape: Digest | None,
+    ) -> None:
         try:
-            self.store.add(path, content, kind, restored_from=restored_from)
+            self.store.add(path, content, kind, restored_from=restored_from, digest=shape)
         except Exception as e:  # a version not kept must never fail a save
             self._log.warning("jupyter-loop could not keep a version of %s: %s", path, e)
 
-    def _keep_file(self, path: str, os_path: str, kind: str, restored_from: int | None) -> None:
-        try:
-            with open(os_path, "rb") as file:
-                content = file.read()
-        except OSError as e:
-            self._log.warning("jupyter-loop could not read %s to keep a version: %s", path, e)
-            return
-        self._keep(path, content, kind, restored_from)
+    def _keep_found(self, path: str, content: bytes) -> None:
+        """Keep a file found on disk, if it is a notebook: one caught half-written by
+        another program (or not JSON at all) could not be restored, only listed."""
+        digest = cells_digest(content)
+        if digest[0]:
+            self._keep(path, content, ON_DISK, None, digest)
 
     # -- asking and restoring -----------------------------------------------------------
 
@@ -197,29 +222,31 @@ class VersionKeeper:
         """Bring version ``number`` back as the notebook's content (see the module docstring)."""
         path = canonical_path(path)
         _, notebook = await self.notebook(path, number)
+        before = await asyncio.to_thread(self.store.versions, path)
         room_id = await self._open_room(path)
         if room_id is not None:
             await self._documents.save(room_id)  # what the tabs show becomes a version
+        folder = posixpath.dirname(path)
+        if folder and not await ensure_async(self._contents.dir_exists(folder)):
+            raise Conflict(f"The folder '{folder}' is gone; create it to restore '{path}'.")
+        self._restoring[path] = number
+        model = {"type": "notebook", "format": "json", "content": notebook}
+        try:
+            await ensure_async(self._contents.save(model, path))
+        except Exception:
+            self._restoring.pop(path, None)
+            raise
+        if room_id is not None:
+            # The file holds the version first, then the document: a reload of the room
+            # from the file (an earlier out-of-band write it is still taking in, or its
+            # next save finding our write) brings the same content, whatever the order.
             document = await self._documents.notebook(room_id)
             with document.ydoc.transaction(origin=ORIGIN):
                 document.set(notebook)
-            self._restoring[path] = number
-            await self._documents.save(room_id)
-        else:
-            folder = posixpath.dirname(path)
-            if folder and not await ensure_async(self._contents.dir_exists(folder)):
-                raise Conflict(f"The folder '{folder}' is gone; create it to restore '{path}'.")
-            self._restoring[path] = number
-            model = {"type": "notebook", "format": "json", "content": notebook}
-            try:
-                await ensure_async(self._contents.save(model, path))
-            except Exception:
-                self._restoring.pop(path, None)
-                raise
         await self.settle()
         self._restoring.pop(path, None)  # the save wrote nothing (same bytes): no version
-        newest = await asyncio.to_thread(self.store.versions, path)
-        made = newest[0] if newest and newest[0].restored_from == number else None
+        after = await asyncio.to_thread(self.store.versions, path)
+        made = after[0] if after and after[0].kind == RESTORED and after[:1] != before[:1] else None
         return Restored(path, number, room_id is not None, made)
 
     async def _open_room(self, path: str) -> str | None:
