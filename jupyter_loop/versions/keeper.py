@@ -150,9 +150,9 @@ class VersionKeeper:
         try:
             with open(os_path, "rb") as file:
                 content = file.read()
-        except OSError:
+            self._submit(self._keep_found, canonical_path(path), content)
+        except (OSError, JupyterLoopError):
             return
-        self._submit(self._keep_found, canonical_path(path), content)
 
     def _after_save(self, model: Any, os_path: str, contents_manager: Any, **_: Any) -> None:
         if not isinstance(model, dict) or model.get("type") != "notebook":
