@@ -39,6 +39,9 @@ from .run_socket import route_table as run_socket_routes
 from .saves import choose_replacing_saves
 from .status_handlers import route_table as status_routes
 from .stopping import release_worker_threads_at_exit, stop_on_sigint
+from .versions import VersionStore
+from .versions.handlers import route_table as version_routes
+from .versions.keeper import VersionKeeper
 from .ystore import choose_compact_store, set_aside_unreadable_store
 
 
@@ -52,6 +55,7 @@ def all_routes() -> list[tuple[str, Any]]:
         *completion_routes(),
         *mcp_routes(),
         *status_routes(),
+        *version_routes(),
     ]
 
 
@@ -159,6 +163,26 @@ class JupyterLoopApp(
         ),
     )
 
+    versions_max = Int(
+        50,
+        config=True,
+        help=(
+            "Versions of each notebook kept in versions.sqlite3 in the data directory: the "
+            "file at each save of the server, and as found on disk before a save replaced "
+            "it (default 50; 0 keeps none). `jupyter loop versions` lists them, `jupyter "
+            "loop restore` brings one back."
+        ),
+    )
+
+    versions_max_bytes = Int(
+        256 * 1024 * 1024,
+        config=True,
+        help=(
+            "Bytes (compressed) the kept versions of all notebooks may take; over it, the "
+            "oldest go, never a notebook's newest (default 268435456, 256 MiB)."
+        ),
+    )
+
     def _link_jupyter_server_extension(self, serverapp: ServerApp) -> None:
         super()._link_jupyter_server_extension(serverapp)
         choose_compact_store(serverapp.config)
@@ -192,6 +216,16 @@ class JupyterLoopApp(
         # A tab's Save must not find the file changed by the server's own saves.
         self.saved_hashes = SavedHashes(server.web_app.settings, self.log)
         self.saved_hashes.start(server.contents_manager)
+        self.versions: VersionKeeper | None = None
+        if self.versions_max > 0:
+            store = VersionStore(
+                Path(self.data_dir) / "versions.sqlite3",
+                max_per_notebook=self.versions_max,
+                max_bytes=self.versions_max_bytes,
+                log=self.log,
+            )
+            self.versions = VersionKeeper(store, self.documents, server.contents_manager, self.log)
+            self.versions.start()
         self.outputs = self.output_store(self.data_dir)
         self.outputs.sweep()
         masker = self.secret_masker(self.openai_api_key)
@@ -243,6 +277,7 @@ class JupyterLoopApp(
                 "jupyter_loop_execution": self.execution,
                 "jupyter_loop_outputs": self.outputs,
                 "jupyter_loop_history": self.run_history,
+                "jupyter_loop_versions": self.versions,
             }
         )
         self.agent = AgentService(
@@ -290,6 +325,8 @@ class JupyterLoopApp(
         await asyncio.wait_for(self.execution.stop(leaving), timeout=10)
         await self.documents.stop()
         await self.saved_hashes.stop()
+        if self.versions is not None:  # after the last saves, which it keeps
+            await asyncio.wait_for(self.versions.stop(), timeout=10)
         if self.run_history is not None:
             await asyncio.to_thread(self.run_history.close)
         if self.journal is not None:

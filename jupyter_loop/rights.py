@@ -50,6 +50,8 @@ class Ability(str, Enum):
     """Read a kernel's variables (introspection runs in the kernel, as code would)."""
     SEE_KERNELS = "see_kernels"
     """See what runs: queued cells, runs and turns in flight, the models on offer."""
+    RESTORE = "restore"
+    """Bring back a kept version of a notebook (it replaces the notebook's content)."""
 
 
 RIGHTS: Mapping[Ability, tuple[Right, ...]] = MappingProxyType(
@@ -60,6 +62,7 @@ RIGHTS: Mapping[Ability, tuple[Right, ...]] = MappingProxyType(
         Ability.INTERRUPT: (("execute", "kernels"),),
         Ability.VARIABLES: (("execute", "kernels"),),
         Ability.SEE_KERNELS: (("read", "kernels"),),
+        Ability.RESTORE: (("read", "contents"), ("write", "contents")),
     }
 )
 

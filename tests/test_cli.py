@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -269,3 +270,45 @@ async def test_history_lists_the_terminal_runs_newest_first(server: ServerProces
     assert code == 0 and len(out.splitlines()) == 1 and "cell c1" in out
     code, out, _ = await loop(server, "history", "hist.ipynb", "c9")
     assert code == 0 and out == "No runs recorded.\n"
+
+
+async def test_versions_and_restore_bring_back_an_overwritten_notebook(
+    server: ServerProcess,
+) -> None:
+    notebook = server.root / "kept.ipynb"
+    notebook.write_text(notebook_json("print('precious')"), "utf-8")
+    code, _, err = await loop(server, "run", "kept.ipynb")  # the run's save keeps a version
+    assert code == 0, err
+    for _ in range(600):  # the run's end is saved within a second (30 s: a loaded machine)
+        if json.loads(notebook.read_text("utf-8"))["cells"][0]["outputs"]:
+            break
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError("the run's outputs were never saved")
+    notebook.write_text(notebook_json("oops"), "utf-8")  # overwritten out of band
+    code, out, err = await loop(server, "versions", "kept.ipynb")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines and all("  1 cell  " in line for line in lines), out
+    # The newest version with the run's output (the room may since have taken in the
+    # overwrite and saved it too).
+    for line in lines:
+        number = line.split()[0]
+        kept = await server.api("api", "jupyter-loop", "versions", f"{number}?path=kept.ipynb")
+        if kept["content"]["cells"][0]["outputs"]:
+            break
+    code, out, err = await loop(server, "restore", "kept.ipynb", number)
+    assert code == 0, err
+    cell = json.loads(notebook.read_text("utf-8"))["cells"][0]
+    assert out.startswith(f"Restored version {number} of kept.ipynb in the open notebook"), out
+    assert "".join(cell["source"]) == "print('precious')"
+    assert cell["outputs"], lines
+    assert "precious" in "".join(cell["outputs"][0]["text"])
+    code, out, _ = await loop(server, "versions", "kept.ipynb")
+    assert f"restored from {number}" in out.splitlines()[0], out
+    # The overwrite was kept before the restore replaced it: the restore can be undone.
+    assert any("found on disk" in line for line in out.splitlines()[1:3]), out
+    code, _, err = await loop(server, "restore", "kept.ipynb", "99999")
+    assert code == 2 and "no version 99999" in err
+    code, _, err = await loop(server, "restore", "kept.ipynb", "latest")
+    assert code == 2 and "VERSION must be" in err

@@ -8,6 +8,8 @@ Commands (a running Jupyter server with jupyter-loop; see ``--help``)::
     jupyter loop accept NOTEBOOK ID / jupyter loop reject NOTEBOOK ID
     jupyter loop status                    runs and agent turns in flight
     jupyter loop history NOTEBOOK [CELL]   the runs the cells had, who started them
+    jupyter loop versions NOTEBOOK         the versions of the notebook the server kept
+    jupyter loop restore NOTEBOOK VERSION  bring one of them back
 
 Exit status: 0 when everything ended well, 1 when a cell or the turn failed, 2 for a usage
 or connection error, 130 when detached with Ctrl-C.
@@ -85,6 +87,11 @@ def parser() -> argparse.ArgumentParser:
     history.add_argument("notebook")
     history.add_argument("cell", nargs="?", metavar="CELL", help="Cell id or number (from 1).")
     history.add_argument("--limit", type=int, default=20, help="Runs to show (default 20).")
+    versions = command("versions", "The versions of a notebook the server kept.")
+    versions.add_argument("notebook")
+    restore = command("restore", "Bring back a kept version of a notebook.")
+    restore.add_argument("notebook")
+    restore.add_argument("version", help="The version's number (see versions).")
     return top
 
 
@@ -114,6 +121,12 @@ async def dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         from .history import history_command
 
         return await history_command(api, path, args.cell, args.limit, out)
+    if args.command in ("versions", "restore"):
+        from .versions import restore_command, versions_command
+
+        if args.command == "versions":
+            return await versions_command(api, path, out)
+        return await restore_command(api, path, args.version, out)
     if args.command in ("accept", "reject"):
         parts = (*agent, "proposals", args.id, args.command)
         reply = await api.call(*parts, method="POST", body={"path": path})

@@ -205,6 +205,10 @@ class LiveDocuments:
     def _room(self, room_id: str) -> Any | None:
         return self._extension().ywebsocket_server.rooms.get(room_id)
 
+    def is_loaded(self, room_id: str) -> bool:
+        """Whether the notebook's room is in memory (a tab or a run has it open)."""
+        return self._room(room_id) is not None
+
     # -- pinning -------------------------------------------------------------------
 
     def pin(self, room_id: str) -> None:

@@ -1,0 +1,78 @@
+"""``/api/jupyter-loop/versions``: the kept versions of a notebook, one of them, a restore.
+
+``GET versions?path=P``: the versions of ``P``, newest first (no content);
+``GET versions/N?path=P``: version ``N`` and its notebook, as the save left it;
+``POST versions/N/restore`` with ``{"path": P}``: bring version ``N`` back.
+
+Reading a version needs what reading the notebook needs; a restore replaces the notebook's
+content, so it also needs ``write`` on ``contents`` (the ``restore`` row of the rights table).
+
+A version is returned as the save wrote it, sources and outputs unmasked: it is the
+notebook's own content, behind the right that reads the file, and a preview must show what
+a restore would bring back. (Outputs that jupyter-loop wrote were masked before they
+reached the notebook; nothing here sends a version to a model.)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tornado import web
+
+from ..errors import BadRequest, Unavailable
+from ..handlers import NAMESPACE, LoopHandler
+from ..rights import Ability, requires
+from .keeper import VersionKeeper
+
+_NUMBER = r"([0-9]{1,18})"
+
+
+class VersionsBase(LoopHandler):
+    @property
+    def keeper(self) -> VersionKeeper:
+        keeper: VersionKeeper | None = self.settings.get("jupyter_loop_versions")
+        if keeper is None:
+            raise Unavailable("This server keeps no versions of notebooks (versions_max is 0).")
+        return keeper
+
+    def notebook_path(self, body: dict[str, Any] | None = None) -> str:
+        path = body.get("path") if body is not None else self.get_query_argument("path", "")
+        if not isinstance(path, str) or not path:
+            raise BadRequest("'path' is required: the notebook whose versions to use.")
+        return path
+
+
+class VersionsHandler(VersionsBase):
+    @web.authenticated
+    @requires(Ability.READ)
+    async def get(self) -> None:
+        path = self.notebook_path()
+        versions = await self.keeper.versions(path)
+        self.reply({"path": path, "versions": [v.to_json() for v in versions]})
+
+
+class VersionHandler(VersionsBase):
+    @web.authenticated
+    @requires(Ability.READ)
+    async def get(self, number: str) -> None:
+        version, notebook = await self.keeper.notebook(self.notebook_path(), int(number))
+        self.reply({"version": version.to_json(), "content": notebook})
+
+
+class RestoreHandler(VersionsBase):
+    @web.authenticated
+    @requires(Ability.RESTORE)
+    async def post(self, number: str) -> None:
+        path = self.notebook_path(self.body_object())
+        restored = await self.keeper.restore(path, int(number))
+        self.log.info("jupyter-loop: %s restored version %s of %s", self.user_name(), number, path)
+        self.reply(restored.to_json())
+
+
+def route_table() -> list[tuple[str, type[LoopHandler]]]:
+    base = rf"/api/{NAMESPACE}/versions"
+    return [
+        (base, VersionsHandler),
+        (rf"{base}/{_NUMBER}", VersionHandler),
+        (rf"{base}/{_NUMBER}/restore", RestoreHandler),
+    ]

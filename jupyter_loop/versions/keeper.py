@@ -1,0 +1,258 @@
+"""Keep a version at every save of a notebook, and bring one back.
+
+Both ways a notebook is written go through the contents manager: the room's autosave and
+jupyter-loop's forced saves (``DocumentRoom`` → ``contents_manager.save``) and a tab's
+Save or any ``PUT /api/contents``. So two save hooks (jupyter_server's public API) see them
+all:
+
+* after a save, the file as written is kept (:data:`~.store.SAVED`);
+* before a save, if the file on disk is not the one the server last wrote (its size,
+  modification time or inode differ, or this process has not written it yet), it is read
+  and kept too (:data:`~.store.ON_DISK`) unless it is the newest version already. That is
+  the content of an out-of-band write (git, another editor, a sync client) that the save
+  is about to replace.
+
+The hooks stay cheap on the event loop: the pre-save hook reads the file's status (and an
+out-of-band file's bytes, which the save is about to replace) and digests the cells'
+sources from the save's model; the post-save hook reads the file it wrote (at once: an
+editor writing in place a moment later must not be kept as the server's save). Hashing,
+compressing and SQLite run on one worker thread, in the order of the saves.
+Rejected: recording from the room (``DocumentRoom`` events): a tab's Save, a ``PUT`` of
+the contents API and a room evicted before its save would be missed.
+
+A restore saves the version through the contents manager. When the notebook is open (its
+room is loaded) it first saves the room, so what the tabs showed is a version, and after
+writing the file sets the version into the shared document in one transaction (every tab
+sees it at once). Rejected: setting the document and letting the room save it: the room
+may still be taking in an earlier out-of-band write, which then replaced the restore
+(seen in ``test_cli``). Either way the version replaced is kept, so a restore is undone
+by restoring that one. Rejected: one cell proposal per changed cell
+(the assistant's proposals): a proposal carries a cell's source only, so outputs,
+attachments, cell types and the notebook's metadata could not come back, and undoing a
+Delete All of 80 cells would take 80 accepts.
+
+Notebooks saved by a contents manager that does not write local files (no post-save hook
+with a file path) have no versions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import posixpath
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import nbformat
+from jupyter_server.utils import ensure_async, to_api_path
+
+from ..document import ORIGIN, LiveDocuments, canonical_path
+from ..errors import Conflict, JupyterLoopError, NotFound
+from .store import (
+    ON_DISK,
+    RESTORED,
+    SAVED,
+    Digest,
+    Version,
+    VersionStore,
+    cells_digest,
+    shape_digest,
+)
+
+FileStamp = tuple[int, int, int]
+"""``(st_mtime_ns, st_size, st_ino)``: a file the server wrote, as it left it."""
+
+
+@dataclass(frozen=True)
+class Restored:
+    """What a restore did: the version brought back, whether open tabs saw it live, and the
+    version the restore's own save made (``None`` if the file already held those bytes)."""
+
+    path: str
+    restored: int
+    live: bool
+    version: Version | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "restored": self.restored,
+            "live": self.live,
+            "version": self.version.to_json() if self.version is not None else None,
+        }
+
+
+def stamp(os_path: str) -> FileStamp | None:
+    try:
+        status = os.stat(os_path)
+    except OSError:
+        return None
+    return (status.st_mtime_ns, status.st_size, status.st_ino)
+
+
+class VersionKeeper:
+    """Records versions from the contents manager's save hooks; lists and restores them."""
+
+    def __init__(
+        self,
+        store: VersionStore,
+        documents: LiveDocuments,
+        contents_manager: Any,
+        log: logging.Logger,
+    ) -> None:
+        self.store = store
+        self._documents = documents
+        self._contents = contents_manager
+        self._log = log
+        self._written: dict[str, FileStamp] = {}
+        self._restoring: dict[str, int] = {}
+        self._shapes: dict[str, Digest] = {}  # from a save's model to its post-save hook
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="versions")
+
+    def start(self) -> None:
+        self._contents.register_pre_save_hook(self._before_save)
+        self._contents.register_post_save_hook(self._after_save)
+
+    async def stop(self) -> None:
+        await self.settle()
+        self._worker.shutdown(wait=True)
+        self.store.close()
+
+    async def settle(self) -> None:
+        """Wait until every save so far is kept (readers that must see it call this)."""
+        await asyncio.wrap_future(self._worker.submit(lambda: None))
+
+    # -- the save hooks (on the event loop: they must not raise, and must be quick) -----
+
+    def _os_path(self, path: str) -> str | None:
+        get_os_path = getattr(self._contents, "_get_os_path", None)
+        if get_os_path is None:
+            return None
+        try:
+            return str(get_os_path(path))
+        except Exception:
+            return None
+
+    def _before_save(self, model: Any, path: str, **_: Any) -> None:
+        if not isinstance(model, dict) or model.get("type") != "notebook":
+            return
+        os_path = self._os_path(path)
+        if os_path is None:
+            return
+        content = model.get("content")
+        if isinstance(content, dict):
+            self._shapes[os_path] = shape_digest(content.get("cells"))
+        found = stamp(os_path)
+        if found is None or self._written.get(os_path) == found:
+            return  # a new file, or the server's own last write (kept already)
+        try:
+            with open(os_path, "rb") as file:
+                content = file.read()
+            self._submit(self._keep_found, canonical_path(path), content)
+        except (OSError, JupyterLoopError):
+            return
+
+    def _after_save(self, model: Any, os_path: str, contents_manager: Any, **_: Any) -> None:
+        if not isinstance(model, dict) or model.get("type") != "notebook":
+            return
+        shape = self._shapes.pop(os_path, None)
+        try:
+            path = canonical_path(to_api_path(os_path, contents_manager.root_dir))
+            # Read here, not on the worker: an out-of-band write a moment after the save
+            # (an editor writing in place) would otherwise be kept as this save.
+            with open(os_path, "rb") as file:
+                content = file.read()
+                status = os.fstat(file.fileno())
+        except (JupyterLoopError, ValueError, OSError):
+            return
+        self._written[os_path] = (status.st_mtime_ns, status.st_size, status.st_ino)
+        restored_from = self._restoring.pop(path, None)
+        kind = SAVED if restored_from is None else RESTORED
+        self._submit(self._keep, path, content, kind, restored_from, shape)
+
+    def _submit(self, function: Any, *args: Any) -> None:
+        try:
+            self._worker.submit(function, *args)
+        except RuntimeError:  # stopping: the worker takes no more
+            return
+
+    def _keep(
+        self,
+        path: str,
+        content: bytes,
+        kind: str,
+        restored_from: int | None,
+        shape: Digest | None,
+    ) -> None:
+        try:
+            self.store.add(path, content, kind, restored_from=restored_from, digest=shape)
+        except Exception as e:  # a version not kept must never fail a save
+            self._log.warning("jupyter-loop could not keep a version of %s: %s", path, e)
+
+    def _keep_found(self, path: str, content: bytes) -> None:
+        """Keep a file found on disk, if it is a notebook: one caught half-written by
+        another program (or not JSON at all) could not be restored, only listed."""
+        digest = cells_digest(content)
+        if digest[0]:
+            self._keep(path, content, ON_DISK, None, digest)
+
+    # -- asking and restoring -----------------------------------------------------------
+
+    async def versions(self, path: str) -> list[Version]:
+        await self.settle()
+        return await asyncio.to_thread(self.store.versions, canonical_path(path))
+
+    async def notebook(self, path: str, number: int) -> tuple[Version, dict[str, Any]]:
+        """A version and its notebook (JSON), as that save left it."""
+        path = canonical_path(path)
+        await self.settle()
+        version = await asyncio.to_thread(self.store.version, path, number)
+        content = await asyncio.to_thread(self.store.content, path, number)
+        if version is None or content is None:
+            raise NotFound(f"'{path}' has no version {number} (see its list of versions).")
+        try:
+            notebook = nbformat.reads(content.decode("utf-8"), as_version=4)
+        except Exception as e:
+            raise Conflict(f"Version {number} of '{path}' is not a readable notebook: {e}") from e
+        return version, dict(notebook)
+
+    async def restore(self, path: str, number: int) -> Restored:
+        """Bring version ``number`` back as the notebook's content (see the module docstring)."""
+        path = canonical_path(path)
+        _, notebook = await self.notebook(path, number)
+        before = await asyncio.to_thread(self.store.versions, path)
+        room_id = await self._open_room(path)
+        if room_id is not None:
+            await self._documents.save(room_id)  # what the tabs show becomes a version
+        folder = posixpath.dirname(path)
+        if folder and not await ensure_async(self._contents.dir_exists(folder)):
+            raise Conflict(f"The folder '{folder}' is gone; create it to restore '{path}'.")
+        self._restoring[path] = number
+        model = {"type": "notebook", "format": "json", "content": notebook}
+        try:
+            await ensure_async(self._contents.save(model, path))
+        except Exception:
+            self._restoring.pop(path, None)
+            raise
+        if room_id is not None:
+            # The file holds the version first, then the document: a reload of the room
+            # from the file (an earlier out-of-band write it is still taking in, or its
+            # next save finding our write) brings the same content, whatever the order.
+            document = await self._documents.notebook(room_id)
+            with document.ydoc.transaction(origin=ORIGIN):
+                document.set(notebook)
+        await self.settle()
+        self._restoring.pop(path, None)  # the save wrote nothing (same bytes): no version
+        after = await asyncio.to_thread(self.store.versions, path)
+        made = after[0] if after and after[0].kind == RESTORED and after[:1] != before[:1] else None
+        return Restored(path, number, room_id is not None, made)
+
+    async def _open_room(self, path: str) -> str | None:
+        """The notebook's room if it is loaded (tabs or a run have it), else ``None``."""
+        try:
+            ref = await self._documents.resolve(path)
+        except NotFound:
+            return None  # deleted: the restore brings the file back
+        return ref.room_id if self._documents.is_loaded(ref.room_id) else None
