@@ -4,7 +4,15 @@ import { execFileSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 
-import { runCommand, screenshot } from './agent-helpers';
+import {
+  ask,
+  cellId,
+  liveNotebook,
+  ModelServer,
+  openAssistant,
+  runCommand,
+  screenshot
+} from './agent-helpers';
 import {
   cellPrompt,
   cellText,
@@ -252,4 +260,34 @@ test("a cell's History view says who ran what, shows a run's source and outputs,
   await expect
     .poll(async () => (await notebookSources(page))[1])
     .toBe('total = sum(sales.values())\nprint(f"sum: {total}")');
+});
+
+test('a run the assistant started names its turn, who asked and the approval', async ({
+  page
+}) => {
+  const model = ModelServer.of();
+  await model.reset();
+  await liveNotebook(page, 'print("from the assistant")');
+  const target = await cellId(page, 0);
+  await model.script(
+    { tool_calls: [{ name: 'run_cells', arguments: { cell_ids: [target] } }] },
+    { text: 'It printed its line.' }
+  );
+  await openAssistant(page);
+  await ask(page, 'Run the cell.');
+  await codeCells(page)
+    .nth(0)
+    .locator('.jp-Loop-CellApproval')
+    .getByRole('button', { name: 'Allow once' })
+    .click();
+  await expect
+    .poll(() => cellText(page, 0), { timeout: 30000 })
+    .toContain('from the assistant');
+
+  const view = await openHistory(page, 0);
+  const runs = view.locator('.jp-Loop-historyRun');
+  await expect(runs).toHaveCount(1);
+  await expect(runs.nth(0)).toContainText(
+    /the assistant's turn t-\S+ asked by .+ \(approval a-\S+\)/
+  );
 });
