@@ -45,8 +45,9 @@ def runs_payload(
     runs: list[RunEntry], notebook: YNotebook | None, store: FileOutputStore | None
 ) -> list[dict[str, Any]]:
     """Each run as ``GET history`` answers it, with where its outputs can be seen:
-    ``outputs_shown`` (the cell shows this run's outputs now) and ``outputs_url`` (the
-    full-output store keeps its record: a cell's last run, when something was cut)."""
+    ``outputs_shown`` (the cell shows this run's outputs now; ``None`` without
+    ``notebook``) and ``outputs_url`` (the full-output store keeps its record: a cell's
+    last run, when something was cut)."""
     digests: dict[str, str] = {}
     payload = []
     for run in runs:
@@ -56,7 +57,11 @@ def runs_payload(
             except CellNotFound:
                 digests[run.cell_id] = ""
         file_id = NotebookRef.of_room(run.room_id).file_id
-        shown = bool(run.outputs_digest) and digests.get(run.cell_id) == run.outputs_digest
+        shown = (
+            None
+            if notebook is None
+            else bool(run.outputs_digest) and digests[run.cell_id] == run.outputs_digest
+        )
         payload.append(
             {
                 **run.to_json(),

@@ -46,7 +46,9 @@ class HistoryHandler(LoopHandler):
             raise BadRequest(f"'limit' must be between 1 and {HISTORY_LIMIT}.")
         execution = self.settings["jupyter_loop_execution"]
         runs = await execution.history(path, cell_id, limit)
-        _, notebook = await execution.live_notebook(path)
+        # One cell's runs (the History view) are compared with the cell's outputs now; a
+        # whole notebook's are not (a room loaded and every cell looked up, for a listing).
+        notebook = (await execution.live_notebook(path))[1] if cell_id and runs else None
         payload = runs_payload(runs, notebook, self.settings.get("jupyter_loop_outputs"))
         self.reply({"path": path, "cell_id": cell_id, "runs": payload})
 

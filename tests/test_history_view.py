@@ -35,7 +35,7 @@ def jp_server_config(jp_server_config: Config, authorizer: str | None) -> Config
 
 @pytest.fixture
 def loop_config() -> dict[str, Any]:
-    return {"secrets": [CANARY]}
+    return {"secrets": [CANARY], "output_budget_bytes": 4 * 1024}
 
 
 async def marks_until(api: Any, path: str, wanted: dict[str, str]) -> dict[str, str]:
@@ -82,7 +82,12 @@ async def test_stale_marks_follow_an_edit_and_a_kernel_restart(
 
 
 async def test_history_says_where_a_runs_outputs_are(
-    write_notebook: Any, start_kernel: Any, run_cells: Any, open_tab: Any, api: Any
+    write_notebook: Any,
+    start_kernel: Any,
+    run_cells: Any,
+    open_tab: Any,
+    api: Any,
+    jp_fetch: Any,
 ) -> None:
     path = write_notebook("where.ipynb", "print('a')")
     await start_kernel(path)
@@ -93,11 +98,26 @@ async def test_history_says_where_a_runs_outputs_are(
         await wait_for(lambda: tab.text("c0") == "a\n")
         await run_cells(path, "c0")
         runs = await ran(api, path, "c0", 2)
-    newest, older = runs
-    assert newest["source"] == "print('b')" and older["source"] == "print('a')"
-    # The cell shows the newest run's outputs; nothing was cut, so the store keeps none.
-    assert newest["outputs_shown"] and not older["outputs_shown"]
-    assert newest["outputs_url"] is None and older["outputs_url"] is None
+        newest, older = runs
+        assert newest["source"] == "print('b')" and older["source"] == "print('a')"
+        # The cell shows the newest run's outputs; nothing was cut, so the store keeps none.
+        assert newest["outputs_shown"] is True and older["outputs_shown"] is False
+        assert newest["outputs_url"] is None and older["outputs_url"] is None
+        whole = (await api(*LOOP, "history", params={"path": path}))["runs"]
+        assert [run["outputs_shown"] for run in whole] == [None, None]  # not compared
+
+        # A run cut to the notebook's budget is kept whole in the store, its last only.
+        ycell = next(c for c in tab.notebook.ycells if c["id"] == "c0")
+        set_source(ycell, "for i in range(2000):\n    print('line', i)")
+        await wait_for(lambda: "i in range" in str(tab.cell("c0")["source"]))
+        await run_cells(path, "c0")
+        cut, *_ = await ran(api, path, "c0", 3)
+        assert cut["outputs_shown"] is True and cut["outputs_url"]
+        response = await jp_fetch(*cut["outputs_url"].split("/"))
+        assert "line 1999" in response.body.decode() and "line 0\n" in response.body.decode()
+        await run_cells(path, "c0")
+        recut, earlier, *_ = await ran(api, path, "c0", 4)
+        assert recut["outputs_url"] and earlier["outputs_url"] is None  # last run only
 
 
 async def test_restoring_a_runs_source_is_a_proposal_that_can_be_accepted(

@@ -29,8 +29,8 @@ export interface IRunRecord {
   status: string;
   note: string | null;
   execution_count: number | null;
-  /** The cell shows this run's outputs now. */
-  outputs_shown: boolean;
+  /** The cell shows this run's outputs now (null: not compared, a notebook's listing). */
+  outputs_shown: boolean | null;
   /** Under the server's base URL: the full-output store keeps this run's record. */
   outputs_url: string | null;
 }
