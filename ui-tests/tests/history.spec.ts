@@ -93,6 +93,11 @@ test('stale marks follow an edit and a kernel restart, in two tabs and after reo
   await other.locator('.jp-NotebookPanel .jp-Cell').first().waitFor();
   await expect(staleMark(other, 0)).toContainText('edited since this output');
   await expect(staleMark(other, 1)).toContainText('kernel restarted since');
+  // The mark's link opens the cell's history: its one run, from Run All.
+  await staleMark(other, 1).getByRole('button', { name: 'History' }).click();
+  const runs = other.locator('.jp-Loop-history .jp-Loop-historyRun');
+  await expect(runs).toHaveCount(1);
+  await expect(runs.nth(0)).toContainText(/a tab of .+, Run All/);
 
   // Running the edited cell again makes its output fresh, in both tabs.
   await page.bringToFront();
