@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from tornado import web
 
+from .cell_history_handlers import route_table as cell_history_routes
+from .cell_history_handlers import runs_payload
 from .errors import BadRequest
 from .handlers import NAMESPACE, LoopHandler
 from .rights import Ability, requires
@@ -44,11 +46,16 @@ class HistoryHandler(LoopHandler):
             raise BadRequest(f"'limit' must be between 1 and {HISTORY_LIMIT}.")
         execution = self.settings["jupyter_loop_execution"]
         runs = await execution.history(path, cell_id, limit)
-        self.reply({"path": path, "cell_id": cell_id, "runs": [run.to_json() for run in runs]})
+        # One cell's runs (the History view) are compared with the cell's outputs now; a
+        # whole notebook's are not (a room loaded and every cell looked up, for a listing).
+        notebook = (await execution.live_notebook(path))[1] if cell_id and runs else None
+        payload = runs_payload(runs, notebook, self.settings.get("jupyter_loop_outputs"))
+        self.reply({"path": path, "cell_id": cell_id, "runs": payload})
 
 
 def route_table() -> list[tuple[str, type[LoopHandler]]]:
     return [
         (rf"/api/{NAMESPACE}/status", StatusHandler),
         (rf"/api/{NAMESPACE}/history", HistoryHandler),
+        *cell_history_routes(),
     ]

@@ -4,6 +4,7 @@ import { agentPlugin } from './agent/plugin';
 import { completionPlugin } from './completion/plugin';
 import { executorPlugin, markersPlugin } from './execution/plugin';
 import { panelPlugin } from './panel/plugin';
+import { cellHistoryPlugin } from './history/plugin';
 import { proposalsPlugin } from './proposals/plugin';
 
 const plugins: JupyterFrontEndPlugin<unknown>[] = [
@@ -12,7 +13,8 @@ const plugins: JupyterFrontEndPlugin<unknown>[] = [
   agentPlugin,
   panelPlugin,
   proposalsPlugin,
-  completionPlugin
+  completionPlugin,
+  cellHistoryPlugin
 ];
 
 export default plugins;

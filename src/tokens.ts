@@ -17,6 +17,8 @@ export interface IRunRequest {
   cell_ids: string[];
   kernel_id?: string;
   record_timing?: boolean;
+  /** What the request says of itself, for the run history (a label, not a right). */
+  started_from?: 'run_all' | 'terminal';
 }
 
 export interface IQueuedCell {

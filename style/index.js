@@ -1,2 +1,3 @@
 import './base.css';
 import './agent.css';
+import './history.css';

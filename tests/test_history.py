@@ -164,6 +164,7 @@ async def test_mcp_runs_are_recorded_and_stale_marks_follow_edits_and_restarts(
         runs = await history(api, path, "c0")
         assert runs[0]["channel"] == "mcp" and runs[0]["client"] == "claude-code"
         assert runs[0]["by"] == 'MCP client "claude-code" for ada'
+        assert runs[0]["approval"] == approval["id"]  # the approval that let it run
         told = text_of(await call(session, "cell_history", path=path, cell_id="c0"))
         assert 'MCP client "claude-code" for ada' in told and "print('first')" in told
 

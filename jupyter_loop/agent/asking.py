@@ -37,11 +37,13 @@ class ApprovalSlot(Protocol):
 
 @dataclass(frozen=True)
 class Answer:
-    """Whether the cells may run; why not; who answered (``None``: the policy did)."""
+    """Whether the cells may run; why not; who answered (``None``: the policy did); the
+    approval a person answered (``""``: none was asked), which the run's origin names."""
 
     allowed: bool
     reason: str = ""
     by: str | None = None
+    approval_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -111,7 +113,7 @@ class ApprovalPath:
         asking.record("approval", approval_id=approval.id, decision=decision, answered_by=by)
         cells = ", ".join(asking.cell_ids)
         if decision == "deny":
-            return Answer(False, f"{by} denied running {cells}.", by)
+            return Answer(False, f"{by} denied running {cells}.", by, approval.id)
         if (decision == "turn" or asking.policy == "turn") and asking.allowance is not None:
             self._allowed.add(asking.allowance)
-        return Answer(True, "", by)
+        return Answer(True, "", by, approval.id)

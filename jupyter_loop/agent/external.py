@@ -247,7 +247,7 @@ class ExternalAgent:
             room_id,
             session,
             approve=lambda ids, sources: self._approve(room_id, session, ids, sources, caller),
-            run=lambda ids, hashes: self._run(path, ids, hashes, caller, wait),
+            run=lambda ids, hashes, approval: self._run(path, ids, hashes, approval, caller, wait),
             read_variables=lambda: self._execution.variables(path),
             record=record,
             result_chars=RESULT_CHARS,
@@ -265,14 +265,20 @@ class ExternalAgent:
         return outcome
 
     async def _run(
-        self, path: str, cell_ids: list[str], hashes: dict[str, str], caller: Caller, wait: float
+        self,
+        path: str,
+        cell_ids: list[str],
+        hashes: dict[str, str],
+        approval: str,
+        caller: Caller,
+        wait: float,
     ) -> dict[str, RunOutcome]:
         kernel_id = await self._execution.ensure_kernel(path)
         request = RunRequest(
             path=path, cell_ids=tuple(cell_ids), kernel_id=kernel_id, source_hashes=hashes
         )
         # A client that stops waiting (time-out, disconnect) leaves the cells running.
-        origin = RunOrigin(caller.user, MCP, client=caller.client)
+        origin = RunOrigin(caller.user, MCP, client=caller.client, approval=approval)
         outcomes = await self._execution.run_and_wait(request, caller.label, wait, origin)
         return {
             cell_id: replace(o, note=f"{o.note}; call get_outputs later")
@@ -288,7 +294,7 @@ class ExternalAgent:
         cell_ids: list[str],
         sources: dict[str, str],
         caller: Caller,
-    ) -> tuple[bool, str]:
+    ) -> tuple[bool, str, str]:
         """The server's approval policy, through the one approval path; a person answers
         in any tab. An "allow for this turn" is remembered for the caller's principal on
         the session the server minted for it (never for what a header says), or not."""
@@ -315,7 +321,7 @@ class ExternalAgent:
             )
         finally:
             self._desk.forget_turn(session)  # an external session has no end to wait for
-        return answer.allowed, answer.reason
+        return answer.allowed, answer.reason, answer.approval_id
 
     # -- kernels -----------------------------------------------------------------------
 

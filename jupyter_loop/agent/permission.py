@@ -52,8 +52,9 @@ class TurnPermission:
         self._slot = TurnSlot(live)
         self._record = record
 
-    async def ask(self, cell_ids: list[str], sources: dict[str, str]) -> tuple[bool, str]:
-        """``(True, "")`` if the cells may run, else ``(False, why)``."""
+    async def ask(self, cell_ids: list[str], sources: dict[str, str]) -> tuple[bool, str, str]:
+        """``(True, "", approval)`` if the cells may run, else ``(False, why, approval)``;
+        ``approval``: the id of the approval a person answered ("" if none was asked)."""
         plan = self._plan
         answer = await self._approvals.ask(
             Asking(
@@ -70,4 +71,4 @@ class TurnPermission:
         if answer.by is not None:
             verb = "allowed" if answer.allowed else "denied"
             self.notes.append(f"{answer.by} {verb} running {', '.join(cell_ids)}")
-        return answer.allowed, answer.reason
+        return answer.allowed, answer.reason, answer.approval_id

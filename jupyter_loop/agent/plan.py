@@ -9,8 +9,9 @@ from ..execution.run import RunOutcome
 from ..notebook_view.vision import ImageBudget
 from ..rights import Ability
 
-RunCells = Callable[[list[str], dict[str, str]], Awaitable[dict[str, RunOutcome]]]
-"""Runs cells (ids, and the hashes of the sources approved) until they end."""
+RunCells = Callable[[list[str], dict[str, str], str], Awaitable[dict[str, RunOutcome]]]
+"""Runs cells (ids, the hashes of the sources approved, the approval's id or "") until
+they end."""
 
 
 @dataclass(frozen=True)

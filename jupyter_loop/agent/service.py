@@ -249,13 +249,15 @@ class AgentService:
         )
 
     def _runner(self, room_id: str, user: str, turn_id: str) -> Any:
-        async def run(cell_ids: list[str], hashes: dict[str, str]) -> dict[str, RunOutcome]:
+        async def run(
+            cell_ids: list[str], hashes: dict[str, str], approval: str
+        ) -> dict[str, RunOutcome]:
             path = self._docs.path_of(room_id)
             if path is None:
                 raise NotFound("The notebook is gone.")
             request = RunRequest(path=path, cell_ids=tuple(cell_ids), source_hashes=hashes)
             # A stopped turn stops waiting; the cells run on (the service's wait).
-            origin = RunOrigin(user, ASSISTANT, turn=turn_id)
+            origin = RunOrigin(user, ASSISTANT, turn=turn_id, approval=approval)
             return await self._execution.run_and_wait(request, f"agent for {user}", origin=origin)
 
         return run

@@ -56,10 +56,12 @@ MAX_MAP_LINES = 200
 MAX_APPROVALS = 3
 """Times a run is asked for again when its cells change while the user decides."""
 
-Approve = Callable[[list[str], dict[str, str]], Awaitable[tuple[bool, str]]]
-"""Asks for permission to run cells (ids, sources); returns (allowed, why not)."""
-Run = Callable[[list[str], dict[str, str]], Awaitable[dict[str, RunOutcome]]]
-"""Runs cells (ids, the hash of each source that may run); raises SourceChanged otherwise."""
+Approve = Callable[[list[str], dict[str, str]], Awaitable[tuple[bool, str, str]]]
+"""Asks for permission to run cells (ids, sources); returns (allowed, why not, the id of
+the approval a person answered, or "")."""
+Run = Callable[[list[str], dict[str, str], str], Awaitable[dict[str, RunOutcome]]]
+"""Runs cells (ids, the hash of each source that may run, the approval that allowed it);
+raises SourceChanged otherwise."""
 ReadVariables = Callable[[], Awaitable[VariablesReport]]
 """Reads the kernel's user variables (raises a ``JupyterLoopError`` when it cannot)."""
 Record = Callable[..., None]
@@ -289,14 +291,14 @@ class Toolbox:
         sources, positions = await self._sources(cell_ids)
         where = _cells_label([positions[i] for i in cell_ids])
         for _ in range(MAX_APPROVALS):
-            allowed, reason = await self._approve(cell_ids, sources)
+            allowed, reason, approval = await self._approve(cell_ids, sources)
             if not allowed:
                 return ToolOutcome(
                     f"Not run: {reason}", f"did not run {where}", reason, False, tuple(cell_ids)
                 )
             approved = {cell_id: source_hash(source) for cell_id, source in sources.items()}
             try:
-                outcomes = await run(cell_ids, approved)
+                outcomes = await run(cell_ids, approved, approval)
                 break
             except SourceChanged:  # edited since approved: ask again for what would run
                 sources, _ = await self._sources(cell_ids)

@@ -6,6 +6,8 @@ import asyncio
 import logging
 from typing import Any
 
+from jupyter_ydoc import YNotebook
+
 from ..document import ORIGIN, LiveDocuments, source_hash
 from ..errors import Conflict, JupyterLoopError, NotFound
 from ..keeper.adoption import KeptKernels
@@ -239,6 +241,12 @@ class ExecutionService:
             return []
         await asyncio.to_thread(history.settle)
         return await asyncio.to_thread(history.runs, room_id, cell_id, limit)
+
+    async def live_notebook(self, path: str) -> tuple[str, YNotebook]:
+        """The room of the notebook at ``path`` and its live shared document (loaded if no
+        tab has it open)."""
+        room_id = await self._docs.room_id(path)
+        return room_id, await self._docs.notebook(room_id)
 
     async def stale_marks(self, room_id: str, sources: dict[str, str]) -> dict[str, str]:
         """Why each cell's outputs are stale, for the cells (id: source now) whose last run

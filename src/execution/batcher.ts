@@ -1,3 +1,4 @@
+import { INotebookModel } from '@jupyterlab/notebook';
 import { PromiseDelegate } from '@lumino/coreutils';
 
 import { IQueuedCell, IRunRequest, IRunTicket } from '../tokens';
@@ -24,9 +25,13 @@ export class RunBatcher {
     private readonly _sendRun: SendRun
   ) {}
 
-  /** Queue a cell; resolves with what the server queued for it. */
-  add(cellId: string): Promise<IQueuedCell> {
+  /**
+   * Queue a cell of `notebook`; resolves with what the server queued for it.
+   * (The notebook tells a Run All apart for the run history.)
+   */
+  add(cellId: string, notebook?: INotebookModel): Promise<IQueuedCell> {
     const delegate = new PromiseDelegate<IQueuedCell>();
+    this._notebook = notebook ?? this._notebook;
     this._pending.push({ cellId, delegate });
     if (this._pending.length === 1) {
       setTimeout(() => void this._send(), 0);
@@ -37,12 +42,16 @@ export class RunBatcher {
   private async _send(): Promise<void> {
     const batch = this._pending;
     this._pending = [];
+    const cellIds = batch.map(item => item.cellId);
     try {
       const ticket = await this._sendRun({
         path: this.path,
-        cell_ids: batch.map(item => item.cellId),
+        cell_ids: cellIds,
         kernel_id: this.kernelId,
-        record_timing: this.recordTiming
+        record_timing: this.recordTiming,
+        ...(isRunAll(cellIds, this._notebook)
+          ? { started_from: 'run_all' }
+          : {})
       });
       for (const item of batch) {
         const queued = ticket.cells.find(cell => cell.cell_id === item.cellId);
@@ -60,4 +69,32 @@ export class RunBatcher {
   }
 
   private _pending: IPending[] = [];
+  private _notebook: INotebookModel | undefined;
+}
+
+/**
+ * Whether one request runs every code cell of the notebook, in order: what the
+ * run history calls a Run All (a label, not a right). JupyterLab does not tell
+ * the executor which command asked; rejected: watching the commands run (Run
+ * All reaches the executor after an await, so a flag could label the next
+ * request instead). Selecting every cell and running them counts as a Run All
+ * too, which it is; a notebook of one code cell has no Run All to tell apart.
+ */
+export function isRunAll(
+  cellIds: string[],
+  notebook: INotebookModel | undefined
+): boolean {
+  if (!notebook || cellIds.length < 2) {
+    return false;
+  }
+  const codeCells: string[] = [];
+  for (const cell of notebook.sharedModel.cells) {
+    if (cell.cell_type === 'code') {
+      codeCells.push(cell.getId());
+    }
+  }
+  return (
+    codeCells.length === cellIds.length &&
+    codeCells.every((id, index) => id === cellIds[index])
+  );
 }

@@ -96,7 +96,10 @@ export class ServerCellExecutor implements INotebookCellExecutor {
       !!options.notebookConfig.recordTiming
     );
     try {
-      const queued = await batcher.add(cell.model.sharedModel.getId());
+      const queued = await batcher.add(
+        cell.model.sharedModel.getId(),
+        options.notebook
+      );
       if (queued.state === 'done') {
         return null;
       }

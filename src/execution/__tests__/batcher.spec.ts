@@ -1,0 +1,53 @@
+import { NotebookModel } from '@jupyterlab/notebook';
+
+import { IRunRequest } from '../../tokens';
+import { isRunAll, RunBatcher } from '../batcher';
+
+function notebookOf(...types: ('code' | 'markdown')[]): NotebookModel {
+  const model = new NotebookModel();
+  model.sharedModel.insertCells(
+    0,
+    types.map((cell_type, index) => ({
+      cell_type,
+      id: `c${index}`,
+      source: '',
+      metadata: {}
+    }))
+  );
+  return model;
+}
+
+describe('a Run All is told apart', () => {
+  it('when one request runs every code cell, in order', () => {
+    const model = notebookOf('code', 'markdown', 'code', 'code');
+    expect(isRunAll(['c0', 'c2', 'c3'], model)).toBe(true);
+    expect(isRunAll(['c2', 'c3'], model)).toBe(false); // run below
+    expect(isRunAll(['c0', 'c3', 'c2'], model)).toBe(false);
+    expect(isRunAll(['c0'], notebookOf('code'))).toBe(false);
+    model.dispose();
+  });
+
+  it('and the request says so', async () => {
+    const model = notebookOf('code', 'code');
+    const sent: IRunRequest[] = [];
+    const batcher = new RunBatcher('a.ipynb', 'k', false, async request => {
+      sent.push(request);
+      return {
+        path: request.path,
+        kernel_id: 'k',
+        cells: request.cell_ids.map(cell_id => ({
+          cell_id,
+          run_id: `r-${cell_id}`,
+          state: 'queued' as const
+        }))
+      };
+    });
+    await Promise.all([batcher.add('c0', model), batcher.add('c1', model)]);
+    await batcher.add('c1', model);
+    expect(sent.map(request => request.started_from)).toEqual([
+      'run_all',
+      undefined
+    ]);
+    model.dispose();
+  });
+});

@@ -1,0 +1,185 @@
+"""What a tab's History view and stale marks ask the server (cell_history_handlers.py):
+the stale marks of a notebook over REST, where a run's outputs can be seen, and the source
+of a run restored as a proposal."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+from authorizers import both
+from conftest import wait_for
+from pycrdt import Map
+from tornado.httpclient import HTTPClientError
+from traitlets.config import Config
+
+from jupyter_loop.document import set_source
+
+LOOP = ("api", "jupyter-loop")
+CANARY = "canary-5b1e9f03c7a2d864"
+
+
+@pytest.fixture
+def authorizer() -> str | None:
+    return None
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config: Config, authorizer: str | None) -> Config:
+    if authorizer is not None:
+        jp_server_config.ServerApp.authorizer_class = authorizer
+    return jp_server_config
+
+
+@pytest.fixture
+def loop_config() -> dict[str, Any]:
+    return {"secrets": [CANARY], "output_budget_bytes": 4 * 1024}
+
+
+async def marks_until(api: Any, path: str, wanted: dict[str, str]) -> dict[str, str]:
+    """The notebook's stale marks once they are ``wanted`` (a tab's edit reaches the
+    server on its own time)."""
+    deadline = time.monotonic() + 20
+    while True:
+        marks: dict[str, str] = (await api(*LOOP, "stale", params={"path": path}))["marks"]
+        if marks == wanted:
+            return marks
+        assert time.monotonic() < deadline, marks
+        await asyncio.sleep(0.2)
+
+
+async def ran(api: Any, path: str, cell_id: str, count: int) -> list[dict[str, Any]]:
+    deadline = time.monotonic() + 30
+    while True:
+        params = {"path": path, "cell_id": cell_id}
+        runs: list[dict[str, Any]] = (await api(*LOOP, "history", params=params))["runs"]
+        if len(runs) >= count:
+            return runs
+        assert time.monotonic() < deadline, runs
+        await asyncio.sleep(0.2)
+
+
+async def test_stale_marks_follow_an_edit_and_a_kernel_restart(
+    write_notebook: Any, start_kernel: Any, run_cells: Any, open_tab: Any, api: Any
+) -> None:
+    path = write_notebook("stale.ipynb", "print('one')", "print('two')")
+    kernel_id = await start_kernel(path)
+    async with open_tab(path) as tab:
+        await run_cells(path, "c0", "c1")
+        await wait_for(lambda: tab.cell("c1").get("execution_count"))
+        await ran(api, path, "c1", 1)
+        assert await marks_until(api, path, {}) == {}
+        set_source(next(c for c in tab.notebook.ycells if c["id"] == "c0"), "print('1')")
+        await marks_until(api, path, {"c0": "edited since this output"})
+        await api("api", "kernels", kernel_id, "restart", method="POST", body="")
+        await marks_until(
+            api,
+            path,
+            {"c0": "edited since this output", "c1": "kernel restarted since this output"},
+        )
+
+
+async def test_history_says_where_a_runs_outputs_are(
+    write_notebook: Any,
+    start_kernel: Any,
+    run_cells: Any,
+    open_tab: Any,
+    api: Any,
+    jp_fetch: Any,
+) -> None:
+    path = write_notebook("where.ipynb", "print('a')")
+    await start_kernel(path)
+    async with open_tab(path) as tab:
+        await run_cells(path, "c0")
+        await ran(api, path, "c0", 1)
+        set_source(next(c for c in tab.notebook.ycells if c["id"] == "c0"), "print('b')")
+        await wait_for(lambda: tab.text("c0") == "a\n")
+        await run_cells(path, "c0")
+        runs = await ran(api, path, "c0", 2)
+        newest, older = runs
+        assert newest["source"] == "print('b')" and older["source"] == "print('a')"
+        # The cell shows the newest run's outputs; nothing was cut, so the store keeps none.
+        assert newest["outputs_shown"] is True and older["outputs_shown"] is False
+        assert newest["outputs_url"] is None and older["outputs_url"] is None
+        whole = (await api(*LOOP, "history", params={"path": path}))["runs"]
+        assert [run["outputs_shown"] for run in whole] == [None, None]  # not compared
+
+        # A run cut to the notebook's budget is kept whole in the store, its last only.
+        ycell = next(c for c in tab.notebook.ycells if c["id"] == "c0")
+        set_source(ycell, "for i in range(2000):\n    print('line', i)")
+        await wait_for(lambda: "i in range" in str(tab.cell("c0")["source"]))
+        await run_cells(path, "c0")
+        cut, *_ = await ran(api, path, "c0", 3)
+        assert cut["outputs_shown"] is True and cut["outputs_url"]
+        response = await jp_fetch(*cut["outputs_url"].split("/"))
+        assert "line 1999" in response.body.decode() and "line 0\n" in response.body.decode()
+        await run_cells(path, "c0")
+        recut, earlier, *_ = await ran(api, path, "c0", 4)
+        assert recut["outputs_url"] and earlier["outputs_url"] is None  # last run only
+
+
+async def test_restoring_a_runs_source_is_a_proposal_that_can_be_accepted(
+    write_notebook: Any, start_kernel: Any, run_cells: Any, open_tab: Any, api: Any
+) -> None:
+    path = write_notebook("restore.ipynb", "x = 1\nx")
+    await start_kernel(path)
+    async with open_tab(path) as tab:
+        await run_cells(path, "c0")
+        (run,) = await ran(api, path, "c0", 1)
+        ycell = next(c for c in tab.notebook.ycells if c["id"] == "c0")
+        set_source(ycell, "x = 2\nx")
+        await marks_until(api, path, {"c0": "edited since this output"})
+        body = {"path": path, "cell_id": "c0", "run_id": run["run_id"]}
+        proposal = await api(*LOOP, "history", "restore", method="POST", body=body)
+        assert proposal["kind"] == "modify" and proposal["new_source"] == "x = 1\nx"
+        board = tab.notebook.ydoc.get("jupyter_loop:proposals", type=Map)
+        await wait_for(lambda: proposal["id"] in board)
+        assert str(ycell["source"]) == "x = 2\nx"  # a proposal: nothing changed yet
+        await api(
+            *LOOP, "agent", "proposals", proposal["id"], "accept",
+            method="POST", body={"path": path},
+        )  # fmt: skip
+        await wait_for(lambda: str(ycell["source"]) == "x = 1\nx")
+        with pytest.raises(HTTPClientError) as same:
+            await api(*LOOP, "history", "restore", method="POST", body=body)
+        assert same.value.code == 409
+
+
+async def test_a_masked_source_is_not_restored_and_bad_requests_are_4xx(
+    write_notebook: Any, start_kernel: Any, run_cells: Any, api: Any
+) -> None:
+    path = write_notebook("secret.ipynb", f"token = '{CANARY}'")
+    await start_kernel(path)
+    await run_cells(path, "c0")
+    (run,) = await ran(api, path, "c0", 1)
+    for body, status in (
+        ({"path": path, "cell_id": "c0", "run_id": run["run_id"]}, 409),
+        ({"path": path, "cell_id": "c0", "run_id": "nope"}, 404),
+        ({"path": path, "cell_id": "c0"}, 400),
+    ):
+        with pytest.raises(HTTPClientError) as refused:
+            await api(*LOOP, "history", "restore", method="POST", body=body)
+        assert refused.value.code == status, body
+    with pytest.raises(HTTPClientError) as missing:
+        await api(*LOOP, "stale", params={})
+    assert missing.value.code == 400
+
+
+@pytest.mark.parametrize("authorizer", both("NoContents"))
+async def test_stale_marks_need_contents_read(write_notebook: Any, api: Any) -> None:
+    write_notebook("nb.ipynb", "1")
+    with pytest.raises(HTTPClientError) as refused:
+        await api(*LOOP, "stale", params={"path": "nb.ipynb"})
+    assert refused.value.code == 403
+
+
+@pytest.mark.parametrize("authorizer", both("ReadOnlyContents"))
+async def test_restoring_needs_contents_write(write_notebook: Any, api: Any) -> None:
+    write_notebook("nb.ipynb", "1")
+    body = {"path": "nb.ipynb", "cell_id": "c0", "run_id": "r"}
+    with pytest.raises(HTTPClientError) as refused:
+        await api(*LOOP, "history", "restore", method="POST", body=body)
+    assert refused.value.code == 403
+    assert (await api(*LOOP, "stale", params={"path": "nb.ipynb"}))["marks"] == {}
