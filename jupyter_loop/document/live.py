@@ -284,6 +284,7 @@ class LiveDocuments:
                 await hook()
             except Exception as e:
                 self._log.warning("jupyter-loop: a step before saving %s failed: %s", room_id, e)
+        await self._reload_if_changed_on_disk(room)
         started = self._last_save[room_id] = time.monotonic()
         task = room._save_to_disc()
         if task is None:
@@ -295,6 +296,24 @@ class LiveDocuments:
             return
         for listener in self._save_listeners:
             listener(room_id, started)
+
+    async def _reload_if_changed_on_disk(self, room: Any) -> None:
+        """Let the room reload a file changed on disk (a ``git checkout``) before we save.
+
+        Else our save finds the change: jupyter-collaboration then reloads the file inside
+        the save's task, which the next document change cancels (our outputs change it
+        all the time), and a reload cancelled there is lost for good: the room has taken
+        the file's time as its own, so the following save writes the old notebook over
+        the checked-out file (``docs/upstream/cancelled-reload.md``). Asked here, in our
+        own task, the file's watcher reloads it, and nothing cancels that.
+        """
+        notify = getattr(getattr(room, "_file", None), "maybe_notify", None)
+        if notify is None:
+            return
+        try:
+            await notify()
+        except Exception as e:  # the file is gone or unreadable: the save will say so
+            self._log.debug("jupyter-loop could not check the file of %s: %s", room, e)
 
     def before_saving(self, hook: Callable[[], Awaitable[None]]) -> None:
         """Await ``hook()`` before each save this object makes (the output journal commits,
