@@ -104,6 +104,8 @@ test('ask about a failing cell and see the answer stream in', async ({
   expect(prompt).toContain(failing);
   expect(prompt).toContain('ZeroDivisionError');
   expect(prompt).toContain('Why does this cell fail?');
+  // The docs' picture shows the notebook and the panel, not the test's folder.
+  await page.sidebar.close('left');
   await screenshot(page, 'agent-panel.png');
 
   // The dark theme: the panel follows JupyterLab's theme variables.
