@@ -29,10 +29,21 @@ def loop_config() -> dict[str, Any]:
 
 
 @pytest.fixture
+def authorizer() -> str | None:
+    """``ServerApp.authorizer_class`` of the test server (None: Jupyter's own); a test
+    sets it by overriding this fixture or parametrizing it (``authorizers.both``)."""
+    return None
+
+
+@pytest.fixture
 def jp_server_config(
-    tmp_path: Path, jp_root_dir: Path, rtc_cleanup_delay: float, loop_config: dict[str, Any]
+    tmp_path: Path,
+    jp_root_dir: Path,
+    rtc_cleanup_delay: float,
+    loop_config: dict[str, Any],
+    authorizer: str | None,
 ) -> Config:
-    return Config(
+    config = Config(
         {
             "ServerApp": {
                 "jpserver_extensions": {
@@ -63,6 +74,9 @@ def jp_server_config(
             },
         }
     )
+    if authorizer is not None:
+        config.ServerApp.authorizer_class = authorizer
+    return config
 
 
 def notebook_json(*sources: str, cell_type: str = "code") -> str:

@@ -29,15 +29,8 @@ SOCKET = ("api", "jupyter-loop", "runs", "socket")
 
 
 @pytest.fixture
-def authorizer() -> str | None:
-    return None
-
-
-@pytest.fixture
-def jp_server_config(jp_server_config: Config, authorizer: str | None) -> Config:
+def jp_server_config(jp_server_config: Config) -> Config:
     jp_server_config.ServerApp.identity_provider_class = NamedUserIdentity
-    if authorizer is not None:
-        jp_server_config.ServerApp.authorizer_class = authorizer
     return jp_server_config
 
 

@@ -13,24 +13,11 @@ from authorizers import both
 from conftest import wait_for
 from pycrdt import Map
 from tornado.httpclient import HTTPClientError
-from traitlets.config import Config
 
 from jupyter_loop.document import set_source
 
 LOOP = ("api", "jupyter-loop")
 CANARY = "canary-5b1e9f03c7a2d864"
-
-
-@pytest.fixture
-def authorizer() -> str | None:
-    return None
-
-
-@pytest.fixture
-def jp_server_config(jp_server_config: Config, authorizer: str | None) -> Config:
-    if authorizer is not None:
-        jp_server_config.ServerApp.authorizer_class = authorizer
-    return jp_server_config
 
 
 @pytest.fixture

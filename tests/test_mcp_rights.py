@@ -12,7 +12,6 @@ import httpx2
 import pytest
 from authorizers import both
 from mcp_helpers import call, text_of
-from traitlets.config import Config
 
 pytest_plugins = ["mcp_fixtures"]
 
@@ -20,12 +19,6 @@ pytest_plugins = ["mcp_fixtures"]
 @pytest.fixture
 def authorizer() -> str:
     return "authorizers.ReadOnly"
-
-
-@pytest.fixture
-def jp_server_config(jp_server_config: Config, authorizer: str) -> Config:
-    jp_server_config.ServerApp.authorizer_class = authorizer
-    return jp_server_config
 
 
 @pytest.mark.parametrize("authorizer", both("ReadOnly"))

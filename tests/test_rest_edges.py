@@ -10,7 +10,6 @@ from agent_helpers import AGENT, Agent, openai_config
 from authorizers import both
 from conftest import wait_for
 from tornado.httpclient import HTTPClientError
-from traitlets.config import Config
 
 from jupyter_loop.testing import call_tools, say
 
@@ -20,21 +19,8 @@ RUNS = ("api", "jupyter-loop", "runs")
 
 
 @pytest.fixture
-def authorizer() -> str | None:
-    """``ServerApp.authorizer_class`` of the test server (None: Jupyter's own)."""
-    return None
-
-
-@pytest.fixture
 def loop_config(model_server):
     return openai_config(model_server)
-
-
-@pytest.fixture
-def jp_server_config(jp_server_config: Config, authorizer: str | None) -> Config:
-    if authorizer is not None:
-        jp_server_config.ServerApp.authorizer_class = authorizer
-    return jp_server_config
 
 
 async def status_of(api: Any, *parts: str, **kwargs: Any) -> tuple[int, Any]:

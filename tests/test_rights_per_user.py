@@ -37,8 +37,7 @@ def loop_config(model_server: Any) -> dict[str, Any]:
 
 
 @pytest.fixture
-def jp_server_config(jp_server_config: Config, authorizer: str) -> Config:
-    jp_server_config.ServerApp.authorizer_class = authorizer
+def jp_server_config(jp_server_config: Config) -> Config:
     jp_server_config.ServerApp.identity_provider_class = "identities.AdaAndBob"
     return jp_server_config
 

@@ -10,22 +10,8 @@ from authorizers import both
 from conftest import wait_for
 from tornado.httpclient import HTTPClientError
 from tornado.websocket import WebSocketClientConnection
-from traitlets.config import Config
 
 SOCKET = ("api", "jupyter-loop", "runs", "socket")
-
-
-@pytest.fixture
-def authorizer() -> str | None:
-    """``ServerApp.authorizer_class`` of the test server (None: Jupyter's own)."""
-    return None
-
-
-@pytest.fixture
-def jp_server_config(jp_server_config: Config, authorizer: str | None) -> Config:
-    if authorizer is not None:
-        jp_server_config.ServerApp.authorizer_class = authorizer
-    return jp_server_config
 
 
 async def answer(socket: WebSocketClientConnection) -> dict[str, Any]:

@@ -14,23 +14,10 @@ import pytest
 from authorizers import both
 from conftest import notebook_json, wait_for
 from tornado.httpclient import HTTPClientError
-from traitlets.config import Config
 
 from jupyter_loop.versions.store import MERGE_SECONDS, ON_DISK, SAVED, VersionStore
 
 VERSIONS = ("api", "jupyter-loop", "versions")
-
-
-@pytest.fixture
-def authorizer() -> str | None:
-    return None
-
-
-@pytest.fixture
-def jp_server_config(jp_server_config: Config, authorizer: str | None) -> Config:
-    if authorizer is not None:
-        jp_server_config.ServerApp.authorizer_class = authorizer
-    return jp_server_config
 
 
 @pytest.fixture
