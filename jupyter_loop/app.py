@@ -21,21 +21,21 @@ from .completion.service import CompletionService
 from .completion.variables import KernelVariables
 from .document import LiveDocuments
 from .document.saved_hash import SavedHashes
+from .execution.handlers import route_table as execution_routes
 from .execution.history import RunHistory
 from .execution.ledger import RunLedger
 from .execution.outputs_config import OutputsConfig
+from .execution.outputs_handlers import route_table as output_routes
 from .execution.queue import QueueSettings
+from .execution.run_socket import route_table as run_socket_routes
 from .execution.service import ExecutionService
-from .handlers import route_table
 from .keeper.adoption import KeptKernels, adopt_kept_kernels, kept_kernel_ids, let_kernels_live
 from .keeper.settings import keep_kernels_config, kernels_root
 from .masking_config import MaskingConfig
 from .mcp_server.config import ExternalConfig
 from .mcp_server.endpoint import McpEndpoint
 from .mcp_server.endpoint import route_table as mcp_routes
-from .outputs_handlers import route_table as output_routes
 from .private import tighten
-from .run_socket import route_table as run_socket_routes
 from .saves import choose_replacing_saves
 from .status_handlers import route_table as status_routes
 from .stopping import release_worker_threads_at_exit, stop_on_sigint
@@ -48,7 +48,7 @@ from .ystore import choose_compact_store, set_aside_unreadable_store
 def all_routes() -> list[tuple[str, Any]]:
     """Every route of the extension (under ``{base_url}``); docs/rights.md lists their rights."""
     return [
-        *route_table(),
+        *execution_routes(),
         *run_socket_routes(),
         *output_routes(),
         *agent_routes(),

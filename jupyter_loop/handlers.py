@@ -1,4 +1,9 @@
-"""REST handlers: parse, call one service, finish. The route table is at the bottom."""
+"""What every REST handler of the extension shares: its namespace, who is asking, the
+request body as a JSON object, and service errors as HTTP statuses.
+
+Each feature's own handlers and route table live in its package (``execution/handlers.py``,
+``agent/handlers.py``, ...); a handler there parses, calls one service, and finishes.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +11,34 @@ import json
 from typing import Any
 
 from jupyter_server.base.handlers import APIHandler
-from tornado import web
 
-from .errors import JupyterLoopError
-from .execution.service import ExecutionService
-from .payloads import InputReply, RunRequest, parse_json_object
-from .rights import Ability, Grants, grants_of, requires
+from .errors import BadRequest, JupyterLoopError
+from .rights import Grants, grants_of
 
 NAMESPACE = "jupyter-loop"
+
+
+def parse_json_object(body: bytes) -> dict[str, Any]:
+    """Decode a request body that must be a JSON object of valid text.
+
+    Refused: nesting deeper than Python's recursion limit, and lone surrogates such as
+    ``"\\ud800"`` (valid JSON, but no text can be written or encoded with one).
+    """
+    try:
+        value = json.loads(body or b"null")
+    except (ValueError, UnicodeDecodeError) as e:
+        raise BadRequest(f"The request body is not valid JSON: {e}") from e
+    except RecursionError as e:
+        raise BadRequest("The request body is nested too deeply.") from e
+    if not isinstance(value, dict):
+        raise BadRequest("The request body must be a JSON object.")
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise BadRequest("The request body holds invalid text (a lone surrogate).") from e
+    except RecursionError as e:
+        raise BadRequest("The request body is nested too deeply.") from e
+    return value
 
 
 def name_of(user: Any) -> str:
@@ -77,40 +102,3 @@ class LoopHandler(APIHandler):
             self.log.info("jupyter-loop %s: %s", type(value).__name__, value.message)
             return
         super().log_exception(typ, value, tb)
-
-
-class ExecutionHandler(LoopHandler):
-    @property
-    def execution(self) -> ExecutionService:
-        return self.settings["jupyter_loop_execution"]
-
-
-class RunsHandler(ExecutionHandler):
-    @web.authenticated
-    @requires(Ability.RUN)
-    async def post(self) -> None:
-        request = RunRequest.from_json(self.body_object())
-        ticket = await self.execution.run(request, self.user_name())
-        self.reply(ticket.to_json(), status=202)  # an idle kernel has the first cell already
-
-    @web.authenticated
-    @requires(Ability.SEE_KERNELS)
-    async def get(self) -> None:
-        path = self.get_query_argument("path", "")
-        self.reply({"path": path, "cells": await self.execution.pending(path)})
-
-
-class InputHandler(ExecutionHandler):
-    @web.authenticated
-    @requires(Ability.RUN)
-    async def post(self) -> None:
-        reply = InputReply.from_json(self.body_object())
-        await self.execution.answer_input(reply)
-        self.reply({"answered": reply.request_id})
-
-
-def route_table() -> list[tuple[str, type[LoopHandler]]]:
-    return [
-        (rf"/api/{NAMESPACE}/runs", RunsHandler),
-        (rf"/api/{NAMESPACE}/input", InputHandler),
-    ]

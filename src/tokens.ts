@@ -1,6 +1,7 @@
 /**
  * Payloads of the jupyter-loop REST API and shared document, mirroring
- * `jupyter_loop/payloads.py` and (every shared-document record) `jupyter_loop/records.py`.
+ * `jupyter_loop/execution/payloads.py` and (every shared-document record)
+ * `jupyter_loop/records.py`.
  */
 
 import { Token } from '@lumino/coreutils';

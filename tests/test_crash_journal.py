@@ -12,8 +12,8 @@ from conftest import notebook_json, wait_for
 from jupyter_ydoc import YNotebook
 from pycrdt import Provider
 
+from jupyter_loop.cli.ychannel import TornadoChannel
 from jupyter_loop.testing.server_process import ServerProcess
-from jupyter_loop.testing.ychannel import TornadoChannel
 
 LOOP = "import time\nfor i in range(2000):\n    print(i, flush=True)\n    time.sleep(0.05)"
 # Saving is held back for the whole test: without the journal, the file would keep none of

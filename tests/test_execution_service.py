@@ -304,7 +304,7 @@ async def test_requests_without_a_token_are_refused(jp_fetch):
 
 
 async def test_run_and_wait_reports_each_outcome(write_notebook, start_kernel, jp_serverapp):
-    from jupyter_loop.payloads import RunRequest
+    from jupyter_loop.execution.payloads import RunRequest
 
     path = write_notebook("wait.ipynb", "x = 1", "", "1 / 0", "print('never')")
     await start_kernel(path)

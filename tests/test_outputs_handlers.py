@@ -117,3 +117,25 @@ async def test_it_needs_authentication(jp_fetch):
             "api", "jupyter-loop", "outputs", "f", "c", "r", headers={"Authorization": ""}
         )
     assert error.value.code == 403
+
+
+HYPERLINKED = (
+    "for i in range(20_000):\n    print(i)\n"
+    r"raise ValueError('see \x1b]8;;file:///tmp/x.py\x1b\\x.py\x1b]8;;\x1b\\ \x1b[31mnow\x1b[0m')"
+)
+
+
+async def test_a_kept_error_is_served_without_any_terminal_escape(
+    write_notebook, start_kernel, run_cells, open_tab, jp_fetch, jp_base_url
+):
+    """Hyperlinks (OSC 8, as newer IPython prints file names) go too, not only colours."""
+    path = write_notebook("link.ipynb", HYPERLINKED)
+    await start_kernel(path)
+    async with open_tab(path) as tab:
+        await run_cells(path, "c0")
+        await wait_for(lambda: tab.cell("c0").get("execution_count") == 1, timeout=60)
+        outputs = tab.cell("c0")["outputs"]
+    parts = link_of(outputs, jp_base_url)
+    error = (await jp_fetch(*parts, "1")).body.decode()
+    assert error.rstrip().endswith("ValueError: see x.py now")
+    assert "\x1b" not in error

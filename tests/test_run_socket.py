@@ -1,4 +1,5 @@
-"""The runs websocket: a tab's run requests without an HTTP request each (run_socket.py)."""
+"""The runs websocket: a tab's run requests without an HTTP request each
+(``execution/run_socket.py``)."""
 
 from __future__ import annotations
 

@@ -13,8 +13,8 @@ from pycrdt import Map, Provider
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
 
+from jupyter_loop.cli.ychannel import TornadoChannel
 from jupyter_loop.document import NotebookRef
-from jupyter_loop.testing.ychannel import TornadoChannel
 
 
 class Tab:

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..document import LiveDocuments, find_cell
 from ..errors import Conflict, JupyterLoopError
+from ..execution.payloads import RunRequest
 from ..execution.run import RunOutcome
 from ..execution.run_origin import MCP, RunOrigin
 from ..execution.service import ExecutionService
@@ -33,7 +34,6 @@ from ..notebook_view.snapshot import (
     with_stale_marks,
 )
 from ..notebook_view.summary import ImageAttachment, summarize_outputs
-from ..payloads import RunRequest
 from ..providers import ToolCall
 from ..records import ApprovalRequest
 from ..secrets import SecretMasker

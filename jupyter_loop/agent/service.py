@@ -16,11 +16,11 @@ from typing import Any
 from ..document import LiveDocuments, NotebookRef
 from ..errors import BadRequest, Conflict, NotFound, Unavailable
 from ..execution.introspect import VariablesReport
+from ..execution.payloads import RunRequest
 from ..execution.run import RunOutcome
 from ..execution.run_origin import ASSISTANT, RunOrigin
 from ..execution.service import ExecutionService
 from ..notebook_view.snapshot import sources_with_outputs
-from ..payloads import RunRequest
 from ..providers import ModelProvider, ProviderError
 from ..records import TokenUsage, TurnRecord, UserEntry
 from ..rights import Ability, Grants

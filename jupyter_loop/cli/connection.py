@@ -144,7 +144,7 @@ class Api:
         from tornado.httpclient import HTTPRequest
         from tornado.websocket import websocket_connect
 
-        from ..testing.ychannel import TornadoChannel
+        from .ychannel import TornadoChannel
 
         session = await self.call(
             "api", "collaboration", "session", path, method="PUT",

@@ -46,7 +46,6 @@ METADATA_KEY = "jupyter_loop"
 RICH_KINDS = ("display_data", "execute_result")
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 @dataclass(frozen=True)
@@ -304,11 +303,6 @@ def _preview(value: Any) -> str:
     if not isinstance(value, str):
         return ""
     return value if len(value) <= PREVIEW_CHARS else value[:PREVIEW_CHARS] + "…"
-
-
-def strip_ansi(text: str) -> str:
-    """``text`` without terminal colour codes (tracebacks served as plain text)."""
-    return _ANSI.sub("", text)
 
 
 def dumps(output: dict[str, Any]) -> bytes:

@@ -16,8 +16,8 @@ from pycrdt import Map
 
 from ..document import CellNotFound, find_cells, source_hash
 from ..errors import BadRequest, SourceChanged
-from ..payloads import RunRequest
 from . import board
+from .payloads import RunRequest
 from .run import CellJob
 from .run_origin import RunOrigin
 

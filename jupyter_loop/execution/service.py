@@ -11,11 +11,11 @@ from jupyter_ydoc import YNotebook
 from ..document import ORIGIN, LiveDocuments, source_hash
 from ..errors import Conflict, JupyterLoopError, NotFound
 from ..keeper.adoption import KeptKernels
-from ..payloads import InputReply, QueuedCell, RunRequest, RunTicket
 from . import board
 from .cell_marks import failure_note
 from .introspect import EXPRESSION, EXPRESSION_KEY, VariablesReport, report_from_reply
 from .ledger import NullLedger, RunLedger
+from .payloads import InputReply, QueuedCell, RunRequest, RunTicket
 from .queue import KernelQueue, QueueSettings
 from .restart import take_up_left_runs
 from .run import CellJob, RunOutcome

@@ -1,4 +1,4 @@
-"""Stream text as a terminal shows it.
+"""Stream text as a terminal shows it, and text with its terminal escapes removed.
 
 Kernels print progress bars with ``\\r`` (back to the start of the line) and ``\\b``
 (one character back). JupyterLab renders a stream like a terminal, so the document
@@ -29,6 +29,30 @@ _CONTROL = re.compile(r"[\r\n\b]")
 LINE_LIMIT = 64 * 1024
 """A line longer than this many characters is no longer rewritten as a whole by ``\\r``:
 the screen starts over after it (its memory and the cost of an edit stay bounded)."""
+
+
+ANSI_ESCAPE = re.compile(  # public: excerpts never cut through one (notebook_view)
+    r"\x1b(?:\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves
+    r"|\][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC: titles, hyperlinks
+    r"|[@-Z\\-_])"  # two-character escapes
+)
+_ANSI_PARTIAL_END = re.compile(r"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*)?\Z")
+
+
+def strip_ansi(text: str) -> str:
+    """``text`` without terminal escape sequences (and without a cut-off one at the end).
+
+    The one stripper for the model's excerpts (``notebook_view``) and for errors served as
+    plain text (``outputs_handlers``). Rejected: a colours-only pattern (``ESC [ ... m``),
+    which the full-output route used to have: it left IPython's OSC 8 file hyperlinks in.
+
+    Example:
+        >>> strip_ansi("\\x1b[31mred\\x1b[0m plain\\x1b[3")
+        'red plain'
+    """
+    if "\x1b" not in text:
+        return text
+    return _ANSI_PARTIAL_END.sub("", ANSI_ESCAPE.sub("", text))
 
 
 @dataclass(frozen=True)

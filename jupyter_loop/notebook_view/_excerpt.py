@@ -23,16 +23,11 @@ Example:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-_ANSI = re.compile(
-    r"\x1b(?:\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves
-    r"|\][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC: titles, hyperlinks
-    r"|[@-Z\\-_])"  # two-character escapes
-)
-_ANSI_PARTIAL_END = re.compile(r"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*)?\Z")
+from ..execution.terminal import ANSI_ESCAPE, strip_ansi
+
 _SNAP = 4  # look this fraction of a piece back (or ahead) for a line break to cut at
 _MIN_PIECE = 16
 
@@ -52,18 +47,6 @@ class Excerpt:
     total_chars: int
     next_offset: int | None = None
     truncated: bool = False
-
-
-def strip_ansi(text: str) -> str:
-    """``text`` without terminal escape sequences (and without a cut-off one at the end).
-
-    Example:
-        >>> strip_ansi("\\x1b[31mred\\x1b[0m plain\\x1b[3")
-        'red plain'
-    """
-    if "\x1b" not in text:
-        return text
-    return _ANSI_PARTIAL_END.sub("", _ANSI.sub("", text))
 
 
 def collapse_carriage_returns(text: str) -> str:
@@ -192,5 +175,5 @@ def _safe_cut(text: str, position: int) -> int:
     escape = text.rfind("\x1b", window_start, position)
     if escape < 0:
         return position
-    found = _ANSI.match(text, escape)
+    found = ANSI_ESCAPE.match(text, escape)
     return escape if found is None or found.end() > position else position

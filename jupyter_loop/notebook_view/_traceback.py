@@ -24,7 +24,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from jupyter_loop.notebook_view._excerpt import head_tail, strip_ansi
+from jupyter_loop.execution.terminal import strip_ansi
+from jupyter_loop.notebook_view._excerpt import head_tail
 
 HEADLINE_CHARS = 120
 FRAME_LINES_BEFORE_ARROW = 2

@@ -30,13 +30,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from jupyter_loop.execution.terminal import strip_ansi
 from jupyter_loop.notebook_view._excerpt import (
     Excerpt,
     clean_text,
     collapse_carriage_returns,
     head_tail,
     share_budget,
-    strip_ansi,
 )
 from jupyter_loop.notebook_view._media import (
     ImageAttachment,

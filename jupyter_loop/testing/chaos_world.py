@@ -28,9 +28,9 @@ from pycrdt import Provider, Text
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import WebSocketClientConnection, websocket_connect
 
+from ..cli.ychannel import TornadoChannel
 from ..document.reference import NotebookRef
 from .server_process import TOKEN, ServerProcess
-from .ychannel import TornadoChannel
 
 LINES = 12
 """Lines each cell prints; with :data:`PAUSE` a run lasts long enough to be caught in flight."""

@@ -26,9 +26,9 @@ from pycrdt import Map
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 from tornado.websocket import WebSocketClientConnection, websocket_connect
 
+from ..cli.ychannel import TornadoChannel
 from ..document.reference import NotebookRef
 from ..keeper.registry import list_entries, process_alive
-from .ychannel import TornadoChannel
 
 TOKEN = "jupyter-loop-test-token"
 
@@ -202,7 +202,7 @@ class ServerProcess:
         return TornadoChannel(connection, room), YNotebook()
 
     async def open_run_socket(self) -> WebSocketClientConnection:
-        """The runs websocket a tab keeps open (``run_socket.py``)."""
+        """The runs websocket a tab keeps open (``execution/run_socket.py``)."""
         url = self.url("api", "jupyter-loop", "runs", "socket").replace("http", "ws", 1)
         request = HTTPRequest(url, headers={"Authorization": f"token {TOKEN}"})
         return await websocket_connect(request)

@@ -25,9 +25,10 @@ interface IAnswer {
 }
 
 /**
- * Sends run requests over one websocket (the server's `run_socket.py`), as a
- * kernel connection sends execute requests: no HTTP request per run, and the
- * server handles them in the order they were sent.
+ * Sends run requests over one websocket (the server's
+ * `execution/run_socket.py`), as a kernel connection sends execute requests:
+ * no HTTP request per run, and the server handles them in the order they were
+ * sent.
  *
  * The socket opens with the first request and again after it closes. When it
  * cannot be opened (a proxy that refuses websockets), runs go over REST for a

@@ -30,7 +30,7 @@ interface IFrame {
 
 /**
  * A scripted runs socket on 127.0.0.1: keeps the frames it gets and answers as
- * the test says (`jupyter_loop/run_socket.py` is the real one).
+ * the test says (`jupyter_loop/execution/run_socket.py` is the real one).
  */
 class ScriptedServer {
   frames: IFrame[] = [];

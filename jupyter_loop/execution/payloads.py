@@ -1,4 +1,4 @@
-"""Request and response payloads of the REST API, parsed and checked at the edge.
+"""Request and response payloads of running cells (REST and the runs socket), checked at the edge.
 
 Each request type has a ``from_json`` that raises :class:`BadRequest` with a message
 naming the offending field, so a handler never reads an untyped dict.
@@ -6,35 +6,11 @@ naming the offending field, so a handler never reads an untyped dict.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .cell_ids import check_cell_id
-from .errors import BadRequest
-
-
-def parse_json_object(body: bytes) -> dict[str, Any]:
-    """Decode a request body that must be a JSON object of valid text.
-
-    Refused: nesting deeper than Python's recursion limit, and lone surrogates such as
-    ``"\\ud800"`` (valid JSON, but no text can be written or encoded with one).
-    """
-    try:
-        value = json.loads(body or b"null")
-    except (ValueError, UnicodeDecodeError) as e:
-        raise BadRequest(f"The request body is not valid JSON: {e}") from e
-    except RecursionError as e:
-        raise BadRequest("The request body is nested too deeply.") from e
-    if not isinstance(value, dict):
-        raise BadRequest("The request body must be a JSON object.")
-    try:
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError as e:
-        raise BadRequest("The request body holds invalid text (a lone surrogate).") from e
-    except RecursionError as e:
-        raise BadRequest("The request body is nested too deeply.") from e
-    return value
+from ..cell_ids import check_cell_id
+from ..errors import BadRequest
 
 
 def _string(data: dict[str, Any], key: str, *, required: bool = True) -> str | None:

@@ -16,12 +16,13 @@ from typing import Any
 
 from tornado import web
 
-from .errors import NotFound
-from .execution.budget import strip_ansi, value_size
-from .execution.outputs_config import OUTPUTS_PATH
-from .execution.outputs_store import NAME_PATTERN, FileOutputStore, RunKey, StoredPart
-from .handlers import LoopHandler
-from .rights import Ability, requires
+from ..errors import NotFound
+from ..handlers import LoopHandler
+from ..rights import Ability, requires
+from .budget import value_size
+from .outputs_config import OUTPUTS_PATH
+from .outputs_store import NAME_PATTERN, FileOutputStore, RunKey, StoredPart
+from .terminal import strip_ansi
 
 _BINARY = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp", "application/pdf")
 _SHOWN_AS_IS = ("text/plain", "text/html", "text/markdown", "text/csv", "image/svg+xml")

@@ -1,4 +1,8 @@
-"""pycrdt's ``Channel`` over a tornado websocket client: a Y client for tests and benchmarks."""
+"""pycrdt's ``Channel`` over a tornado websocket client: the terminal client's Y client.
+
+Tests and benchmarks follow a notebook through it too (``tests/yclient.py``,
+``testing/server_process.py``): one channel, so they sync as ``jupyter loop`` does.
+"""
 
 from __future__ import annotations
 

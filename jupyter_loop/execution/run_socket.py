@@ -26,12 +26,12 @@ from jupyter_server.base.handlers import JupyterHandler
 from jupyter_server.base.websocket import WebSocketMixin
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
-from .errors import JupyterLoopError
-from .execution.run_origin import TAB, RunOrigin
-from .execution.service import ExecutionService
-from .handlers import NAMESPACE, name_of
-from .payloads import SocketRun, parse_json_object
-from .rights import Ability, requires
+from ..errors import JupyterLoopError
+from ..handlers import NAMESPACE, name_of, parse_json_object
+from ..rights import Ability, requires
+from .payloads import SocketRun
+from .run_origin import TAB, RunOrigin
+from .service import ExecutionService
 
 
 class RunsSocketHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
