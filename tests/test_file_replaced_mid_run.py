@@ -18,6 +18,8 @@ import pytest
 from conftest import notebook_json, wait_for
 from traitlets.config import Config
 
+from jupyter_loop.testing.yjs import disagreements, read_with_yjs
+
 LINES = 40
 SLOW = f"import time\nfor i in range({LINES}):\n    print(i, flush=True)\n    time.sleep(0.05)"
 
@@ -83,6 +85,9 @@ async def test_a_run_in_flight_keeps_all_its_lines_when_the_file_is_replaced(
         await wait_for(lambda: tab.cell("c0")["execution_count"], timeout=30)
         # the run's end and its last lines are one update: the count comes with them
         assert lines() == [str(i) for i in range(LINES)]
+        # and the browser's library reads the rewritten cell as pycrdt does, nothing held back
+        (seen,) = read_with_yjs({"tab": [tab.notebook.ydoc.get_update()]}).values()
+        assert disagreements(tab.notebook.ydoc, seen) == []
 
     saved = await wait_for(
         lambda: (nb := read_notebook(path)) and nb.cells[0].execution_count and nb, timeout=20
