@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from tornado import web
 
+from .cell_history import runs_payload
 from .cell_history_handlers import route_table as cell_history_routes
-from .cell_history_handlers import runs_payload
 from .errors import BadRequest
 from .handlers import NAMESPACE, LoopHandler
 from .rights import Ability, requires

@@ -1,0 +1,109 @@
+"""A cell's run history as the History view and the stale marks use it: each run with
+where its outputs can be seen, why outputs are stale, and a run's source proposed back.
+
+The HTTP face is ``cell_history_handlers.py`` (and ``GET history`` in
+``status_handlers.py``); the records come from the run history (``execution/history.py``)
+through the execution service. A restored source is a proposal made the way the
+assistant makes one (``agent/proposals.py``): a card with accept and undo, nothing
+written to the cell until a user accepts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from jupyter_ydoc import YNotebook
+
+from .agent import proposals
+from .document import ORIGIN, CellNotFound, find_cell, source_hash
+from .document.reference import NotebookRef
+from .errors import Conflict, NotFound
+from .execution.outputs_config import OUTPUTS_PATH
+from .execution.outputs_store import FileOutputStore, RunKey
+from .execution.run_origin import RunEntry, outputs_digest
+from .notebook_view.snapshot import sources_with_outputs
+
+RESTORE_TURN = "history"
+"""The ``turn_id`` of a proposal made from the History view (no turn of the assistant's:
+the cards say who proposed it in their summary)."""
+
+
+def runs_payload(
+    runs: list[RunEntry], notebook: YNotebook | None, store: FileOutputStore | None
+) -> list[dict[str, Any]]:
+    """Each run as ``GET history`` answers it, with where its outputs can be seen:
+    ``outputs_shown`` (the cell shows this run's outputs now; ``None`` without
+    ``notebook``) and ``outputs_url`` (the full-output store keeps its record: a cell's
+    last run, when something was cut)."""
+    digests: dict[str, str] = {}
+    payload = []
+    for run in runs:
+        if notebook is not None and run.cell_id not in digests:
+            try:
+                digests[run.cell_id] = outputs_digest(find_cell(notebook, run.cell_id)[1])
+            except CellNotFound:
+                digests[run.cell_id] = ""
+        file_id = NotebookRef.of_room(run.room_id).file_id
+        shown = (
+            None
+            if notebook is None
+            else bool(run.outputs_digest) and digests[run.cell_id] == run.outputs_digest
+        )
+        payload.append(
+            {
+                **run.to_json(),
+                "outputs_shown": shown,
+                "outputs_url": _kept_url(store, file_id, run) if store is not None else None,
+            }
+        )
+    return payload
+
+
+def _kept_url(store: FileOutputStore, file_id: str, run: RunEntry) -> str | None:
+    try:
+        store.parts(RunKey(file_id, run.cell_id, run.run_id))
+    except NotFound:
+        return None
+    return f"{OUTPUTS_PATH}/{file_id}/{run.cell_id}/{run.run_id}"
+
+
+async def stale_marks(execution: Any, history: Any, path: str) -> dict[str, Any]:
+    """Why each cell's outputs are stale, by cell id (``GET stale``)."""
+    room_id, notebook = await execution.live_notebook(path)
+    if history is not None:  # a run that just ended is in (its record waits a batch)
+        await asyncio.to_thread(history.settle)
+    marks: dict[str, Any] = await execution.stale_marks(room_id, sources_with_outputs(notebook))
+    return marks
+
+
+async def propose_run_source(
+    execution: Any, path: str, cell_id: str, run_id: str, by: str
+) -> dict[str, Any]:
+    """Propose on the cell the source its run ``run_id`` ran; the proposal as created."""
+    runs = await execution.history(path, cell_id, 1000)
+    run = next((r for r in runs if r.run_id == run_id), None)
+    if run is None:
+        raise NotFound(f"Cell '{cell_id}' has no run '{run_id}' in the history.")
+    if source_hash(run.source) != run.source_hash:
+        raise Conflict(
+            "This run's source held a secret; the history keeps it masked, so it "
+            "cannot be restored."
+        )
+    _, notebook = await execution.live_notebook(path)
+    try:
+        _, ycell = find_cell(notebook, cell_id)
+    except CellNotFound:
+        raise NotFound(f"The notebook has no cell '{cell_id}' any more.") from None
+    if str(ycell.get("source", "")) == run.source:
+        raise Conflict("The cell's source is already the source of this run.")
+    with notebook.ydoc.transaction(origin=ORIGIN):
+        proposal: dict[str, Any] = proposals.create(
+            notebook,
+            turn_id=RESTORE_TURN,
+            kind="modify",
+            cell_id=cell_id,
+            new_source=run.source,
+            summary=f"Restore the source of run {run_id} (History, {by})",
+        )
+    return proposal
