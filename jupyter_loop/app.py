@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
@@ -317,19 +318,27 @@ class JupyterLoopApp(
         self.handlers.extend(all_routes())
 
     async def stop_extension(self) -> None:
-        await asyncio.wait_for(self.completion.stop(), timeout=10)
-        await asyncio.wait_for(self.mcp.stop(), timeout=10)
-        await asyncio.wait_for(self.agent.stop(), timeout=10)
+        # Each part stops in its turn even if one before it failed or took too long: a
+        # part left running (a thread, a journal) must not keep the server from exiting.
+        await self._stop_part("completions", self.completion.stop())
+        await self._stop_part("the MCP endpoint", self.mcp.stop())
+        await self._stop_part("the assistant", self.agent.stop())
         kernels = self.serverapp.kernel_manager if self.serverapp else None
         leaving = kept_kernel_ids(kernels) if self.keep_kernels == "always" else set()
-        await asyncio.wait_for(self.execution.stop(leaving), timeout=10)
-        await self.documents.stop()
-        await self.saved_hashes.stop()
+        await self._stop_part("runs", self.execution.stop(leaving))
+        await self._stop_part("documents", self.documents.stop())
+        await self._stop_part("saved hashes", self.saved_hashes.stop())
         if self.versions is not None:  # after the last saves, which it keeps
-            await asyncio.wait_for(self.versions.stop(), timeout=10)
+            await self._stop_part("versions", self.versions.stop())
         if self.run_history is not None:
-            await asyncio.to_thread(self.run_history.close)
+            await self._stop_part("the run history", asyncio.to_thread(self.run_history.close))
         if self.journal is not None:
-            await asyncio.wait_for(self.journal.stop(), timeout=10)
+            await self._stop_part("the output journal", self.journal.stop())
         if leaving:  # out of the kernel manager before the server shuts its kernels down
             let_kernels_live(kernels, self.log)
+
+    async def _stop_part(self, name: str, stopping: Awaitable[Any], timeout: float = 10) -> None:
+        try:
+            await asyncio.wait_for(stopping, timeout=timeout)
+        except Exception:
+            self.log.exception("jupyter-loop could not stop %s in %g s", name, timeout)

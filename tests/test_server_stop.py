@@ -21,7 +21,9 @@ from pycrdt import Map, Provider
 from jupyter_loop.testing.server_process import ServerProcess
 
 LOOP = "import time\nfor i in range(6000):\n    print(i, flush=True)\n    time.sleep(0.01)"
-HANG_GUARD = 20.0  # seconds; no speed claim (see bench/shutdown.py for figures)
+HANG_GUARD = 30.0  # seconds; no speed claim (see bench/shutdown.py for figures)
+# 20 s was passed once in CI under load by SIGINT (not reproduced here, 9 of 9): a hang
+# never ends, a slow stop does; when it fails, the message has the server's stacks.
 
 
 @pytest.fixture
@@ -51,8 +53,11 @@ async def test_a_signal_mid_run_stops_the_server_and_the_run_is_cut_off(
     await wait_for(lambda: (nb := server.saved(path)) and "10\n" in printed(nb), 60)
     try:
         server.stop(sig, timeout=HANG_GUARD)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"the server was still running {HANG_GUARD:g} s after {sig.name}")
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(
+            f"the server was still running {HANG_GUARD:g} s after {sig.name}; its log "
+            f"and stacks:\n{e.output}"
+        )
     saved = server.saved(path)
     assert "The server stopped during this run." in cut_note(saved.cells[0])
     assert saved.cells[1].outputs == []

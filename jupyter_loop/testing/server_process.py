@@ -7,6 +7,7 @@ it can be killed and restarted on the same state.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.client
 import json
 import os
@@ -61,6 +62,7 @@ class ServerProcess:
         self.root.mkdir(parents=True, exist_ok=True)
         env = {
             **os.environ,
+            "PYTHONFAULTHANDLER": "1",  # SIGABRT prints every thread's stack (``stacks``)
             "JUPYTER_DATA_DIR": str(self.home / "data"),
             "JUPYTER_RUNTIME_DIR": str(self.home / "runtime"),
             "JUPYTER_CONFIG_DIR": str(self.home / "config"),
@@ -134,10 +136,27 @@ class ServerProcess:
         assert self.process is not None, "stop before start"
         start = time.monotonic()
         self.process.send_signal(sig)
-        self.process.wait(timeout=timeout)
+        try:
+            self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired as e:
+            raise subprocess.TimeoutExpired(e.cmd, e.timeout, output=self.stacks()) from None
         elapsed = time.monotonic() - start
         self.crash() if leave_kernels else self.kill()
         return elapsed
+
+    def stacks(self, lines: int = 120) -> str:
+        """The end of the server's log after asking it for every thread's stack (SIGABRT
+        with ``PYTHONFAULTHANDLER`` set, as every server started here has): what a server
+        that does not stop is waiting for."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGABRT)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=5)
+        logs = sorted(self.home.glob("server-*.log"))
+        if not logs:
+            return ""
+        text = logs[-1].read_text(encoding="utf-8", errors="replace")
+        return "\n".join(text.splitlines()[-lines:])
 
     def url(self, *parts: str) -> str:
         return f"http://127.0.0.1:{self.port}{self.base_url}" + "/".join(parts)

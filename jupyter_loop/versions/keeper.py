@@ -116,8 +116,13 @@ class VersionKeeper:
         self._contents.register_post_save_hook(self._after_save)
 
     async def stop(self) -> None:
-        await self.settle()
-        self._worker.shutdown(wait=True)
+        try:
+            await self.settle()
+        except asyncio.CancelledError:  # stopping took too long: the saves left go unkept
+            self._worker.shutdown(wait=False, cancel_futures=True)
+            raise
+        # Off the event loop, so a caller's time limit still holds.
+        await asyncio.to_thread(self._worker.shutdown, True)
         self.store.close()
 
     async def settle(self) -> None:
