@@ -9,6 +9,7 @@ old outputs with the run's lines after them, never only the lines printed after 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from pathlib import Path
@@ -94,3 +95,42 @@ async def test_a_run_in_flight_keeps_all_its_lines_when_the_file_is_replaced(
     )
     assert printed(saved.cells[0].outputs) == [str(i) for i in range(LINES)]
     assert saved.cells[1].source == "y = 2"
+
+
+PAUSING = (
+    "import os, time\n"
+    "for i in range(8):\n"
+    "    print(i, flush=True)\n"
+    "while not os.path.exists('go'):\n"
+    "    time.sleep(0.05)\n"
+    f"for i in range(8, {LINES}):\n"
+    "    print(i, flush=True)"
+)
+
+
+@pytest.mark.timeout(90)
+async def test_a_reloaded_cell_of_the_very_size_written_is_still_written_over(
+    jp_root_dir: Path, start_kernel: Any, run_cells: Any, open_tab: Any
+):
+    # CI: the file's outputs ("stale 1\nstale 2\n") had the very byte length of the lines
+    # printed by then ("0\n" … "7\n"), so the cell looked as written and kept them.
+    path = "same-size.ipynb"
+    target = jp_root_dir / path
+    target.write_text(notebook_json(PAUSING, "y = 1"), encoding="utf-8")
+    await start_kernel(path)
+    async with open_tab(path) as tab:
+        await run_cells(path, "c0")
+        lines = lambda: tab.text("c0").splitlines()  # noqa: E731
+        await wait_for(lambda: lines() == [str(i) for i in range(8)])
+        other = json.loads(notebook_json(PAUSING, "y = 2"))
+        stale = "stale 1\nstale 2\n"
+        assert len(stale) == len("".join(f"{i}\n" for i in range(8)))
+        other["cells"][0]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": stale}]
+        replacement = target.with_name(path + ".checkout")
+        replacement.write_text(json.dumps(other), encoding="utf-8")
+        os.replace(replacement, target)
+        await wait_for(lambda: tab.cell("c1")["source"] == "y = 2", timeout=20)
+        await asyncio.sleep(4)  # the run stays quiet past the time a reload may take
+        (jp_root_dir / "go").touch()
+        await wait_for(lambda: tab.cell("c0")["execution_count"], timeout=30)
+        assert lines() == [str(i) for i in range(LINES)]

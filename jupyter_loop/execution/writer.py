@@ -24,7 +24,6 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from jupyter_ydoc import YNotebook
 from pycrdt import Array, Map
@@ -126,7 +125,6 @@ class CellWriter:
             self._journal = policy.journal.open(self.room_id, self.cell_id, run_id)
         self._reloads = self._docs.overwrites(self.room_id)
         self._reload_heard_at: float | None = None  # a reload from the file, not yet over
-        self._rewritten = False  # the run was written whole again since that reload
         self._write_over = False  # the next write replaces every output the cell holds
 
     async def start_run(self, run_id: str, then: CellMutation) -> None:
@@ -244,7 +242,7 @@ class CellWriter:
             if not self._model.dirty and not self._backlog and then is None:
                 return
             found = await self._cell()
-            if found is not None and self._reload_heard(found[1]):
+            if found is not None and self._reload_heard():
                 await self._replay_run()
                 found = await self._cell()  # the reload may have gone on meanwhile
             if found is None:
@@ -271,35 +269,30 @@ class CellWriter:
 
     # -- the notebook reloaded from its file --------------------------------------------
 
-    def _reload_heard(self, ycell: Map) -> bool:
+    def _reload_heard(self) -> bool:
         """Whether this run's outputs must be written whole again: the notebook was
-        reloaded from its file (a ``git checkout``) and the cell no longer holds what we
-        wrote. The run owns its cell's outputs: the file's, or a cell cleared by the
-        reload, would otherwise show only the lines printed since, after the file's.
+        reloaded from its file (a ``git checkout``), which replaced the cell's outputs
+        with the file's. The run owns its cell's outputs: the file's, or a cell cleared by
+        the reload, would otherwise show only the lines printed since, after the file's.
 
         A tab that clears the outputs mid-run is not a reload: lines printed since show.
         """
-        if not self._running or self._journal is None:
+        if self._journal is None:  # no run, or its end is written (a run's last batch is in)
             return False
         reloads = self._docs.overwrites(self.room_id)
         if reloads != self._reloads:
-            self._reloads, self._reload_heard_at, self._rewritten = reloads, time.monotonic(), False
+            self._reloads, self._reload_heard_at = reloads, time.monotonic()
         heard = self._reload_heard_at
         if heard is None:
             return False
-        if self._outputs_changed(ycell.get("outputs")):
-            return True
-        # What we wrote is there. The event comes before jupyter-collaboration reads the
-        # file and replaces the notebook: the reload is behind us once we wrote over it,
-        # or once it had time to land (and left this cell as it was).
-        if self._rewritten or time.monotonic() - heard > RELOAD_SECONDS:
+        # The event comes before jupyter-collaboration reads the file and replaces the
+        # notebook, and a replaced cell cannot always be told from ours by its size (the
+        # file's outputs may have the very length we wrote, as seen in CI): until the
+        # reload has surely landed, every batch writes the run over the cell, and the
+        # first batch after that does once more.
+        if time.monotonic() - heard > RELOAD_SECONDS:
             self._reload_heard_at = None
-        return False
-
-    def _outputs_changed(self, outputs: Any) -> bool:
-        if not isinstance(outputs, Array):
-            return True
-        return len(outputs) != self._model.doc_count or tail_length(outputs) != self._doc_tail
+        return True
 
     async def _replay_run(self) -> None:
         """Rebuild the model from the run's journal, to be written over the cell's outputs."""
@@ -314,7 +307,6 @@ class CellWriter:
         links = self._record.link if self._record is not None else None
         self._model = CellOutputs.replayed(ops, self._policy.budget, links)
         self._write_over = True  # what the cell holds then, whatever it is, goes
-        self._rewritten = True
         self._log.info("jupyter-loop rewrites the outputs of cell %s after a reload", self.cell_id)
 
     # -- writing ---------------------------------------------------------------------

@@ -90,6 +90,7 @@ class ServerProcess:
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=_default_sigint,
         )
 
     @property
@@ -276,6 +277,14 @@ class ServerProcess:
         elapsed = time.perf_counter() - start
         board.unobserve(subscription)
         return elapsed
+
+
+def _default_sigint() -> None:
+    """In the server's process before it starts: SIGINT at its default, as a terminal or a
+    service manager leaves it. A shell without job control starts a background command
+    with SIGINT ignored, and a child inherits that (seen when CI's command was started in
+    the background: the server never heard the SIGINT a test sent it)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 async def ask_run_socket(socket: WebSocketClientConnection, run: dict[str, Any]) -> Any:
