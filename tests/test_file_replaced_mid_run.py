@@ -25,6 +25,16 @@ LINES = 40
 SLOW = f"import time\nfor i in range({LINES}):\n    print(i, flush=True)\n    time.sleep(0.05)"
 
 
+def check_out(target: Path, code: str, outputs: list[dict[str, Any]]) -> None:
+    """A ``git checkout``: another version of the notebook (``code`` and ``outputs`` in
+    its first cell, ``y = 2`` in its second) replaces the file, atomically."""
+    other = json.loads(notebook_json(code, "y = 2"))
+    other["cells"][0]["outputs"] = outputs
+    replacement = target.with_name(target.name + ".checkout")
+    replacement.write_text(json.dumps(other), encoding="utf-8")
+    os.replace(replacement, target)
+
+
 def printed(outputs: list[Any]) -> list[str]:
     text = "".join("".join(o.get("text", "")) for o in outputs if o.get("output_type") == "stream")
     return text.splitlines()
@@ -74,12 +84,7 @@ async def test_a_run_in_flight_keeps_all_its_lines_when_the_file_is_replaced(
         lines = lambda: tab.text("c0").splitlines()  # noqa: E731
         await wait_for(lambda: len(lines()) >= 8)
 
-        # git checkout: another version of the notebook replaces the file, atomically
-        other = json.loads(notebook_json(SLOW + "\n# checked out", "y = 2"))
-        other["cells"][0]["outputs"] = file_outputs
-        replacement = target.with_name(path + ".checkout")
-        replacement.write_text(json.dumps(other), encoding="utf-8")
-        os.replace(replacement, target)
+        check_out(target, SLOW + "\n# checked out", file_outputs)
 
         await wait_for(lambda: tab.cell("c1")["source"] == "y = 2", timeout=20)
         assert tab.cell("c0")["source"].endswith("# checked out")  # the file wins for code
@@ -122,13 +127,9 @@ async def test_a_reloaded_cell_of_the_very_size_written_is_still_written_over(
         await run_cells(path, "c0")
         lines = lambda: tab.text("c0").splitlines()  # noqa: E731
         await wait_for(lambda: lines() == [str(i) for i in range(8)])
-        other = json.loads(notebook_json(PAUSING, "y = 2"))
         stale = "stale 1\nstale 2\n"
         assert len(stale) == len("".join(f"{i}\n" for i in range(8)))
-        other["cells"][0]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": stale}]
-        replacement = target.with_name(path + ".checkout")
-        replacement.write_text(json.dumps(other), encoding="utf-8")
-        os.replace(replacement, target)
+        check_out(target, PAUSING, [{"output_type": "stream", "name": "stdout", "text": stale}])
         await wait_for(lambda: tab.cell("c1")["source"] == "y = 2", timeout=20)
         await asyncio.sleep(4)  # the run stays quiet past the time a reload may take
         (jp_root_dir / "go").touch()
