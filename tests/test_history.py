@@ -203,6 +203,21 @@ def entry(cell: str, index: int, source: str = "x = 1") -> RunEntry:
     )  # fmt: skip
 
 
+def test_one_large_batch_leaves_no_log_past_the_budget(tmp_path: Path) -> None:
+    """A batch bigger than the log's share used to leave the log at its size until the
+    next write (CI: 2.4 MB on disk for a 2 MB budget)."""
+    budget = 2 * 1024 * 1024
+    store = RunHistory(tmp_path / "history.sqlite3", max_bytes=budget, batch_delay=60)
+    try:
+        for index in range(3000):  # one batch: ``settle`` writes all that queued
+            store.record(entry(f"cell{index % 50}", index, f"x = {index}\n" + "y" * 40))
+        store.settle(timeout=60)
+        assert store.count() == 3000
+        assert store.bytes_used() <= budget
+    finally:
+        store.close()
+
+
 def test_the_database_is_private_and_keeps_its_byte_budget(tmp_path: Path) -> None:
     budget = 2 * 1024 * 1024
     store = RunHistory(tmp_path / "h" / "history.sqlite3", max_bytes=budget)

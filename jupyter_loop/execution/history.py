@@ -190,20 +190,30 @@ class RunHistory:
         except BaseException:
             db.execute("ROLLBACK")
             raise
-        if self._live_bytes() > self._main_budget():  # three pragmas: microseconds
+        # Pages, free ones included: a cell's trimmed runs leave free pages in the file.
+        if self._page_bytes(live=False) > self._main_budget():  # pragmas: microseconds
             self.keep_byte_budget()
+        elif self._wal_file_bytes() > self._wal_bytes:
+            # A batch larger than the log's share leaves the file at that size until the
+            # next write resets it: cut it back now, or the budget holds only on average.
+            self._writer_db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def bytes_used(self) -> int:
         """Bytes the database takes on disk, its write-ahead log included."""
-        wal = self.path.with_name(self.path.name + "-wal")
-        return self.path.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
+        return self.path.stat().st_size + self._wal_file_bytes()
+
+    def _wal_file_bytes(self) -> int:
+        try:
+            return self.path.with_name(self.path.name + "-wal").stat().st_size
+        except FileNotFoundError:
+            return 0
 
     def keep_byte_budget(self) -> None:
         """Remove the oldest runs until the database fits ``max_bytes`` (writer thread, or
         when nothing records)."""
         db = self._writer_db
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        while self._live_bytes() > self._main_budget() * (1 - TRIM_FRACTION / 2):
+        while self._page_bytes() > self._main_budget() * (1 - TRIM_FRACTION / 2):
             (count,) = db.execute("SELECT count(*) FROM runs").fetchone()
             if not count:
                 break
@@ -225,10 +235,11 @@ class RunHistory:
         """Bytes the database file's pages may take (the log has the rest of the budget)."""
         return self.max_bytes - self._wal_bytes
 
-    def _live_bytes(self) -> int:
+    def _page_bytes(self, *, live: bool = True) -> int:
+        """Bytes of the database's pages: those in use, or (``live=False``) all of them."""
         db = self._writer_db
         (pages,) = db.execute("PRAGMA page_count").fetchone()
-        (free,) = db.execute("PRAGMA freelist_count").fetchone()
+        (free,) = db.execute("PRAGMA freelist_count").fetchone() if live else (0,)
         (size,) = db.execute("PRAGMA page_size").fetchone()
         return int((pages - free) * size)
 
