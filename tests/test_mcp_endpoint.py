@@ -203,6 +203,61 @@ async def test_images_come_back_as_image_content(
     assert not [c for c in plain.content if isinstance(c, types.ImageContent)]
 
 
+WIDE_PLOT = """\
+import io
+from PIL import Image
+from IPython.display import Image as Shown, display
+buffer = io.BytesIO()
+Image.new("RGB", (3000, 1500), "teal").save(buffer, "PNG")
+display(Shown(buffer.getvalue()))
+for n in range(5):
+    small = io.BytesIO()
+    Image.new("RGB", (8, 8), (n * 40, 0, 0)).save(small, "PNG")
+    display(Shown(small.getvalue()))
+"""
+
+
+def image_sizes(result: types.CallToolResult) -> list[tuple[str, tuple[int, int]]]:
+    import base64
+    import io
+
+    from PIL import Image
+
+    return [
+        (c.mime_type, Image.open(io.BytesIO(base64.b64decode(c.data))).size)
+        for c in result.content
+        if isinstance(c, types.ImageContent)
+    ]
+
+
+async def test_plots_come_back_shrunk_from_read_cell_get_outputs_and_run_cells(
+    mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+) -> None:
+    """Before: only read_notebook attached images, at full size; read_cell said
+    ``[image/png 3000×1500, …]`` and nothing more."""
+    path = write_notebook("wide.ipynb", WIDE_PLOT)
+    async with open_tab(path) as tab, mcp_session() as session:
+        board = tab.notebook.ydoc.get("jupyter_loop:agent", type=Map)
+        running = asyncio.ensure_future(call(session, "run_cells", path=path, cell_ids=["c0"]))
+        approval = await wait_for(lambda: board.get("approval"))
+        await api(
+            "api", "jupyter-loop", "agent", "approvals", approval["id"],
+            method="POST", body={"path": path, "decision": "once"},
+        )  # fmt: skip
+        ran = await running
+        read = await call(session, "read_cell", path=path, cell_id="c0")
+        outputs = await call(session, "get_outputs", path=path, cell_id="c0")
+        one = await call(session, "read_cell", path=path, cell_id="c0", output_index=0)
+        notebook = await call(session, "read_notebook", path=path, focus_cell_ids=["c0"])
+    first_four = [("image/png", (1024, 512))] + [("image/png", (8, 8))] * 3
+    for result in (ran, read, outputs, notebook):
+        assert not result.is_error, text_of(result)
+        assert image_sizes(result) == first_four, text_of(result)
+        assert "attached as image 1" in text_of(result)
+        assert text_of(result).count("[image/png 8×8, 75 B]") >= 2  # past the four: described
+    assert image_sizes(one) == [("image/png", (1024, 512))]
+
+
 async def test_allowed_for_the_turn_lasts_as_long_as_the_mcp_session(
     mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
 ) -> None:

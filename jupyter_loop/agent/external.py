@@ -96,8 +96,9 @@ def _capped(text: str, limit: int = DETAIL_CHARS) -> str:
 
 
 @dataclass(frozen=True)
-class NotebookView:
-    """A notebook as the assistant sees it: masked text in nonced envelopes, and images."""
+class AgentView:
+    """What a read gives an outside agent: masked text, and the images that text shows
+    (raw from the notebook; the channel shrinks them to its budget)."""
 
     text: str
     images: tuple[ImageAttachment, ...] = ()
@@ -154,7 +155,7 @@ class ExternalAgent:
 
     async def read_notebook(
         self, path: str, caller: Caller, focus: tuple[str, ...] = (), images: bool = False
-    ) -> NotebookView:
+    ) -> AgentView:
         """The notebook map and the cells in focus (default: the latest run), masked."""
         room_id = await self._docs.room_id(path)
         notebook = await self._docs.notebook(room_id)
@@ -177,7 +178,7 @@ class ExternalAgent:
         )
         text = note + "\n\n".join(m.content for m in window.messages)
         self._record(room_id, caller, "read_notebook", ok=True, receipt=f"read {path}")
-        return NotebookView(text, window.images)
+        return AgentView(text, window.images)
 
     async def cell_history(self, path: str, cell_id: str, caller: Caller, limit: int) -> str:
         """A cell's runs, newest first: who started each through what, when, how it ended,
@@ -198,7 +199,7 @@ class ExternalAgent:
             )
         return "\n".join(lines)
 
-    async def outputs(self, path: str, cell_id: str, caller: Caller) -> str:
+    async def outputs(self, path: str, cell_id: str, caller: Caller) -> AgentView:
         """A cell's run state and summarised outputs, with how to read them in full."""
         room_id = await self._docs.room_id(path)
         notebook = await self._docs.notebook(room_id)
@@ -207,13 +208,14 @@ class ExternalAgent:
         pending = {c["cell_id"] for c in await self._execution.pending(path)}
         state = "running or queued" if cell_id in pending else "idle"
         count = f"[{cell.execution_count}]" if cell.execution_count is not None else "[ ]"
-        summary = summarize_outputs(cell.outputs, RESULT_CHARS).text or "(no output)"
+        summary = summarize_outputs(cell.outputs, RESULT_CHARS, model_takes_images=True)
         text = (
-            f"cell {index + 1} ({cell_id}) {count} {state}\noutputs:\n{summary}\n"
+            f"cell {index + 1} ({cell_id}) {count} {state}\noutputs:\n"
+            f"{summary.text or '(no output)'}\n"
             f"(full outputs: read_cell with cell_id={cell_id} and output_index=N, offset=M)"
         )
         self._record(room_id, caller, "get_outputs", ok=True, receipt=f"outputs of {cell_id}")
-        return text
+        return AgentView(text, summary.images)
 
     async def proposal(self, path: str, proposal_id: str, caller: Caller) -> dict[str, Any]:
         """A proposal's kind, cell and status (``pending``, ``accepted``, ``rejected``)."""
@@ -252,6 +254,7 @@ class ExternalAgent:
             record=record,
             result_chars=RESULT_CHARS,
             masker=self._masker,  # reads cells masked, before paging or summarising them
+            result_images=True,  # no context of its own to carry a cell's images
         )
         outcome = await toolbox.call(ToolCall(new_id("c"), name, json.dumps(arguments)))
         self._record(

@@ -23,6 +23,7 @@ from ..execution.run import RunOutcome
 from ..notebook_view.notebook_map import cell_line
 from ..notebook_view.snapshot import read_cell
 from ..notebook_view.summary import (
+    ImageAttachment,
     clean_text,
     head_tail,
     headline,
@@ -54,6 +55,8 @@ __all__ = [
 MAX_RUN_CELLS = 10
 MAX_MAP_LINES = 200
 MAX_APPROVALS = 3
+MAX_RESULT_IMAGES = 4
+"""Images one result carries at most (``result_images``); the rest stay placeholders."""
 """Times a run is asked for again when its cells change while the user decides."""
 
 Approve = Callable[[list[str], dict[str, str]], Awaitable[tuple[bool, str, str]]]
@@ -79,6 +82,11 @@ class ToolOutcome:
         cell_ids: Cells the call was about (they come into focus).
         arguments: A short rendering of the arguments.
         notice: Set when the model got the call wrong: what to tell people.
+        images: The image outputs the result shows, when the toolbox was made with
+            ``result_images`` (a channel with no context of its own, such as MCP). The
+            panel's turn gets a cell's images through its context, which brings the cells a
+            call was about into focus; tool results there stay text (not every API takes an
+            image in a tool result).
     """
 
     content: str
@@ -88,6 +96,7 @@ class ToolOutcome:
     cell_ids: tuple[str, ...] = ()
     arguments: str = ""
     notice: str | None = None
+    images: tuple[ImageAttachment, ...] = ()
 
 
 class Toolbox:
@@ -106,6 +115,7 @@ class Toolbox:
         result_chars: int,
         masker: SecretMasker | None,
         withheld: frozenset[Ability] = frozenset(),
+        result_images: bool = False,
     ) -> None:
         self._docs = docs
         self._masker = masker  # cells are read masked, before anything is cut
@@ -116,6 +126,7 @@ class Toolbox:
         self._read_variables = read_variables
         self._record = record
         self._chars = max(1_000, result_chars)
+        self._result_images = result_images
         self._tools = {t.spec.name: t for t in AGENT_TOOLS if t.ability not in withheld}
         self.specs: tuple[ToolSpec, ...] = tuple(t.spec for t in self._tools.values())
         """The tools offered: those whose ability the user has (``withheld``: those not)."""
@@ -183,19 +194,31 @@ class Toolbox:
         if output_index is not None:
             if not 0 <= output_index < len(cell.outputs):
                 raise ToolError(f"Cell '{cell_id}' has {len(cell.outputs)} outputs.")
-            raw = _raw_output_text(cell.outputs[output_index], self._chars)
+            output = cell.outputs[output_index]
+            raw = _raw_output_text(output, self._chars)
             page = head_tail(raw, self._chars, offset, clean=True)
             text = f"cell {cell_id} output [{output_index}] from offset {offset}:\n{page.text}"
-            return ToolOutcome(text, f"read an output of {where}", "", True, (cell_id,))
+            image = summarize_output(output, 0, attach_images=self._result_images)[1]
+            return ToolOutcome(
+                text, f"read an output of {where}", "", True, (cell_id,),
+                images=(image,) if image is not None and offset == 0 else (),
+            )  # fmt: skip
         header = "cell " + cell_line(cell, index, with_source=False, with_outputs=False)
         source = head_tail(cell.source, self._chars // 2 if cell.outputs else self._chars, offset)
         text = f"{header}\nsource:\n{source.text}"
+        images: tuple[ImageAttachment, ...] = ()
         if cell.outputs and offset == 0:
             room = self._chars - len(text) - 20
-            text += "\noutputs:\n" + summarize_outputs(cell.outputs, max(200, room)).text
+            summary = summarize_outputs(
+                cell.outputs, max(200, room), model_takes_images=self._result_images
+            )
+            text += "\noutputs:\n" + summary.text
+            images = summary.images
         elif not cell.outputs:
             text += "\noutputs: none"
-        return ToolOutcome(text, f"read {where}", _one_line(cell.source), True, (cell_id,))
+        return ToolOutcome(
+            text, f"read {where}", _one_line(cell.source), True, (cell_id,), images=images
+        )
 
     async def _list_variables(self, args: dict[str, Any]) -> ToolOutcome:
         try:
@@ -314,6 +337,7 @@ class Toolbox:
         notebook = await self._notebook()
         parts: list[str] = []
         heads: list[str] = []
+        images: list[ImageAttachment] = []
         share = self._chars // max(1, len(cell_ids)) - 80
         for cell_id in cell_ids:
             outcome = outcomes.get(cell_id, RunOutcome("ok"))
@@ -325,11 +349,23 @@ class Toolbox:
             head = headline(cell.outputs) if outcome.status == "error" else ""
             heads.append(head or outcome.status)
             count = f"[{cell.execution_count}]" if cell.execution_count is not None else "[ ]"
-            summary = summarize_outputs(cell.outputs, max(200, share)).text or "(no output)"
+            summary = summarize_outputs(
+                cell.outputs,
+                max(200, share),
+                model_takes_images=self._result_images,
+                max_images=MAX_RESULT_IMAGES - len(images),
+            )
+            images.extend(summary.images)
             note = f" ({outcome.note})" if outcome.note else ""
-            parts.append(f"cell {cell_id} {count} → {outcome.status}{note}\noutputs:\n{summary}")
+            shown_outputs = summary.text or "(no output)"
+            parts.append(
+                f"cell {cell_id} {count} → {outcome.status}{note}\noutputs:\n{shown_outputs}"
+            )
         shown = ", ".join(dict.fromkeys(heads))
-        return ToolOutcome("\n\n".join(parts), f"ran {where} → {shown}", "", True, tuple(cell_ids))
+        return ToolOutcome(
+            "\n\n".join(parts), f"ran {where} → {shown}", "", True, tuple(cell_ids),
+            images=tuple(images),
+        )  # fmt: skip
 
 
 def _failed(name: str, message: str, arguments: str) -> ToolOutcome:

@@ -11,13 +11,16 @@ client is shown (:func:`jupyter_loop.agent.tool_args.schema_violation`) before a
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..agent.external import Caller, ExternalAgent
+from ..agent.external import AgentView, Caller, ExternalAgent
 from ..agent.tools import AGENT_TOOLS_BY_NAME
+from ..notebook_view.summary import ImageAttachment
+from ..notebook_view.vision import ImageBudget, ImageShrinker
 from ..rights import Ability
 
 if TYPE_CHECKING:
@@ -74,6 +77,25 @@ def _text(text: str) -> list[Any]:
     return [types.TextContent(type="text", text=text)]
 
 
+async def _with_images(text: str, images: tuple[ImageAttachment, ...]) -> list[Any]:
+    """``text`` and its images as the panel's model gets them: each shrunk to at most
+    1024 pixels a side, as many as :class:`ImageBudget` allows, a note for the rest (a
+    client is never handed a 4000-pixel plot inline). Decoding runs off the event loop."""
+    if not images:
+        return _text(text)
+    import mcp_types as types
+
+    prepared = await asyncio.to_thread(ImageShrinker().prepare, images, ImageBudget())
+    return _text(text + prepared.notes_text) + [
+        types.ImageContent(type="image", data=part.data, mime_type=part.mime_type)
+        for part in prepared.parts
+    ]
+
+
+async def _view(view: AgentView) -> list[Any]:
+    return await _with_images(view.text, view.images)
+
+
 def _path(args: dict[str, Any]) -> str:
     return str(args["path"])  # required, a non-empty string: checked by the schema
 
@@ -109,20 +131,13 @@ async def _read_notebook(
 ) -> list[Any]:
     focus = args.get("focus_cell_ids") or []
     images = args.get("images", True) is not False
-    import mcp_types as types
-
-    view = await agent.read_notebook(_path(args), caller, tuple(focus), images)
-    content = _text(view.text)
-    content += [
-        types.ImageContent(type="image", data=i.base64, mime_type=i.mime) for i in view.images
-    ]
-    return content
+    return await _view(await agent.read_notebook(_path(args), caller, tuple(focus), images))
 
 
 async def _get_outputs(
     agent: ExternalAgent, caller: Caller, args: dict[str, Any], _: Any
 ) -> list[Any]:
-    return _text(await agent.outputs(_path(args), str(args["cell_id"]), caller))
+    return await _view(await agent.outputs(_path(args), str(args["cell_id"]), caller))
 
 
 async def _cell_history(
@@ -156,7 +171,7 @@ def _agent_tool(
         outcome = await agent.call(path, name, arguments, caller, wait)
         if not outcome.ok:
             raise ToolFailed(outcome.content)
-        return _text(f"{outcome.summary}\n\n{outcome.content}")
+        return await _with_images(f"{outcome.summary}\n\n{outcome.content}", outcome.images)
 
     return call
 

@@ -71,11 +71,15 @@ class PreparedImages:
         """Bytes of the attached images (decoded)."""
         return sum(len(part.data) * 3 // 4 for part in self.parts)
 
+    @property
+    def notes_text(self) -> str:
+        """A line for each note, to follow the text the images go with."""
+        return "".join(f"\n({note}; described in text only)" for note in self.notes)
+
 
 def attach(message: ChatMessage, prepared: PreparedImages) -> ChatMessage:
     """``message`` carrying the prepared images, with a line about any left out."""
-    notes = "".join(f"\n({note}; described in text only)" for note in prepared.notes)
-    return replace(message, content=message.content + notes, images=prepared.parts)
+    return replace(message, content=message.content + prepared.notes_text, images=prepared.parts)
 
 
 class ImageShrinker:
