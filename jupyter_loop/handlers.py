@@ -1,5 +1,5 @@
-"""What every REST handler of the extension shares: its namespace, who is asking, the
-request body as a JSON object, and service errors as HTTP statuses.
+"""What every REST handler of the extension shares: its namespace, who is asking
+(:mod:`.identity`), the request body as a JSON object, and service errors as HTTP statuses.
 
 Each feature's own handlers and route table live in its package (``execution/handlers.py``,
 ``agent/handlers.py``, ...); a handler there parses, calls one service, and finishes.
@@ -13,6 +13,7 @@ from typing import Any
 from jupyter_server.base.handlers import APIHandler
 
 from .errors import BadRequest, JupyterLoopError
+from .identity import principal_of, user_name_of
 from .rights import Grants, grants_of
 
 NAMESPACE = "jupyter-loop"
@@ -41,35 +42,6 @@ def parse_json_object(body: bytes) -> dict[str, Any]:
     return value
 
 
-def name_of(user: Any) -> str:
-    """A Jupyter user as people know them (not an anonymous user's random id)."""
-    for attribute in ("display_name", "name", "username"):
-        value = getattr(user, attribute, None)
-        if value:
-            return str(value)
-    return "anonymous"
-
-
-SERVER_TOKEN_PRINCIPAL = "holder of the server's token"
-
-
-def principal_of(handler: Any) -> str:
-    """Who holds the request's credential: what sessions and allowances belong to.
-
-    A Jupyter user's unique ``username`` (not the display name, which two people may share),
-    except for a request carrying the server's own shared token: Jupyter names each of
-    those after a random moon unless a cookie says otherwise, but they are all one holder
-    of one credential (rejected: the moon's name, which changes with every cookie-less
-    request, so an MCP client that keeps no cookies would lose its session at once).
-    """
-    token = getattr(handler, "token", None)
-    if token and handler.identity_provider.get_token(handler) == token:
-        return SERVER_TOKEN_PRINCIPAL
-    user = handler.current_user
-    value = getattr(user, "username", None) or getattr(user, "name", None)
-    return f"user {value}" if value else "anonymous"
-
-
 class LoopHandler(APIHandler):
     """Maps service errors to HTTP statuses with the service's message."""
 
@@ -77,8 +49,8 @@ class LoopHandler(APIHandler):
         return parse_json_object(self.request.body)
 
     def user_name(self) -> str:
-        """Who made the request, as people know them (not an anonymous user's random id)."""
-        return name_of(self.current_user)
+        """Who made the request, as people know them (:func:`.identity.user_name_of`)."""
+        return user_name_of(self)
 
     async def grants(self) -> Grants:
         """What this request's user may do (every right of :mod:`.rights`, asked once)."""

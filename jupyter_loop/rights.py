@@ -95,7 +95,7 @@ class Grants:
 
     ``user`` is the name people know them by; ``principal`` who holds the credential, what
     ownership (an MCP session, an approval's allowance) is keyed by: two people may share a
-    display name (see :func:`jupyter_loop.handlers.principal_of`).
+    display name (see :func:`jupyter_loop.identity.principal_of`).
     """
 
     user: str

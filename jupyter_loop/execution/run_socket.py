@@ -27,7 +27,8 @@ from jupyter_server.base.websocket import WebSocketMixin
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
 from ..errors import JupyterLoopError
-from ..handlers import NAMESPACE, name_of, parse_json_object
+from ..handlers import NAMESPACE, parse_json_object
+from ..identity import user_name_of
 from ..rights import Ability, requires
 from .payloads import SocketRun
 from .run_origin import TAB, RunOrigin
@@ -53,7 +54,7 @@ class RunsSocketHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
             data = parse_json_object(message.encode() if isinstance(message, str) else message)
             request_id = SocketRun.request_id_of(data)
             request = SocketRun.from_json(data)
-            user = name_of(self.current_user)
+            user = user_name_of(self)
             ticket = await self.execution.run(request.run, user, RunOrigin(user, TAB))
         except JupyterLoopError as e:
             await self._answer(request_id, error=e)
