@@ -21,6 +21,13 @@ class BadRequest(JupyterLoopError):
     status = 400
 
 
+class Forbidden(JupyterLoopError):
+    """A rule of the server's administrator refuses the request (not the user's rights,
+    which jupyter_server's authorizer answers with its own 403)."""
+
+    status = 403
+
+
 class NotFound(JupyterLoopError):
     status = 404
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from traitlets import Enum, Float, Int, Unicode
+from traitlets import Enum, Float, Int, List, Unicode
 from traitlets.config import Configurable
 
 from ..notebook_view.vision import ImageBudget
+from ..providers.allowed_models import ModelAllowList
 from ..secrets import SecretMasker
 from .payloads import APPROVAL_POLICIES
 from .settings import AgentSettings
@@ -41,6 +42,18 @@ class AgentConfig(Configurable):
             "The model the agent uses unless a turn (the panel's model picker) names one. "
             "Default None: gpt-4o-mini on OpenAI's own API, else the first model the server "
             "lists."
+        ),
+    )
+    allowed_models = List(
+        Unicode(),
+        default_value=None,
+        allow_none=True,
+        config=True,
+        help=(
+            "The models turns, inline completions and the panel's picker may use: names or "
+            "shell-style patterns ('gpt-4o-mini', 'llama3*'). A request naming another model "
+            "is refused (403); with no model named, agent_model (or completion_model) is used "
+            "if allowed, else the first allowed model the server lists. Default None: any."
         ),
     )
     openai_api_key = Unicode(
@@ -131,6 +144,9 @@ class AgentConfig(Configurable):
         return AgentSettings(
             provider=self.agent_provider,
             model=self.agent_model,
+            allowed_models=ModelAllowList(
+                None if self.allowed_models is None else tuple(self.allowed_models)
+            ),
             openai_api_key=self.openai_api_key,
             openai_base_url=self.openai_base_url,
             ollama_host=self.ollama_host,

@@ -117,10 +117,12 @@ class AgentService:
         """The provider, whether it is usable, and its models (never a key)."""
         kind = kind or self.settings.provider_kind()
         provider = self._provider_of(kind)
+        allowed = self.settings.allowed_models
+        default = self.settings.default_model(kind) if provider else None
         reply: dict[str, Any] = {
             "provider": kind,
             "configured": provider is not None,
-            "default_model": self.settings.default_model(kind) if provider else None,
+            "default_model": default if default and allowed.allows(default) else None,
             "models": [],
             "hint": None,
         }
@@ -128,7 +130,7 @@ class AgentService:
             reply["hint"] = self.settings.unconfigured_hint()
             return reply
         try:
-            reply["models"] = [info.id for info in await provider.models()]
+            reply["models"] = allowed.only(info.id for info in await provider.models())
         except ProviderError as e:
             reply["hint"] = e.message
         if reply["default_model"] is None and reply["models"]:
@@ -145,15 +147,8 @@ class AgentService:
         return provider
 
     async def _model_for(self, request: TurnRequest, provider: ModelProvider) -> str:
-        model = request.model or self.settings.default_model(request.provider)
-        if model:
-            return model
-        listed = await provider.models()
-        if not listed:
-            raise Unavailable(
-                "The model server lists no models; pull one or set c.JupyterLoopApp.agent_model."
-            )
-        return listed[0].id
+        default = self.settings.default_model(request.provider)
+        return await self.settings.allowed_models.choose(provider, request.model, default)
 
     # -- turns -----------------------------------------------------------------------
 

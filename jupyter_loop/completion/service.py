@@ -141,6 +141,8 @@ class CompletionService:
             JupyterLoopError: The notebook or the cell does not exist (before any model
                 call, so the handler answers 4xx).
         """
+        if request.model is not None:
+            self._settings.allowed_models.check(request.model)  # 403 before any model call
         previous = self._jobs.pop(request.editor_id, None)
         if previous is not None:
             previous.cancel()
@@ -298,19 +300,20 @@ class CompletionService:
         return list(found)
 
     def _configured_model(self) -> str | None:
-        return self._model or self._settings.default_model() or self._listed_model
+        configured = self._model or self._settings.default_model()
+        if configured and self._settings.allowed_models.allows(configured):
+            return configured
+        return self._listed_model
 
     async def _default_model(self, provider: ModelProvider) -> str:
         model = self._configured_model()
         if model is not None:
             return model
-        listed = await provider.models()
+        allowed = self._settings.allowed_models
+        listed = allowed.only(info.id for info in await provider.models())
         if not listed:
-            raise ProviderError(
-                "The model server lists no models; set c.JupyterLoopApp.completion_model.",
-                kind="not_found",
-            )
-        self._listed_model = listed[0].id
+            raise ProviderError(allowed.none_listed("completion_model"), kind="not_found")
+        self._listed_model = listed[0]
         return self._listed_model
 
     async def stop(self) -> None:
