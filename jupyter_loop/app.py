@@ -236,7 +236,7 @@ class JupyterLoopApp(
             self.documents.before_saving(self.journal.commit)
             self.documents.on_saved(self.journal.saved)
         outputs = self.output_policy(self.outputs, server.base_url, masker, self.journal)
-        ledger = RunLedger(Path(self.data_dir) / "runs.json", self.log)
+        ledger = RunLedger(Path(self.data_dir) / "runs.jsonl", self.log)
         self.kept: KeptKernels | None = None
         if self.keep_kernels != "never":
             # Before anything lists sessions: those of adopted kernels must not be culled.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections.abc import Callable
 from typing import Any
@@ -14,6 +15,7 @@ from conftest import wait_for
 from kept_helpers import LINES, LOOP, PATH, Serve, ended_in_file, lines_seen, printed, run, started
 from pycrdt import Map, Provider
 
+from jupyter_loop.execution.ledger import RunLedger
 from jupyter_loop.keeper.registry import KeeperEntry, list_entries, process_alive
 from jupyter_loop.testing.server_process import ServerProcess
 
@@ -84,7 +86,7 @@ async def test_cells_queued_behind_a_kept_run_run_after_it(serve: Serve):
 
 def crash_once_a_run_ended(server: ServerProcess, timeout: float = 30) -> None:
     """SIGKILL the server the moment a run's end reaches the output journal: the run
-    ledger (written 0.2 s after a change) still lists the run then."""
+    ledger (which drops an ended run 0.5 s later) still lists the run then."""
     journal = server.home / "data" / "jupyter_loop" / "journal"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -110,11 +112,11 @@ async def test_a_run_that_ended_just_before_a_crash_keeps_every_line(serve: Serv
     await started(
         server, "import time\nfor i in range(30):\n    print(i, flush=True)\n    time.sleep(0.02)"
     )
-    ledger = server.home / "data" / "jupyter_loop" / "runs.json"
+    ledger = RunLedger(server.home / "data" / "jupyter_loop" / "runs.jsonl", logging.getLogger())
     for _attempt in range(8):  # until the kill lands between the two writes
         await run(server, "c0")
         await asyncio.to_thread(crash_once_a_run_ended, server)
-        listed = json.loads(ledger.read_text(encoding="utf-8")) if ledger.exists() else []
+        listed = ledger.load()
         server.start()
         await server.ready()
         if listed:
@@ -125,6 +127,58 @@ async def test_a_run_that_ended_just_before_a_crash_keeps_every_line(serve: Serv
     done = await ended_in_file(server, 0)
     assert printed(done.cells[0].outputs) == list(range(30))
     assert all(output.get("name") == "stdout" for output in done.cells[0].outputs)
+    server.kill()
+
+
+def crash_once_the_store_changes(server: ServerProcess, timeout: float = 30) -> None:
+    """SIGKILL the server the moment its collaboration store changes: a run's markers
+    (``[*]``) are kept there then, and the run ledger (which used to write 0.2 s after a
+    change) did not list the run yet."""
+    files = [server.ystore, server.ystore.with_name(server.ystore.name + "-wal")]
+
+    def state() -> list[tuple[int, int]]:
+        found = []
+        for file in files:
+            try:
+                stat = file.stat()
+                found.append((stat.st_mtime_ns, stat.st_size))
+            except FileNotFoundError:
+                found.append((0, 0))
+        return found
+
+    before = state()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if state() != before:
+            server.crash()
+            return
+        time.sleep(0.0005)
+    raise TimeoutError("the collaboration store never changed")
+
+
+@pytest.mark.timeout(240)
+async def test_a_run_killed_with_its_server_at_once_is_followed_on_its_kept_kernel(
+    serve: Serve,
+):
+    # Chaos seed 2027, trial 22: a cell left [*] after a SIGKILL under load. The run's
+    # markers reached the collaboration store, and its request the kernel, before the
+    # run ledger wrote it down; the restarted server knew of no such run, so nothing
+    # closed the markers or followed the kernel, which went on printing to nobody.
+    server = serve()
+    await started(
+        server, "import time\nfor i in range(60):\n    print(i, flush=True)\n    time.sleep(0.05)"
+    )
+    channel, live = await server.open_room(PATH)
+    async with Provider(live.ydoc, channel):
+        await wait_for(lambda: live.cell_number)
+        await asyncio.sleep(1.5)  # the store has what the room opened with
+        killer = asyncio.create_task(asyncio.to_thread(crash_once_the_store_changes, server))
+        await run(server, "c0")
+        await killer
+    server.start()
+    await server.ready()
+    done = await ended_in_file(server, 0)
+    assert printed(done.cells[0].outputs) == list(range(60))
     server.kill()
 
 

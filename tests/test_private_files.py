@@ -53,7 +53,7 @@ class TestStateFromBefore:
         root = tmp_path / "old"
         for folder in ("agent/conversations", "agent/journal", "outputs/r1", "journal"):
             (root / folder).mkdir(parents=True)
-        for file in ("agent/conversations/f1.jsonl", "outputs/r1/index.jsonl", "runs.json"):
+        for file in ("agent/conversations/f1.jsonl", "outputs/r1/index.jsonl", "runs.jsonl"):
             (root / file).write_text("{}\n", encoding="utf-8")
         (root / "outputs" / "link").symlink_to(tmp_path)  # not followed, not changed
         for path in (root, *root.rglob("*")):

@@ -1,10 +1,35 @@
-"""A durable list of the runs in flight, so a server restart can close them properly.
+"""A durable list of the runs in flight, so a server restart can close or follow them.
 
-The shared document keeps run markers (``[*]``, queued) in the YStore, which outlives
-the server; without a record of which runs the server owned, a restart would leave
-cells showing ``[*]`` forever. The ledger is a small JSON file rewritten atomically on
-change (changes within ``delay`` seconds share one write); at start-up the recovery ends
-every run it lists.
+The shared document keeps run markers (``[*]``, queued) in the collaboration store, which
+outlives the server; without a record of which runs the server owned, a restart would
+leave cells showing ``[*]`` forever. So every change is on disk before the document
+shows it: a run is listed before its cell is marked queued, and its execute request's id
+right after the request goes to the kernel (a restarted server that kept the kernel
+follows the run by that id).
+
+A run's end is written DROP_DELAY later: by then the output journal has the run's end
+(it commits at once when a run ends), and a restart that finds the run listed replays it
+from there (the run is over, never followed again); dropped at once, a kill in between
+left a journal with no end and no run listed, and the finished run came back "cut off".
+
+Each change is one line appended to a log (``{"put": entry}`` or ``{"drop": run_id}``):
+a write of a few hundred bytes, whatever else is in flight. No fsync: the ledger is for a
+server process that dies (SIGKILL, OOM), whose written pages the system keeps; a machine
+that loses power loses its kernels too. The log is rewritten with only what is in flight
+when it has grown to several times that (and once the previous process's runs are dealt
+with). Rejected: rewriting the whole list 0.2 s after a change (what this did before): a
+kill in those 0.2 s left a cell ``[*]`` with nothing to close it (chaos seed 2027, trial
+22), and rewriting it at every change costs a Run All of N cells N² entries written.
+
+Example:
+    >>> import logging, tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "runs.jsonl"
+    >>> ledger = RunLedger(path, logging.getLogger("doc"))
+    >>> ledger.add([LedgerEntry("room", "c1", "run1", "queued"),
+    ...             LedgerEntry("room", "c2", "run2", "queued")])
+    >>> ledger.mark_sent("run1", "k1", "msg1"); ledger.remove("run2")
+    >>> [(e.run_id, e.state, e.msg_id) for e in RunLedger(path, logging.getLogger("doc")).load()]
+    [('run1', 'running', 'msg1')]
 """
 
 from __future__ import annotations
@@ -16,8 +41,9 @@ import os
 import tempfile
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import IO, Any
 
-from ..private import private_dir
+from ..private import open_private, private_dir
 
 
 @dataclass(frozen=True)
@@ -33,87 +59,164 @@ class LedgerEntry:
     execution_count: int | None = None  # once the kernel said it (a run taken up keeps it)
 
 
-class RunLedger:
-    """Runs queued or running on this server, persisted in one JSON file."""
+LEGACY_NAME = "runs.json"
+"""The list as versions before the log wrote it (one JSON array): read once, then gone."""
+DROP_DELAY = 0.5
+"""Seconds between a run's end and its line leaving the ledger (see the module docstring)."""
+COMPACT_FACTOR = 4
+"""The log is rewritten when its lines outnumber the runs in flight this many times."""
+COMPACT_SLACK = 256
 
-    def __init__(self, path: Path, log: logging.Logger, delay: float = 0.2) -> None:
+
+class RunLedger:
+    """Runs queued or running on this server, kept in one append-only log file."""
+
+    def __init__(self, path: Path, log: logging.Logger) -> None:
         self._path = path
         self._log = log
-        self._delay = delay
         self._entries: dict[str, LedgerEntry] = {}
+        self._file: IO[str] | None = None
+        self._lines = 0  # lines in the file (the previous process's included)
+        self._ending: dict[str, LedgerEntry] = {}  # ended, still listed for DROP_DELAY
         self._timer: asyncio.TimerHandle | None = None
 
     def load(self) -> list[LedgerEntry]:
         """What the previous server process left in flight."""
+        found: dict[str, LedgerEntry] = {}
+        legacy = self._path.with_name(LEGACY_NAME)
+        for raw in _read_legacy(legacy, self._log):
+            found[raw["run_id"]] = LedgerEntry(**raw)
         try:
-            raw = json.loads(self._path.read_text(encoding="utf-8"))
-            return [LedgerEntry(**item) for item in raw]
+            text = self._path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            return []
-        except (ValueError, TypeError) as e:
-            self._log.warning("jupyter-loop ignores an unreadable run ledger %s: %s", self._path, e)
-            return []
+            text = ""
+        for number, line in enumerate(text.splitlines(), 1):
+            try:
+                change = json.loads(line)
+                if "put" in change:
+                    entry = LedgerEntry(**change["put"])
+                    found[entry.run_id] = entry
+                else:
+                    found.pop(str(change["drop"]), None)
+            except (ValueError, TypeError, KeyError) as e:  # a line torn by a kill: the last
+                self._log.warning("jupyter-loop ignores line %d of %s: %s", number, self._path, e)
+        self._lines = len(text.splitlines())
+        return list(found.values())
 
     def add(self, entries: list[LedgerEntry]) -> None:
         for entry in entries:
-            self._entries[entry.run_id] = entry
-        self._write_soon()
+            self._put(entry)
 
     def mark_running(self, run_id: str) -> None:
         entry = self._entries.get(run_id)
         if entry is not None:
-            self._entries[run_id] = replace(entry, state="running")
-            self._write_soon()
+            self._put(replace(entry, state="running"))
 
     def mark_sent(self, run_id: str, kernel_id: str, msg_id: str) -> None:
         """The run's execute request went to the kernel: a server that adopts the kernel
         after a crash finds the run's output by this message id."""
         entry = self._entries.get(run_id)
         if entry is not None:
-            self._entries[run_id] = replace(entry, kernel_id=kernel_id, msg_id=msg_id)
-            self._write_soon()
+            self._put(replace(entry, state="running", kernel_id=kernel_id, msg_id=msg_id))
 
     def mark_counted(self, run_id: str, execution_count: int) -> None:
         """The kernel counted the run (``execute_input``): a server that takes the run up
         after a crash, with no journal of the kernel's messages, ends it with this count."""
         entry = self._entries.get(run_id)
         if entry is not None:
-            self._entries[run_id] = replace(entry, execution_count=execution_count)
-            self._write_soon()
+            self._put(replace(entry, execution_count=execution_count))
 
     def in_flight(self) -> list[LedgerEntry]:
         """The runs this process has queued or running now."""
         return list(self._entries.values())
 
     def remove(self, run_id: str) -> None:
-        if self._entries.pop(run_id, None) is not None:
-            self._write_soon()
+        entry = self._entries.pop(run_id, None)
+        if entry is not None:
+            self._ending[run_id] = entry
+            if self._timer is None:
+                try:
+                    loop = asyncio.get_running_loop()
+                except RuntimeError:  # no event loop (a script, a doctest): nothing to wait for
+                    self._drop_ended()
+                    return
+                self._timer = loop.call_later(DROP_DELAY, self._drop_ended)
+
+    def _drop_ended(self) -> None:
+        self._timer = None
+        ended, self._ending = self._ending, {}
+        for run_id in ended:
+            self._append({"drop": run_id})
 
     def forget_previous(self) -> None:
         """Drop what the previous process left; keep what this one has in flight."""
-        self.flush()
+        self._rewrite()
+        self._path.with_name(LEGACY_NAME).unlink(missing_ok=True)
 
     def flush(self) -> None:
-        """Write pending changes now."""
+        """Write the ends of runs now (every other change is written as it happens), and
+        close the file."""
         if self._timer is not None:
             self._timer.cancel()
-            self._timer = None
-        self._write()
+            self._drop_ended()
+        if self._file is not None:
+            self._file.close()
+            self._file = None
 
-    def _write_soon(self) -> None:
-        if self._timer is None:
-            self._timer = asyncio.get_running_loop().call_later(self._delay, self.flush)
+    def _put(self, entry: LedgerEntry) -> None:
+        self._ending.pop(entry.run_id, None)
+        self._entries[entry.run_id] = entry
+        self._append({"put": asdict(entry)})
 
-    def _write(self) -> None:
-        data = json.dumps([asdict(entry) for entry in self._entries.values()])
+    def _append(self, change: dict[str, Any]) -> None:
+        if self._lines > COMPACT_FACTOR * len(self._entries) + COMPACT_SLACK:
+            self._rewrite()  # it holds the change already made in memory
+            return
+        try:
+            if self._file is None:
+                self._file = self._open_for_appending()
+            # One write call per line: a kill leaves at most the last line torn.
+            self._file.write(json.dumps(change) + "\n")
+            self._file.flush()
+            self._lines += 1
+        except OSError as e:
+            self._log.warning("jupyter-loop could not record runs in %s: %s", self._path, e)
+
+    def _open_for_appending(self) -> IO[str]:
+        private_dir(self._path.parent)
+        file: IO[str] = open_private(self._path, "a+", encoding="utf-8")
+        if file.tell() > 0:
+            file.seek(file.tell() - 1)
+            if file.read(1) != "\n":  # a line torn by a kill: end it, or the next is lost too
+                file.write("\n")
+        return file
+
+    def _rewrite(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        listed = [*self._entries.values(), *self._ending.values()]
+        lines = "".join(json.dumps({"put": asdict(e)}) + "\n" for e in listed)
         try:
             private_dir(self._path.parent)
             handle, temporary = tempfile.mkstemp(dir=self._path.parent, suffix=".tmp")
             with os.fdopen(handle, "w", encoding="utf-8") as file:
-                file.write(data)
+                file.write(lines)
             os.replace(temporary, self._path)
+            self._lines = len(listed)
         except OSError as e:
             self._log.warning("jupyter-loop could not record runs in %s: %s", self._path, e)
+
+
+def _read_legacy(path: Path, log: logging.Logger) -> list[dict[str, Any]]:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        return [item for item in raw if isinstance(item, dict) and "run_id" in item]
+    except FileNotFoundError:
+        return []
+    except (ValueError, TypeError) as e:
+        log.warning("jupyter-loop ignores an unreadable run ledger %s: %s", path, e)
+        return []
 
 
 class NullLedger(RunLedger):
@@ -125,8 +228,11 @@ class NullLedger(RunLedger):
     def load(self) -> list[LedgerEntry]:
         return []
 
-    def _write_soon(self) -> None:
+    def forget_previous(self) -> None:
         return None
 
-    def _write(self) -> None:
+    def _append(self, change: dict[str, Any]) -> None:
+        return None
+
+    def _rewrite(self) -> None:
         return None

@@ -111,7 +111,7 @@ def sort_interrupted(
             closed.append(entry)
         elif taken and entry.state == "running" and entry.msg_id:
             resumed.append(entry)
-        elif taken and entry.state == "queued":
+        elif taken and not entry.msg_id:  # never sent: the ledger lists a send at once
             queued.append(entry)
         elif entry.state == "running" and entry.msg_id and kept and entry.kernel_id in kept.ended:
             ended.append(entry)
