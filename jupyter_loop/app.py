@@ -13,6 +13,8 @@ from jupyter_server.serverapp import ServerApp
 from tornado.ioloop import IOLoop
 from traitlets import Bool, Enum, Float, Int, Unicode, default
 
+from .access_token_handlers import route_table as token_routes
+from .access_tokens import AccessTokens
 from .agent.config import AgentConfig
 from .agent.handlers import route_table as agent_routes
 from .agent.service import AgentService
@@ -57,6 +59,7 @@ def all_routes() -> list[tuple[str, Any]]:
         *mcp_routes(),
         *status_routes(),
         *version_routes(),
+        *token_routes(),
     ]
 
 
@@ -301,7 +304,12 @@ class JupyterLoopApp(
         self.mcp = McpEndpoint(
             self.agent.external, server.contents_manager, self.log, self.mcp_session_idle_timeout
         )
-        self.settings.update({"jupyter_loop_mcp": self.mcp})
+        self.settings.update(
+            {
+                "jupyter_loop_mcp": self.mcp,
+                "jupyter_loop_tokens": AccessTokens(Path(self.data_dir) / "tokens.json"),
+            }
+        )
         stop_on_sigint(server, self.log)
         release_worker_threads_at_exit()
 

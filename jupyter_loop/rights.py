@@ -96,11 +96,14 @@ class Grants:
     ``user`` is the name people know them by; ``principal`` who holds the credential, what
     ownership (an MCP session, an approval's allowance) is keyed by: two people may share a
     display name (see :func:`jupyter_loop.identity.principal_of`).
+    A scoped token's grants are narrowed to its scope (:mod:`jupyter_loop.access_tokens`).
     """
 
     user: str
     principal: str
     granted: frozenset[Right]
+    notebook: str | None = None
+    """The one notebook the credential may touch (a scoped token's), or None: any."""
 
     def allows(self, ability: Ability) -> bool:
         return all(right in self.granted for right in RIGHTS[ability])

@@ -110,6 +110,12 @@ NOTES = """\
   (`api/jupyter-loop/agent/server-journal`). A client's name is its own claim: shown as
   `an MCP client of USER, calling itself "NAME"`, without control characters, at most 60
   characters.
+- **Scoped tokens** (`api/jupyter-loop/tokens`, `jupyter loop token`) are made, listed and
+  revoked with the user's own credential (*read*, and a token's scope must be within the
+  maker's rights: a 403 otherwise). Only the MCP endpoint takes one; its rights are those
+  the authorizer grants the maker, cut to the scope (`read`: *contents:read*; `propose`:
+  and *contents:write*; `run`: and *kernels:execute*, *kernels:read*), and a token for one
+  notebook is refused every other path and `list_notebooks`.
 """
 
 

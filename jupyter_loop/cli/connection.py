@@ -124,7 +124,7 @@ class Api:
         request = HTTPRequest(
             url,
             method=method,
-            body=None if body is None and method == "GET" else json.dumps(body or {}),
+            body=None if body is None and method in ("GET", "DELETE") else json.dumps(body or {}),
             headers={**self.headers(), "Content-Type": "application/json"},
             request_timeout=120,
         )

@@ -10,6 +10,8 @@ Commands (a running Jupyter server with jupyter-loop; see ``--help``)::
     jupyter loop history NOTEBOOK [CELL]   the runs the cells had, who started them
     jupyter loop versions NOTEBOOK         the versions of the notebook the server kept
     jupyter loop restore NOTEBOOK VERSION  bring one of them back
+    jupyter loop token create --scope read|propose|run [--notebook PATH] [--expires 8h]
+    jupyter loop token list / jupyter loop token revoke ID
 
 Exit status: 0 when everything ended well, 1 when a cell or the turn failed, 2 for a usage
 or connection error, 130 when detached with Ctrl-C.
@@ -92,6 +94,17 @@ def parser() -> argparse.ArgumentParser:
     restore = command("restore", "Bring back a kept version of a notebook.")
     restore.add_argument("notebook")
     restore.add_argument("version", help="The version's number (see versions).")
+    token = command("token", "Scoped tokens for outside agents (the MCP endpoint).")
+    token_commands = token.add_subparsers(dest="token_command", required=True)
+    create = token_commands.add_parser(
+        "create", help="Make a token; it is printed alone on the last line.", parents=per_command
+    )
+    create.add_argument("--scope", required=True, choices=["read", "propose", "run"])
+    create.add_argument("--notebook", help="The one notebook it may touch (default: any).")
+    create.add_argument("--expires", help="How long it lasts: 30m, 8h, 7d (default: always).")
+    token_commands.add_parser("list", help="Your tokens (not the tokens).", parents=per_command)
+    revoke = token_commands.add_parser("revoke", help="Revoke a token.", parents=per_command)
+    revoke.add_argument("id")
     return top
 
 
@@ -127,6 +140,14 @@ async def dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if args.command == "versions":
             return await versions_command(api, path, out)
         return await restore_command(api, path, args.version, out)
+    if args.command == "token":
+        from . import tokens
+
+        if args.token_command == "create":
+            return await tokens.create_command(api, args.scope, path, args.expires, out)
+        if args.token_command == "list":
+            return await tokens.list_command(api, out)
+        return await tokens.revoke_command(api, args.id, out)
     if args.command in ("accept", "reject"):
         parts = (*agent, "proposals", args.id, args.command)
         reply = await api.call(*parts, method="POST", body={"path": path})

@@ -14,16 +14,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from typing import TYPE_CHECKING, Any
 
 from tornado import web
 
 from .. import __version__
+from ..access_tokens import PREFIX as TOKEN_PREFIX
+from ..access_tokens import SCOPES, AccessToken, AccessTokens, api_path
 from ..agent.external import Caller, ExternalAgent, client_claim
 from ..agent.tool_args import schema_violation
 from ..errors import JupyterLoopError
 from ..handlers import NAMESPACE, LoopHandler
-from ..rights import Ability, Grants, requires
+from ..rights import Ability, Grants, grants_of, requires
 from .bridge import TornadoExchange
 from .sessions import SESSION_HEADER, McpSessions, scope_user
 from .tools import TOOLS, TOOLS_BY_NAME, ToolFailed
@@ -34,6 +37,7 @@ if TYPE_CHECKING:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 GRANTS_KEY = "jupyter_loop.grants"
+_AUTHORIZATION = re.compile(r"(?:token|bearer)\s+(\S+)", re.IGNORECASE)
 NEEDS_READ = "Using the MCP endpoint needs permission to read contents."
 
 
@@ -144,6 +148,11 @@ class McpEndpoint:
             return await failed(
                 f"Forbidden: {params.name} needs the permission {' and '.join(missing)}."
             )
+        if grants.notebook is not None and api_path(path) != grants.notebook:
+            return await failed(
+                f"Forbidden: this token is for the notebook {grants.notebook} only; "
+                f"call {params.name} with path={grants.notebook!r}."
+            )
         problem = schema_violation(arguments, tool.spec.input_schema)
         if problem is not None:  # the one check of arguments: the schema the client is shown
             return await failed(f"{problem} See the input schema of {params.name}.")
@@ -166,6 +175,12 @@ def _error(message: str) -> types.CallToolResult:
     )
 
 
+def _bearer(header: str) -> str:
+    """The token of an ``Authorization: Bearer|token X`` header (``""``: none)."""
+    found = _AUTHORIZATION.fullmatch(header.strip())
+    return found.group(1) if found else ""
+
+
 def _client_name(ctx: Any) -> str:
     """The client program's name for itself from MCP ``initialize`` (``clientInfo``),
     fit to show (``""``: it gave none)."""
@@ -176,11 +191,17 @@ def _client_name(ctx: Any) -> str:
 
 
 class McpHandler(LoopHandler):
-    """Authenticates like any Jupyter API request, then lets the SDK answer."""
+    """Authenticates like any Jupyter API request, or with a scoped token (the one place
+    that takes them), then lets the SDK answer."""
 
     _exchange: TornadoExchange | None = None
+    _scoped: AccessToken | None = None
 
     async def prepare(self) -> None:  # type: ignore[override]
+        sent = _bearer(self.request.headers.get("Authorization", ""))
+        if sent.startswith(TOKEN_PREFIX):
+            self._prepare_scoped(sent)
+            return
         try:
             await super().prepare()
         except web.HTTPError as e:
@@ -190,6 +211,40 @@ class McpHandler(LoopHandler):
                     401, "A Jupyter token is required: 'Authorization: token <token>'."
                 ) from None
             raise
+
+    def _prepare_scoped(self, sent: str) -> None:
+        """What Jupyter's ``prepare`` does for a token it knows (host check, CORS, the
+        user), for a scoped token: a header token needs no XSRF check, as Jupyter's own."""
+        from jupyter_server import CallContext
+        from jupyter_server.auth.identity import User
+
+        CallContext.set(CallContext.JUPYTER_HANDLER, self)
+        if not self.check_host():
+            raise web.HTTPError(403)
+        tokens: AccessTokens = self.settings["jupyter_loop_tokens"]
+        token = tokens.check(sent)
+        if token is None:
+            raise web.HTTPError(401, "This jupyter-loop token is unknown, revoked or expired.")
+        self._scoped = token
+        owner = token.owner  # the authorizer is asked about the token's maker
+        self._token_authenticated = True
+        user = User(owner.username, name=owner.name, display_name=owner.name)
+        self.current_user = self._jupyter_current_user = user
+        self.set_cors_headers()
+        if not self.check_origin():
+            raise web.HTTPError(404)
+
+    def user_name(self) -> str:
+        return self._scoped.owner.name if self._scoped is not None else super().user_name()
+
+    async def grants(self) -> Grants:
+        """The request's rights; a scoped token's, at most its scope's and its maker's."""
+        token = self._scoped
+        if token is None:
+            return await super().grants()
+        principal = f"token {token.id} of {token.owner.principal}"
+        made = await grants_of(self, token.owner.name, principal)
+        return Grants(made.user, principal, made.granted & SCOPES[token.scope], token.notebook)
 
     @property
     def endpoint(self) -> McpEndpoint:
