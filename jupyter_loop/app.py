@@ -298,6 +298,7 @@ class JupyterLoopApp(
             self.completion_model,
             self.log,
             variables=KernelVariables(self.execution),
+            budgets=self.agent.budgets,
         )
         self.settings.update({"jupyter_loop_completion": self.completion})
         self.agent.external.approval_timeout = self.external_approval_timeout

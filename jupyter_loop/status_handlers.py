@@ -13,6 +13,7 @@ from .cell_history import runs_payload
 from .cell_history_handlers import route_table as cell_history_routes
 from .errors import BadRequest
 from .handlers import NAMESPACE, LoopHandler
+from .identity import principal_of
 from .rights import Ability, requires
 
 
@@ -23,7 +24,8 @@ class StatusHandler(LoopHandler):
         execution = self.settings["jupyter_loop_execution"]
         agent = self.settings["jupyter_loop_agent"]
         await execution.recovered()
-        self.reply({"runs": execution.in_flight(), "turns": agent.in_flight()})
+        tokens = agent.budgets.usage(principal_of(self))  # the caller's count today
+        self.reply({"runs": execution.in_flight(), "turns": agent.in_flight(), "tokens": tokens})
 
 
 HISTORY_LIMIT = 1000

@@ -14,6 +14,7 @@ from traitlets.config import Configurable
 
 from ..notebook_view.vision import ImageBudget
 from ..providers.allowed_models import ModelAllowList
+from ..providers.token_budgets import BudgetLimits
 from ..secrets import SecretMasker
 from .payloads import APPROVAL_POLICIES
 from .settings import AgentSettings
@@ -55,6 +56,22 @@ class AgentConfig(Configurable):
             "is refused (403); with no model named, agent_model (or completion_model) is used "
             "if allowed, else the first allowed model the server lists. Default None: any."
         ),
+    )
+    budget_tokens_per_user_day = Int(
+        None,
+        allow_none=True,
+        config=True,
+        help=(
+            "Model tokens (input and output, as the model server counts them) a user's turns "
+            "and inline completions may use per UTC day; then model calls are refused with a "
+            "plain message until midnight UTC. Default None: no cap."
+        ),
+    )
+    budget_tokens_per_notebook_day = Int(
+        None,
+        allow_none=True,
+        config=True,
+        help="The same cap per notebook, whoever asks. Default None: no cap.",
     )
     openai_api_key = Unicode(
         None,
@@ -144,6 +161,9 @@ class AgentConfig(Configurable):
         return AgentSettings(
             provider=self.agent_provider,
             model=self.agent_model,
+            budget_limits=BudgetLimits(
+                self.budget_tokens_per_user_day, self.budget_tokens_per_notebook_day
+            ),
             allowed_models=ModelAllowList(
                 None if self.allowed_models is None else tuple(self.allowed_models)
             ),

@@ -22,6 +22,7 @@ from ..execution.run_origin import ASSISTANT, RunOrigin
 from ..execution.service import ExecutionService
 from ..notebook_view.snapshot import sources_with_outputs
 from ..providers import ModelProvider, ProviderError
+from ..providers.token_budgets import BudgetAccount, TokenBudgets
 from ..records import TokenUsage, TurnRecord, UserEntry
 from ..rights import Ability, Grants
 from .approvals import ApprovalDesk
@@ -60,6 +61,11 @@ class AgentService:
         self._masker = settings.make_masker()
         root = Path(settings.data_dir)
         self.store = ConversationStore(root / "conversations")
+        self.budgets = TokenBudgets(
+            root / "token_budgets.json" if settings.data_dir else None,
+            settings.budget_limits,
+            log=log,
+        )
         self.journal = AgentJournal(root / "journal", self._masker)
         self._desk = ApprovalDesk()
         self._approvals = ApprovalPath(self._desk, self._masker)
@@ -97,6 +103,7 @@ class AgentService:
         return self._providers[kind]
 
     async def stop(self) -> None:
+        self.budgets.close()
         self.decisions.stop()
         await self.external.stop()
         for room_id, task in list(self._tasks.items()):
@@ -161,12 +168,14 @@ class AgentService:
         without the kernel rights, no variables are read. The prompt says which.
         """
         provider = self._require_provider(request.provider)
+        budget = self.budgets.account(grants.principal, request.path)
+        budget.check()  # 403 before the turn: over today's cap
         room_id = await self._docs.room_id(request.path)
         if room_id in self._turns:
             raise Conflict("The agent is already working on this notebook; stop it or wait.")
         self._turns[room_id] = None  # reserved: no await between the check and this line
         try:
-            turn = await self._prepare(request, grants, room_id, provider)
+            turn = await self._prepare(request, grants, room_id, provider, budget)
         except BaseException:
             del self._turns[room_id]
             raise
@@ -182,6 +191,7 @@ class AgentService:
         grants: Grants,
         room_id: str,
         provider: ModelProvider,
+        budget: BudgetAccount,
     ) -> Turn:
         settings = self.settings
         user = grants.user
@@ -230,6 +240,7 @@ class AgentService:
             docs=self._docs,
             live=live,
             provider=provider,
+            budget=budget,
             run_cells=self._runner(room_id, user, plan.turn_id)
             if grants.allows(Ability.RUN)
             else None,

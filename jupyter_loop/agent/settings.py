@@ -21,6 +21,7 @@ from typing import Any
 from ..notebook_view.vision import ImageBudget
 from ..providers import PROVIDER_KINDS, ModelProvider, make_provider
 from ..providers.allowed_models import ModelAllowList
+from ..providers.token_budgets import BudgetLimits
 from ..secrets import SecretMasker
 
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
@@ -34,6 +35,7 @@ class AgentSettings:
         provider: ``"openai"``, ``"ollama"`` or None (chosen from what is configured).
         model: The default model; None: see :meth:`default_model`.
         allowed_models: The models turns and completions may use (the administrator's).
+        budget_limits: Tokens a day per user and per notebook (the administrator's caps).
         openai_api_key / openai_base_url: None reads ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL``.
         ollama_host: None reads ``OLLAMA_HOST``.
         ollama_num_ctx: Ollama's context window to ask for (None: Ollama's default).
@@ -52,6 +54,7 @@ class AgentSettings:
     provider: str | None = None
     model: str | None = None
     allowed_models: ModelAllowList = ModelAllowList()
+    budget_limits: BudgetLimits = BudgetLimits()
     openai_api_key: str | None = field(default=None, repr=False)
     openai_base_url: str | None = None
     ollama_host: str | None = None

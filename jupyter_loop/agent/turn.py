@@ -34,6 +34,7 @@ from ..providers import (
     ToolCallsReady,
     Usage,
 )
+from ..providers.token_budgets import BudgetAccount
 from ..secrets import SecretMasker
 from .asking import ApprovalPath
 from .context import RESULT_SHARE, ConversationTurn, ToolResult, ToolStep
@@ -72,12 +73,14 @@ class Turn:
         history: list[ConversationTurn],
         log: logging.Logger,
         read_stale: ReadStale | None = None,
+        budget: BudgetAccount | None = None,
     ) -> None:
         self.plan = plan
         self.live = live
         self.stopped_by: str | None = None
         self._docs = docs
         self._provider = provider
+        self._budget = budget  # today's token caps: asked before each model call
         self._run_cells = run_cells
         self._read_variables = read_variables
         self._read_stale = read_stale  # the run history's stale marks, for the map
@@ -209,6 +212,8 @@ class Turn:
         usage: Usage | None = None
         finish = ""
         images = sum(len(message.images) for message in messages)
+        if self._budget is not None:
+            self._budget.check()  # a cap reached by this turn's earlier steps ends it here
         events = self._provider.stream(model=plan.model, messages=messages, tools=toolbox.specs)
         try:
             async for event in events:
@@ -236,6 +241,8 @@ class Turn:
             if usage is not None:
                 self._usage["input_tokens"] += usage.input_tokens
                 self._usage["output_tokens"] += usage.output_tokens
+                if self._budget is not None:
+                    self._budget.spend(usage.input_tokens + usage.output_tokens)
             self._record(
                 "model_call",
                 model=plan.model,

@@ -170,7 +170,25 @@ async def status_command(api: Api, out: TextIO) -> int:
         turn = {key: visible(str(value)) for key, value in turn.items()}
         line = f"turn  {turn['path']}  {turn['id']}  {turn['state']}  by {turn['started_by']}"
         out.write(line + style.paint(f"  ({turn.get('model')})", DIM) + "\n")
+    out.write(tokens_line(status.get("tokens")) + "\n")
     return 0
+
+
+def tokens_line(tokens: dict[str, Any] | None) -> str:
+    """Your model tokens today, and what is left of the day's cap.
+
+    Example:
+        >>> tokens_line({"day": "2026-11-27", "used": 1200, "limit": 5000, "left": 3800})
+        'Model tokens today (2026-11-27 UTC): 1,200 used, 3,800 left of 5,000.'
+        >>> tokens_line({"day": "2026-11-27", "used": 0, "limit": None, "left": None})
+        'Model tokens today (2026-11-27 UTC): 0 used (no daily cap).'
+    """
+    if not tokens:
+        return "Model tokens today: not counted by this server."
+    head = f"Model tokens today ({visible(str(tokens['day']))} UTC): {int(tokens['used']):,} used"
+    if tokens.get("limit") is None:
+        return head + " (no daily cap)."
+    return f"{head}, {int(tokens['left']):,} left of {int(tokens['limit']):,}."
 
 
 def main(argv: Sequence[str] | None = None) -> int:

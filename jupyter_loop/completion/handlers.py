@@ -34,7 +34,9 @@ class StreamHandler(CompletionHandler):
     async def post(self) -> None:
         request = CompletionRequest.from_json(self.body_object())
         grants = await self.grants()  # the kernel's variables need the kernel rights
-        self._job = job = await self.completion.start(request, grants.allows(Ability.VARIABLES))
+        self._job = job = await self.completion.start(
+            request, grants.allows(Ability.VARIABLES), grants.principal
+        )
         self.set_header("Content-Type", "application/x-ndjson; charset=utf-8")
         self.set_header("Cache-Control", "no-cache")
         try:

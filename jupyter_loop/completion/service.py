@@ -21,6 +21,7 @@ from ..document import LiveDocuments
 from ..errors import JupyterLoopError
 from ..notebook_view.envelope import new_nonce
 from ..providers import ModelProvider, ProviderError, StreamEnd, TextDelta, Usage
+from ..providers.token_budgets import BudgetAccount, TokenBudgets
 from .context import CompletionPrompt, build_prompt, nearby_cells
 from .models import FenceFilter, RepeatTrimmer, complete, says_no_fill_in_middle
 from .payloads import CompletionRequest
@@ -79,6 +80,7 @@ class CompletionJob:
     editor_id: str
     queue: asyncio.Queue[CompletionChunk | None] = field(default_factory=asyncio.Queue)
     task: asyncio.Task[None] | None = None
+    budget: BudgetAccount | None = None  # whose daily token cap the call counts against
 
     async def chunks(self) -> AsyncIterator[CompletionChunk]:
         """The answer as it streams; ends when the job ends, however it ends."""
@@ -106,12 +108,14 @@ class CompletionService:
         model: str | None,
         log: logging.Logger,
         variables: VariableSource | None = None,
+        budgets: TokenBudgets | None = None,
     ) -> None:
         self._docs = docs
         self._settings = settings
         self._model = model
         self._log = log
         self._variables = variables
+        self._budgets = budgets  # the administrator's daily token caps (the agent's)
         self._masker = settings.make_masker()
         self._provider: ModelProvider | None = settings.make_provider()
         self._listed_model: str | None = None
@@ -131,22 +135,32 @@ class CompletionService:
             "usage": self.usage.to_json(),
         }
 
-    async def start(self, request: CompletionRequest, variables: bool = True) -> CompletionJob:
+    async def start(
+        self,
+        request: CompletionRequest,
+        variables: bool = True,
+        principal: str = "",
+    ) -> CompletionJob:
         """Start completing ``request``, cancelling the editor's previous request.
 
         ``variables``: the user may read the kernel's variables (the kernel rights); without
-        them none are read or sent.
+        them none are read or sent. ``principal``: who asks, whose daily token cap the call
+        counts against.
 
         Raises:
-            JupyterLoopError: The notebook or the cell does not exist (before any model
-                call, so the handler answers 4xx).
+            JupyterLoopError: The notebook or the cell does not exist, the model is not
+                allowed, or a daily token cap is reached (before any model call, so the
+                handler answers 4xx).
         """
         if request.model is not None:
             self._settings.allowed_models.check(request.model)  # 403 before any model call
+        budget = self._budgets.account(principal, request.path) if self._budgets else None
+        if budget is not None:
+            budget.check()  # 403 when today's cap is reached
         previous = self._jobs.pop(request.editor_id, None)
         if previous is not None:
             previous.cancel()
-        job = CompletionJob(request.editor_id)
+        job = CompletionJob(request.editor_id, budget=budget)
         if self._provider is None:
             job.end()
             return job
@@ -255,6 +269,8 @@ class CompletionService:
                 elif isinstance(event, Usage):
                     self.usage.input_tokens += event.input_tokens
                     self.usage.output_tokens += event.output_tokens
+                    if job.budget is not None:
+                        job.budget.spend(event.input_tokens + event.output_tokens)
                 elif isinstance(event, StreamEnd):
                     self._put(job, repeat.feed(fences.flush()) + repeat.flush())
         finally:
