@@ -29,10 +29,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import os
 import posixpath
 import secrets
-import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -40,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import BadRequest, NotFound
-from .private import private_dir
+from .private import replace_private
 from .rights import Right
 
 PREFIX = "jlt_"
@@ -161,11 +159,7 @@ class AccessTokens:
         return tokens
 
     def _write(self, tokens: dict[str, AccessToken]) -> None:
-        private_dir(self._path.parent)
-        handle, temporary = tempfile.mkstemp(dir=self._path.parent, suffix=".tmp")
-        with os.fdopen(handle, "w", encoding="utf-8") as file:  # mkstemp: owner-only
-            json.dump([asdict(token) for token in tokens.values()], file)
-        os.replace(temporary, self._path)
+        replace_private(self._path, json.dumps([asdict(token) for token in tokens.values()]))
 
 
 def api_path(path: Any) -> str | None:

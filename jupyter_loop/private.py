@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import stat
+import tempfile
 from pathlib import Path
 from typing import IO, Any
 
@@ -92,3 +93,17 @@ def _opener(path: str, flags: int) -> int:
 def open_private(path: Path, mode: str, **kwargs: Any) -> IO[Any]:
     """``open(path, mode)``; a file it creates is readable by the owner only."""
     return open(path, mode, opener=_opener, **kwargs)
+
+
+def replace_private(path: Path, text: str) -> None:
+    """Write ``text`` as the whole of ``path``, owner-only, at once: a reader (or the next
+    server, after a kill) sees the old file or the new one, never half of one."""
+    private_dir(path.parent)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")  # made 0o600
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

@@ -23,6 +23,23 @@ AGENT = ("api", "jupyter-loop", "agent")
 ENDED = ("done", "stopped", "error")
 
 
+async def refused(call: Any, code: int) -> str:
+    """Await a REST call that must fail with ``code``; returns the message it gave."""
+    from tornado.httpclient import HTTPClientError
+
+    try:
+        await call
+    except HTTPClientError as e:
+        if e.code != code:
+            body = e.response.body if e.response else b""
+            raise AssertionError(f"HTTP {e.code}, not {code}: {body!r}") from None
+        message = str(json.loads(e.response.body)["message"]) if e.response else ""
+        if not message:
+            raise AssertionError(f"HTTP {code} without a message") from None
+        return message
+    raise AssertionError(f"the call succeeded; expected HTTP {code}")
+
+
 def openai_config(server: ScriptedModelServer, **extra: Any) -> dict[str, Any]:
     """``c.JupyterLoopApp`` settings pointing the agent at the scripted server."""
     return {

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from agent_helpers import AGENT, Agent, agent_state, notices, openai_config
+from agent_helpers import AGENT, Agent, agent_state, notices, openai_config, refused
 from model_fixtures import TEST_API_KEY
-from tornado.httpclient import HTTPClientError
 
 from jupyter_loop.testing import say
 
@@ -22,15 +21,6 @@ def loop_config(model_server):
 @pytest.fixture
 def agent(api):
     return Agent(api)
-
-
-async def refused(call, code):
-    with pytest.raises(HTTPClientError) as caught:
-        await call
-    assert caught.value.code == code
-    message = json.loads(caught.value.response.body)["message"]
-    assert message
-    return message
 
 
 @pytest.mark.parametrize(

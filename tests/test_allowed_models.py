@@ -8,9 +8,8 @@ import json
 from typing import Any
 
 import pytest
-from agent_helpers import AGENT, OPENAI_CHAT, Agent, openai_config
+from agent_helpers import AGENT, OPENAI_CHAT, Agent, openai_config, refused
 from completion_helpers import COMPLETION, lines, notebook_with_table, request
-from tornado.httpclient import HTTPClientError
 
 from jupyter_loop.testing import say
 
@@ -25,14 +24,6 @@ def loop_config(model_server: Any) -> dict[str, Any]:
     )
 
 
-async def refused(call: Any) -> str:
-    with pytest.raises(HTTPClientError) as caught:
-        await call
-    assert caught.value.code == 403
-    message: str = json.loads(caught.value.response.body)["message"]
-    return message
-
-
 async def test_the_picker_lists_only_allowed_models(api: Any) -> None:
     models = await api(*AGENT, "models")
     assert models["models"] == ["scripted-tools", "scripted-vision"]
@@ -44,7 +35,7 @@ async def test_a_turn_naming_another_model_is_refused_and_none_named_uses_an_all
 ) -> None:
     agent = Agent(api)
     path = write_notebook("nb.ipynb", "1 + 1")
-    message = await refused(agent.start(path, "hi", model="scripted-plain"))
+    message = await refused(agent.start(path, "hi", model="scripted-plain"), 403)
     assert message == (
         "The model 'scripted-plain' is not allowed on this server; allowed: scripted-tools, "
         "*-vis* (c.JupyterLoopApp.allowed_models)."
@@ -61,7 +52,7 @@ async def test_a_completion_naming_another_model_is_refused(
 ) -> None:
     path = notebook_with_table(jp_root_dir)
     body = json.dumps(request(path, model="scripted-plain"))
-    message = await refused(jp_fetch(*COMPLETION, "stream", method="POST", body=body))
+    message = await refused(jp_fetch(*COMPLETION, "stream", method="POST", body=body), 403)
     assert "'scripted-plain' is not allowed" in message
     model_server.script(say("ice"))
     answered = await jp_fetch(*COMPLETION, "stream", method="POST", body=json.dumps(request(path)))

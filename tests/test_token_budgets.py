@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_helpers import OPENAI_CHAT, Agent, openai_config
+from agent_helpers import OPENAI_CHAT, Agent, openai_config, refused
 from completion_helpers import COMPLETION, notebook_with_table, request
-from tornado.httpclient import HTTPClientError
 
 from jupyter_loop.providers.token_budgets import BudgetLimits, TokenBudgets
 from jupyter_loop.testing import call_tools, say
@@ -25,14 +24,6 @@ def loop_config(model_server: Any) -> dict[str, Any]:
     return openai_config(
         model_server, budget_tokens_per_user_day=100, budget_tokens_per_notebook_day=1000
     )
-
-
-async def refused(call: Any) -> str:
-    with pytest.raises(HTTPClientError) as caught:
-        await call
-    assert caught.value.code == 403
-    message: str = json.loads(caught.value.response.body)["message"]
-    return message
 
 
 async def test_a_user_over_the_daily_cap_is_refused_plainly_everywhere(
@@ -48,12 +39,12 @@ async def test_a_user_over_the_daily_cap_is_refused_plainly_everywhere(
     assert conversation["turn"]["state"] == "error"
     assert "used your model tokens for today (110 of 100)" in conversation["turn"]["error"]
     assert len(model_server.bodies(OPENAI_CHAT)) == 1
-    message = await refused(agent.start(path, "Again?"))
+    message = await refused(agent.start(path, "Again?"), 403)
     assert message.startswith("You have used your model tokens for today (110 of 100)")
     table = notebook_with_table(jp_root_dir)
     body = json.dumps(request(table))
     assert "(110 of 100)" in await refused(
-        jp_fetch(*COMPLETION, "stream", method="POST", body=body)
+        jp_fetch(*COMPLETION, "stream", method="POST", body=body), 403
     )
     assert len(model_server.bodies(OPENAI_CHAT)) == 1  # nothing more reached the model
     status = await api("api", "jupyter-loop", "status")

@@ -38,12 +38,11 @@ import asyncio
 import json
 import logging
 import os
-import tempfile
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
-from ..private import open_private, private_dir
+from ..private import open_private, private_dir, replace_private
 
 
 @dataclass(frozen=True)
@@ -198,11 +197,7 @@ class RunLedger:
         listed = [*self._entries.values(), *self._ending.values()]
         lines = "".join(json.dumps({"put": asdict(e)}) + "\n" for e in listed)
         try:
-            private_dir(self._path.parent)
-            handle, temporary = tempfile.mkstemp(dir=self._path.parent, suffix=".tmp")
-            with os.fdopen(handle, "w", encoding="utf-8") as file:
-                file.write(lines)
-            os.replace(temporary, self._path)
+            replace_private(self._path, lines)
             self._lines = len(listed)
         except OSError as e:
             self._log.warning("jupyter-loop could not record runs in %s: %s", self._path, e)

@@ -24,12 +24,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..private import private_dir
+from ..private import replace_private
 
 ENTRY = "entry.json"
 SEGMENTS = "iopub"
@@ -63,11 +62,7 @@ class KeeperEntry:
 
 def write_entry(directory: Path, entry: KeeperEntry) -> None:
     """Replace the entry atomically (a reader never sees half of it)."""
-    private_dir(directory)
-    handle, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")
-    with os.fdopen(handle, "w", encoding="utf-8") as file:
-        json.dump(asdict(entry), file)
-    os.replace(temporary, directory / ENTRY)
+    replace_private(directory / ENTRY, json.dumps(asdict(entry)))
 
 
 def read_entry(directory: Path) -> KeeperEntry | None:

@@ -30,8 +30,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Forbidden
-from ..private import private_dir
+from ..private import replace_private
 
 WRITE_DELAY = 1.0
 """Seconds a changed count waits before it is written (changes meanwhile share the write)."""
@@ -159,11 +157,7 @@ class TokenBudgets:
             return
         data = {"day": self._day, "users": self._users, "notebooks": self._notebooks}
         try:
-            private_dir(self._path.parent)
-            handle, temporary = tempfile.mkstemp(dir=self._path.parent, suffix=".tmp")
-            with os.fdopen(handle, "w", encoding="utf-8") as file:
-                json.dump(data, file)
-            os.replace(temporary, self._path)
+            replace_private(self._path, json.dumps(data))
         except OSError as e:
             self._log.warning("jupyter-loop could not keep token counts in %s: %s", self._path, e)
 
