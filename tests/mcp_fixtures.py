@@ -39,9 +39,11 @@ def mcp_session(mcp_url: str, jp_auth_header: Any) -> Callable[..., Any]:
         name: str = "test-agent",
         modern: bool = False,
         session_ids: list[str] | None = None,
+        elicitation: Any = None,
     ) -> AsyncIterator[ClientSession]:
         """``modern``: the 2026 protocol (no handshake, no server session: ``discover``);
-        ``session_ids`` collects the ``mcp-session-id`` the server answers with."""
+        ``session_ids`` collects the ``mcp-session-id`` the server answers with;
+        ``elicitation``: the client's form callback (it then says it can show forms)."""
         chosen = dict(jp_auth_header) if headers is None else headers
 
         async def seen(response: Any) -> None:
@@ -54,7 +56,10 @@ def mcp_session(mcp_url: str, jp_auth_header: Any) -> Callable[..., Any]:
             httpx2.AsyncClient(headers=chosen, timeout=120, event_hooks=hooks) as http,
             streamable_http_client(mcp_url, http_client=http) as (read, write),
             ClientSession(
-                read, write, client_info=types.Implementation(name=name, version="1")
+                read,
+                write,
+                client_info=types.Implementation(name=name, version="1"),
+                elicitation_callback=elicitation,
             ) as session,
         ):
             await (session.discover() if modern else session.initialize())

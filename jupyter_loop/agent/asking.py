@@ -6,22 +6,26 @@ answer reaches, the journal and the answer are the same for both; what differs i
 in: where the request is shown (:class:`ApprovalSlot`: the turn's live state, or the
 notebook's approval slot for an external client), how long to wait (a turn waits until it
 is stopped; a client at most ``timeout`` seconds) and the allowance's key (the turn, or
-the principal and the session the server minted; none: nothing is remembered). Rejected:
-one copy per channel, which is how an allowance came to be keyed by a header in one of
-them.
+the principal and the session the server minted; none: nothing is remembered), and
+whether the asking person can also be asked where they are (:class:`DirectPrompt`: an MCP
+client's elicitation), in which case the first answer wins, from a tab or from there.
+Rejected: one copy per channel, which is how an allowance came to be keyed by a header in
+one of them.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from typing import Protocol
 
 from ..document import source_hash
+from ..errors import Conflict, NotFound
 from ..records import ApprovalRequest
 from ..secrets import SecretMasker
 from .approvals import ApprovalDesk
+from .payloads import ApprovalAnswer, Decision
 from .store import new_id, now_iso
 
 
@@ -33,6 +37,17 @@ class ApprovalSlot(Protocol):
     async def show(self, approval: ApprovalRequest) -> None: ...
 
     async def hide(self, answered: bool) -> None: ...
+
+
+@dataclass(frozen=True)
+class DirectPrompt:
+    """The request asked of the person behind the requester, where they are, beside the
+    slot every tab shows: ``ask`` gives their decision, or ``None`` when they gave none
+    there (they dismissed it, or their client could not show it); ``by`` is how the
+    answer is recorded. Whoever answers first decides; the other question is withdrawn."""
+
+    ask: Callable[[ApprovalRequest], Awaitable[Decision | None]]
+    by: str
 
 
 @dataclass(frozen=True)
@@ -62,6 +77,7 @@ class Asking:
     """What an "allow for this turn" answer is remembered under (None: not remembered)."""
     requested_by: str | None = None
     timeout: float | None = None
+    direct: DirectPrompt | None = None
 
 
 class ApprovalPath:
@@ -99,6 +115,11 @@ class ApprovalPath:
             approval.id, asking.room_id, asking.turn_id, approval.source_hashes
         )
         asking.record("approval_requested", approval_id=approval.id, cell_ids=asking.cell_ids)
+        direct = (
+            None
+            if asking.direct is None
+            else asyncio.ensure_future(self._ask_directly(asking, asking.direct, approval))
+        )
         try:
             decision, by = await asyncio.wait_for(asyncio.shield(waiting), asking.timeout)
         except asyncio.TimeoutError:
@@ -109,6 +130,9 @@ class ApprovalPath:
             self._desk.withdraw(approval.id)
             await asking.slot.hide(answered=False)
             raise
+        finally:
+            if direct is not None:  # answered in a tab (or given up): stop asking there
+                direct.cancel()
         await asking.slot.hide(answered=True)
         asking.record("approval", approval_id=approval.id, decision=decision, answered_by=by)
         cells = ", ".join(asking.cell_ids)
@@ -117,3 +141,16 @@ class ApprovalPath:
         if (decision == "turn" or asking.policy == "turn") and asking.allowance is not None:
             self._allowed.add(asking.allowance)
         return Answer(True, "", by, approval.id)
+
+    async def _ask_directly(
+        self, asking: Asking, direct: DirectPrompt, approval: ApprovalRequest
+    ) -> None:
+        """Hand the person's answer to the desk, as a tab's answer is handed over REST."""
+        decision = await direct.ask(approval)
+        if decision is None:  # no answer there: a tab may still give one
+            return
+        answer = ApprovalAnswer("", decision, approval.source_hashes)
+        try:
+            self._desk.answer(approval.id, asking.room_id, answer, direct.by)
+        except (Conflict, NotFound):  # a tab answered first, or the wait was given up
+            pass

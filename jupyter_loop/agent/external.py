@@ -8,8 +8,10 @@ HTTP or MCP: the channels authorize, parse and call one method.
 
 An external client is not a turn. Its proposals carry an ``x…`` turn id (one per client
 name and notebook, so a client sees the status of its own proposals), its approval is shown
-in the notebook's ``approval`` slot like a turn's, and under ``ask`` a run waits for a person
-at most :attr:`ExternalAgent.approval_timeout` seconds, then reports that nobody answered.
+in the notebook's ``approval`` slot like a turn's (and, when the caller brings a
+:class:`~.asking.DirectPrompt`, in its own client too), and under ``ask`` a run waits for a
+person at most :attr:`ExternalAgent.approval_timeout` seconds, then reports that nobody
+answered.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import hashlib
 import json
 import logging
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..document import LiveDocuments, find_cell
@@ -39,7 +41,7 @@ from ..records import ApprovalRequest
 from ..secrets import SecretMasker
 from . import proposals
 from .approvals import ApprovalDesk
-from .asking import ApprovalPath, Asking
+from .asking import ApprovalPath, Asking, DirectPrompt
 from .context import build_context, new_nonce
 from .journal import AgentJournal
 from .live import current_approval, show_approval
@@ -63,12 +65,14 @@ class Caller:
     principal, ``""`` when there is none) and the principal (who holds the credential,
     :func:`jupyter_loop.identity.principal_of`). An "allow for the turn" answer holds for
     that principal on that connection, as long as it lasts; without a connection, for the
-    one call."""
+    one call. ``direct``: how to ask the caller's person for an approval in their client
+    (MCP elicitation), when it can."""
 
     user: str
     client: str
     connection: str = ""
     principal: str = ""
+    direct: DirectPrompt | None = field(default=None, compare=False, repr=False)
 
     @property
     def label(self) -> str:
@@ -320,6 +324,7 @@ class ExternalAgent:
                     allowance=(caller.principal, connection, room_id) if connection else None,
                     requested_by=caller.label,
                     timeout=self.approval_timeout,
+                    direct=caller.direct,
                 )
             )
         finally:

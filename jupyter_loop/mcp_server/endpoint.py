@@ -28,6 +28,7 @@ from ..errors import JupyterLoopError
 from ..handlers import NAMESPACE, LoopHandler
 from ..rights import Ability, Grants, grants_of, requires
 from .bridge import TornadoExchange
+from .elicitation import client_prompt
 from .sessions import SESSION_HEADER, McpSessions, scope_user
 from .tools import TOOLS, TOOLS_BY_NAME, ToolFailed
 
@@ -131,6 +132,8 @@ class McpEndpoint:
             _client_name(ctx),
             self.sessions.validated(sent, grants.principal),
             grants.principal,
+            # answering an approval needs the right to run, as in a tab
+            client_prompt(ctx, grants.user, self._log) if grants.allows(Ability.RUN) else None,
         )
         arguments = dict(params.arguments or {})
         path = arguments.get("path")

@@ -1,0 +1,121 @@
+"""An approval asked of an MCP client's person in the client itself (the spec's elicitation).
+
+An agent's run under the ``ask`` policy waits for a person. The person who set the agent
+going is often not looking at the notebook but at the agent's own window, so when the
+client says it can show a form (``elicitation`` in its capabilities, on a connection with
+a back-channel), the request is asked there as well as in every tab; the first answer wins
+(:class:`~jupyter_loop.agent.asking.DirectPrompt`). The form shows the sources as the tabs
+do: masked. Its answer needs no right the call did not already need: ``run_cells`` needs
+the right to run, which is the right to answer approvals (:mod:`jupyter_loop.rights`).
+
+"Decline" is a denial; "cancel" (the form dismissed) is no answer, and a tab may still give
+one. Rejected: asking only in the client when it can (the person at the notebook could no
+longer stop an agent they watch), and in the 2026 protocol's "input required" results
+(the call returns and is made again with the answer): runs there are asked in the tabs
+only, for now.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from ..agent.asking import DirectPrompt
+from ..agent.payloads import Decision
+from ..records import ApprovalRequest
+
+if TYPE_CHECKING:
+    import mcp_types as types
+
+FIELD = "decision"
+CHOICES: tuple[tuple[Decision, str], ...] = (
+    ("once", "Run them"),
+    ("turn", "Run them, and allow this client's runs for the rest of its session"),
+    ("deny", "Do not run them"),
+)
+SOURCE_CHARS = 2_000
+"""Of each cell's source, shown in the form (a client's dialog is no editor)."""
+
+
+def approval_message(request: ApprovalRequest) -> str:
+    """What the form says: who asks, which cells, and their (masked) sources.
+
+    Example:
+        >>> request = ApprovalRequest(id="a1", turn_id="x1", cell_ids=("c1",),
+        ...     sources={"c1": "print(1)"}, source_hashes={}, requested_at="",
+        ...     requested_by="an MCP client of ada")
+        >>> print(approval_message(request))
+        an MCP client of ada asks to run 1 cell of the notebook:
+        <BLANKLINE>
+        cell c1:
+        print(1)
+    """
+    count = len(request.cell_ids)
+    lines = [
+        f"{request.requested_by or 'An agent'} asks to run {count} "
+        f"cell{'s' if count != 1 else ''} of the notebook:"
+    ]
+    for cell_id in request.cell_ids:
+        source = request.sources.get(cell_id, "")
+        if len(source) > SOURCE_CHARS:  # the sources were masked whole before this cut
+            source = source[:SOURCE_CHARS] + "\n…"
+        lines += ["", f"cell {cell_id}:", source]
+    return "\n".join(lines)
+
+
+def requested_schema() -> dict[str, Any]:
+    """One required choice, each with its title (the spec's titled single-select enum)."""
+    return {
+        "type": "object",
+        "properties": {
+            FIELD: {
+                "type": "string",
+                "title": "Run these cells?",
+                "oneOf": [{"const": value, "title": title} for value, title in CHOICES],
+            }
+        },
+        "required": [FIELD],
+    }
+
+
+def decision_of(action: str, content: dict[str, Any] | None) -> Decision | None:
+    """The person's decision from the client's answer (``None``: they gave none).
+
+    Example:
+        >>> decision_of("accept", {"decision": "turn"}), decision_of("decline", None)
+        ('turn', 'deny')
+        >>> decision_of("cancel", None), decision_of("accept", {"decision": "yes"})
+        (None, None)
+    """
+    if action == "decline":
+        return "deny"
+    if action != "accept" or not content:
+        return None
+    chosen = content.get(FIELD)
+    return next((value for value, _ in CHOICES if value == chosen), None)
+
+
+def client_prompt(ctx: Any, user: str, log: logging.Logger) -> DirectPrompt | None:
+    """The prompt for the client behind ``ctx`` (an SDK request context), or ``None`` when
+    it did not say it can show a form."""
+    import mcp_types as types
+
+    wanted = types.ClientCapabilities(elicitation=types.ElicitationCapability())
+    try:
+        able = ctx.session.check_client_capability(wanted)
+    except Exception:  # a connection with no handshake has no capabilities to ask
+        able = False
+    if not able:
+        return None
+
+    async def ask(request: ApprovalRequest) -> Decision | None:
+        try:
+            result: types.ElicitResult = await ctx.session.elicit_form(
+                approval_message(request), requested_schema(), related_request_id=ctx.request_id
+            )
+        except Exception as e:  # no back-channel, an error answer: the tabs still ask
+            log.info("jupyter-loop: the MCP client was not asked about %s: %s", request.id, e)
+            return None
+        return decision_of(result.action, result.content)
+
+    return DirectPrompt(ask, f"{user}, in the MCP client")
