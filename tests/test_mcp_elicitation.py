@@ -166,3 +166,45 @@ async def test_a_client_that_cannot_be_asked_waits_for_a_tab(
         )  # fmt: skip
         result = await running
     assert "Not run: ada denied running c0." in text_of(result) and not forms
+
+
+def person(approve: str, typed: str, forms: list[Any]) -> Any:
+    """A person at the client who allows the run and types ``typed`` at its prompt."""
+
+    async def answer(context: Any, params: Any) -> types.ElicitResult:
+        forms.append(params)
+        if "decision" in params.requested_schema["properties"]:
+            return types.ElicitResult(action="accept", content={"decision": approve})
+        return types.ElicitResult(action="accept", content={"answer": typed})
+
+    return answer
+
+
+async def test_a_cells_input_is_asked_in_the_client_during_the_agents_run(
+    mcp_session: Any, write_notebook: Any, open_tab: Any
+) -> None:
+    path = write_notebook("name.ipynb", "name = input('Your name? ')\nprint('hello', name)")
+    forms: list[Any] = []
+    async with open_tab(path) as tab, mcp_session(elicitation=person("once", "Ada", forms)) as s:
+        result = await call(s, "run_cells", path=path, cell_ids=["c0"])
+        await wait_for(lambda: "hello Ada" in tab.text("c0"))
+        outputs = tab.cell("c0")["outputs"]
+        assert (outputs[0]["name"], outputs[0]["text"]) == ("stdin", "Your name?  Ada\n")
+    assert "hello Ada" in text_of(result), text_of(result)
+    assert "Your name? " in forms[1].message and "c0" in forms[1].message
+
+
+async def test_a_password_prompt_is_left_to_the_tabs(
+    mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+) -> None:
+    path = write_notebook("pw.ipynb", "import getpass\nprint(len(getpass.getpass('pw: ')))")
+    forms: list[Any] = []
+    async with open_tab(path) as tab, mcp_session(elicitation=person("once", "x", forms)) as s:
+        running = asyncio.ensure_future(call(s, "run_cells", path=path, cell_ids=["c0"]))
+        request = await wait_for(lambda: (tab.marker("c0") or {}).get("input"))
+        await asyncio.sleep(0.6)  # three polls: the client is not asked
+        body = {"path": path, "cell_id": "c0", "request_id": request["request_id"],
+                "value": "hunter22"}  # fmt: skip
+        await api("api", "jupyter-loop", "input", method="POST", body=body)
+        result = await running
+    assert "8" in text_of(result) and len(forms) == 1  # the approval only

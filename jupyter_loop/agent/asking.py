@@ -41,13 +41,16 @@ class ApprovalSlot(Protocol):
 
 @dataclass(frozen=True)
 class DirectPrompt:
-    """The request asked of the person behind the requester, where they are, beside the
-    slot every tab shows: ``ask`` gives their decision, or ``None`` when they gave none
-    there (they dismissed it, or their client could not show it); ``by`` is how the
-    answer is recorded. Whoever answers first decides; the other question is withdrawn."""
+    """The person behind the requester, asked where they are, beside what every tab shows:
+    ``ask`` gives their decision on an approval, ``ask_input`` their answer to a cell's
+    ``input()`` prompt (``(cell_id, prompt)``; see :mod:`.direct_inputs`), each ``None``
+    when they gave none there (they dismissed it, or their client could not show it);
+    ``by`` is how an answer is recorded. Whoever answers first decides; the other question
+    is withdrawn."""
 
     ask: Callable[[ApprovalRequest], Awaitable[Decision | None]]
     by: str
+    ask_input: Callable[[str, str], Awaitable[str | None]] | None = None
 
 
 @dataclass(frozen=True)

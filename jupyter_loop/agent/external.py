@@ -16,6 +16,7 @@ answered.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -43,6 +44,7 @@ from . import proposals
 from .approvals import ApprovalDesk
 from .asking import ApprovalPath, Asking, DirectPrompt
 from .context import build_context, new_nonce
+from .direct_inputs import answer_prompts
 from .journal import AgentJournal
 from .live import current_approval, show_approval
 from .store import new_id
@@ -286,7 +288,18 @@ class ExternalAgent:
         )
         # A client that stops waiting (time-out, disconnect) leaves the cells running.
         origin = RunOrigin(caller.user, MCP, client=caller.client, approval=approval)
-        outcomes = await self._execution.run_and_wait(request, caller.label, wait, origin)
+        prompts = (
+            None
+            if caller.direct is None
+            else asyncio.ensure_future(
+                answer_prompts(self._execution, path, cell_ids, caller.direct)
+            )
+        )
+        try:
+            outcomes = await self._execution.run_and_wait(request, caller.label, wait, origin)
+        finally:
+            if prompts is not None:  # the call stops waiting: the tabs keep the prompt
+                prompts.cancel()
         return {
             cell_id: replace(o, note=f"{o.note}; call get_outputs later")
             if o.status == "running"

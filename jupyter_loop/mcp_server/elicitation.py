@@ -1,4 +1,5 @@
-"""An approval asked of an MCP client's person in the client itself (the spec's elicitation).
+"""An approval, or a cell's ``input()``, asked of an MCP client's person in the client
+itself (the spec's elicitation).
 
 An agent's run under the ``ask`` policy waits for a person. The person who set the agent
 going is often not looking at the notebook but at the agent's own window, so when the
@@ -9,10 +10,13 @@ do: masked. Its answer needs no right the call did not already need: ``run_cells
 the right to run, which is the right to answer approvals (:mod:`jupyter_loop.rights`).
 
 "Decline" is a denial; "cancel" (the form dismissed) is no answer, and a tab may still give
-one. Rejected: asking only in the client when it can (the person at the notebook could no
-longer stop an agent they watch), and in the 2026 protocol's "input required" results
-(the call returns and is made again with the answer): runs there are asked in the tabs
-only, for now.
+one. An ``input()`` prompt is asked the same way (:mod:`jupyter_loop.agent.direct_inputs`),
+except a password prompt: the spec forbids asking for secrets in a form.
+
+Rejected: asking only in the client when it can (the person at the notebook could no
+longer stop an agent they watch), and the 2026 protocol's "input required" results (the
+call returns and is made again with the answer): its clients are asked in the tabs only,
+for now.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ if TYPE_CHECKING:
     import mcp_types as types
 
 FIELD = "decision"
+ANSWER = "answer"
 CHOICES: tuple[tuple[Decision, str], ...] = (
     ("once", "Run them"),
     ("turn", "Run them, and allow this client's runs for the rest of its session"),
@@ -78,6 +83,26 @@ def requested_schema() -> dict[str, Any]:
     }
 
 
+def input_schema() -> dict[str, Any]:
+    """One required line of text: what ``input()`` returns."""
+    return {
+        "type": "object",
+        "properties": {ANSWER: {"type": "string", "title": "Your answer"}},
+        "required": [ANSWER],
+    }
+
+
+def answer_of(action: str, content: dict[str, Any] | None) -> str | None:
+    """The text typed for ``input()`` (``None``: declined or dismissed, the tabs may answer).
+
+    Example:
+        >>> answer_of("accept", {"answer": "42"}), answer_of("decline", None)
+        ('42', None)
+    """
+    value = (content or {}).get(ANSWER) if action == "accept" else None
+    return value if isinstance(value, str) else None
+
+
 def decision_of(action: str, content: dict[str, Any] | None) -> Decision | None:
     """The person's decision from the client's answer (``None``: they gave none).
 
@@ -118,4 +143,15 @@ def client_prompt(ctx: Any, user: str, log: logging.Logger) -> DirectPrompt | No
             return None
         return decision_of(result.action, result.content)
 
-    return DirectPrompt(ask, f"{user}, in the MCP client")
+    async def ask_input(cell_id: str, prompt: str) -> str | None:
+        message = f"Cell {cell_id}, run by your agent, asks for input:\n\n{prompt}"
+        try:
+            result: types.ElicitResult = await ctx.session.elicit_form(
+                message, input_schema(), related_request_id=ctx.request_id
+            )
+        except Exception as e:
+            log.info("jupyter-loop: the MCP client was not asked for cell %s: %s", cell_id, e)
+            return None
+        return answer_of(result.action, result.content)
+
+    return DirectPrompt(ask, f"{user}, in the MCP client", ask_input)
