@@ -7,9 +7,8 @@ import json
 
 import pytest
 
-from jupyter_loop.agent import tool_args
-from jupyter_loop.agent.tool_args import schema_violation
-from jupyter_loop.agent.tool_specs import TOOL_SPECS
+from jupyter_loop.agent.tools import TOOL_SPECS, schema_violation
+from jupyter_loop.agent.tools import args as tool_args
 
 SPECS = {spec.name: spec.parameters for spec in TOOL_SPECS}
 

@@ -77,7 +77,7 @@ def test_examples_of_the_resolution() -> None:
     """A relative import from a package's ``__init__`` and one naming a module resolve."""
     assert module_name(PACKAGE / "notebook_view" / "__init__.py") == "jupyter_loop.notebook_view"
     assert "jupyter_loop.errors" in imported(PACKAGE / "providers" / "__init__.py")
-    assert "jupyter_loop.agent.proposals" in imported(PACKAGE / "agent" / "tools.py")
+    assert "jupyter_loop.agent.proposals" in imported(PACKAGE / "agent" / "tools" / "toolbox.py")
 
 
 def test_no_private_module_is_imported_from_outside_its_package() -> None:

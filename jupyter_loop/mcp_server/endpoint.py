@@ -23,7 +23,7 @@ from .. import __version__
 from ..access_tokens import PREFIX as TOKEN_PREFIX
 from ..access_tokens import SCOPES, AccessToken, AccessTokens, api_path
 from ..agent.external import Caller, ExternalAgent, client_claim
-from ..agent.tool_args import schema_violation
+from ..agent.tools import schema_violation
 from ..errors import JupyterLoopError
 from ..handlers import NAMESPACE, LoopHandler
 from ..rights import Ability, Grants, grants_of, requires

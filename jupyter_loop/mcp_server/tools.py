@@ -6,7 +6,7 @@ Every tool takes the notebook's ``path``. The agent's own tools (``read_cell``,
 through the same toolbox as the server's agent
 (:class:`~jupyter_loop.agent.external.ExternalAgent`). The abilities are those of
 :mod:`jupyter_loop.rights`, as the REST API's; arguments are checked against the schema the
-client is shown (:func:`jupyter_loop.agent.tool_args.schema_violation`) before any tool runs.
+client is shown (:func:`jupyter_loop.agent.tools.schema_violation`) before any tool runs.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..providers import ToolSpec
+from ...providers import ToolSpec
 
 
 def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:

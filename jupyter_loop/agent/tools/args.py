@@ -1,4 +1,4 @@
-"""The one check of a tool call's arguments against its JSON schema (from :mod:`.tool_specs`).
+"""The one check of a tool call's arguments against its JSON schema (from :mod:`.specs`).
 
 Models get arguments wrong: a required one left out, a number where a string goes, a number
 JSON can write but Python cannot use (``1e400`` reads as infinity). Every tool's arguments are
@@ -24,7 +24,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import JupyterLoopError
+from ...errors import JupyterLoopError
 
 
 class ToolError(JupyterLoopError):

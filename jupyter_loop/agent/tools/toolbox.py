@@ -1,10 +1,9 @@
-"""The agent's tools: read the notebook, propose edits, run cells (with approval).
+"""The toolbox a turn (or an outside client's call) uses, and the registry of its tools.
 
-Few and sharp, cells addressed by id. A tool never raises into the turn: a bad call (unknown
-tool, arguments that are not a JSON object or break the tool's schema (:mod:`.tool_args`), an
-unknown cell) comes back as a
-failed :class:`ToolOutcome` whose text tells the model what went wrong, so it can correct
-itself, and the turn shows it as a notice.
+A tool never raises into the turn: a bad call (unknown tool, arguments that are not a JSON
+object or break the tool's schema (:mod:`.args`), an unknown cell) comes back as a failed
+:class:`~.outcome.ToolOutcome` whose text tells the model what went wrong, so it can correct
+itself, and the turn shows it as a notice. Running cells is :mod:`.running`.
 """
 
 from __future__ import annotations
@@ -15,88 +14,37 @@ from typing import Any
 
 from jupyter_ydoc import YNotebook
 
-from ..document import ORIGIN, CellNotFound, LiveDocuments, find_cell, source_hash
-from ..errors import JupyterLoopError, SourceChanged
-from ..execution.introspect import VariablesReport
-from ..execution.introspect import describe as describe_variables
-from ..execution.run import RunOutcome
-from ..notebook_view.notebook_map import cell_line
-from ..notebook_view.snapshot import read_cell
-from ..notebook_view.summary import (
+from ...document import ORIGIN, CellNotFound, LiveDocuments, find_cell
+from ...errors import JupyterLoopError
+from ...execution.introspect import VariablesReport
+from ...execution.introspect import describe as describe_variables
+from ...notebook_view.notebook_map import cell_line
+from ...notebook_view.snapshot import read_cell
+from ...notebook_view.summary import (
     ImageAttachment,
     clean_text,
     head_tail,
-    headline,
     summarize_output,
     summarize_outputs,
 )
-from ..providers import BadToolArguments, ToolCall, ToolSpec
-from ..rights import Ability, rights_text
-from ..secrets import SecretMasker
-from . import proposals
-from .tool_args import ToolError, schema_violation
-from .tool_args import arg_int as _int
-from .tool_args import arg_optional_int as _optional_int
-from .tool_args import arg_str as _str
-from .tool_args import arg_str_list as _str_list
-from .tool_args import arg_text as _text
-from .tool_specs import TOOL_SPECS
+from ...providers import BadToolArguments, ToolCall, ToolSpec
+from ...rights import Ability
+from ...secrets import SecretMasker
+from .. import proposals
+from .args import ToolError, schema_violation
+from .args import arg_int as _int
+from .args import arg_optional_int as _optional_int
+from .args import arg_str as _str
+from .args import arg_text as _text
+from .outcome import ToolOutcome, failed, short_arguments
+from .running import Approve, CellRunner, Run
+from .specs import TOOL_SPECS
 
-__all__ = [
-    "AGENT_TOOLS",
-    "TOOL_SPECS",
-    "AgentTool",
-    "ToolError",
-    "ToolOutcome",
-    "Toolbox",
-    "short_arguments",
-]
-
-MAX_RUN_CELLS = 10
 MAX_MAP_LINES = 200
-MAX_APPROVALS = 3
-MAX_RESULT_IMAGES = 4
-"""Images one result carries at most (``result_images``); the rest stay placeholders."""
-"""Times a run is asked for again when its cells change while the user decides."""
 
-Approve = Callable[[list[str], dict[str, str]], Awaitable[tuple[bool, str, str]]]
-"""Asks for permission to run cells (ids, sources); returns (allowed, why not, the id of
-the approval a person answered, or "")."""
-Run = Callable[[list[str], dict[str, str], str], Awaitable[dict[str, RunOutcome]]]
-"""Runs cells (ids, the hash of each source that may run, the approval that allowed it);
-raises SourceChanged otherwise."""
 ReadVariables = Callable[[], Awaitable[VariablesReport]]
 """Reads the kernel's user variables (raises a ``JupyterLoopError`` when it cannot)."""
 Record = Callable[..., None]
-
-
-@dataclass(frozen=True)
-class ToolOutcome:
-    """What a tool call gave.
-
-    Attributes:
-        content: The result for the model (full; the context cuts it to its share).
-        summary: One line for people ("read cell 3", "ran cell 7 → ZeroDivisionError").
-        detail: A short text for people (expandable in the panel).
-        ok: Whether the call succeeded.
-        cell_ids: Cells the call was about (they come into focus).
-        arguments: A short rendering of the arguments.
-        notice: Set when the model got the call wrong: what to tell people.
-        images: The image outputs the result shows, when the toolbox was made with
-            ``result_images`` (a channel with no context of its own, such as MCP). The
-            panel's turn gets a cell's images through its context, which brings the cells a
-            call was about into focus; tool results there stay text (not every API takes an
-            image in a tool result).
-    """
-
-    content: str
-    summary: str
-    detail: str = ""
-    ok: bool = True
-    cell_ids: tuple[str, ...] = ()
-    arguments: str = ""
-    notice: str | None = None
-    images: tuple[ImageAttachment, ...] = ()
 
 
 class Toolbox:
@@ -121,12 +69,19 @@ class Toolbox:
         self._masker = masker  # cells are read masked, before anything is cut
         self._room_id = room_id
         self._turn_id = turn_id
-        self._approve = approve
-        self._run = run
         self._read_variables = read_variables
         self._record = record
         self._chars = max(1_000, result_chars)
         self._result_images = result_images
+        self._runner = CellRunner(
+            self._notebook,
+            approve=approve,
+            run=run,
+            record=record,
+            result_chars=self._chars,
+            masker=masker,
+            result_images=result_images,
+        )
         self._tools = {t.spec.name: t for t in AGENT_TOOLS if t.ability not in withheld}
         self.specs: tuple[ToolSpec, ...] = tuple(t.spec for t in self._tools.values())
         """The tools offered: those whose ability the user has (``withheld``: those not)."""
@@ -158,9 +113,9 @@ class Toolbox:
                 )
             outcome = await tool.handler(self, arguments)
         except ToolError as e:
-            return _failed(call.name, e.message, shown)
+            return failed(call.name, e.message, shown)
         except CellNotFound as e:
-            return _failed(call.name, f"{e.message} Use cell ids from the notebook map.", shown)
+            return failed(call.name, f"{e.message} Use cell ids from the notebook map.", shown)
         return replace(outcome, arguments=shown)
 
     async def _notebook(self) -> YNotebook:
@@ -289,88 +244,8 @@ class Toolbox:
 
     # -- running ---------------------------------------------------------------------
 
-    async def _sources(self, cell_ids: list[str]) -> tuple[dict[str, str], dict[str, int]]:
-        notebook = await self._notebook()
-        sources: dict[str, str] = {}
-        positions: dict[str, int] = {}
-        for cell_id in cell_ids:
-            index, ycell = find_cell(notebook, cell_id)
-            if ycell.get("cell_type") != "code":
-                raise ToolError(f"Cell '{cell_id}' is not a code cell; only code cells run.")
-            sources[cell_id] = str(ycell.get("source", ""))
-            positions[cell_id] = index
-        return sources, positions
-
     async def _run_cells(self, args: dict[str, Any]) -> ToolOutcome:
-        run = self._run
-        if run is None:  # said before asking an approval the user could not give
-            raise ToolError(
-                "The user may not run cells in this notebook (that needs "
-                f"{rights_text(Ability.RUN)}); propose edits instead."
-            )
-        cell_ids = _str_list(args, "cell_ids")
-        if len(cell_ids) > MAX_RUN_CELLS:
-            raise ToolError(f"Run at most {MAX_RUN_CELLS} cells at a time.")
-        sources, positions = await self._sources(cell_ids)
-        where = _cells_label([positions[i] for i in cell_ids])
-        for _ in range(MAX_APPROVALS):
-            allowed, reason, approval = await self._approve(cell_ids, sources)
-            if not allowed:
-                return ToolOutcome(
-                    f"Not run: {reason}", f"did not run {where}", reason, False, tuple(cell_ids)
-                )
-            approved = {cell_id: source_hash(source) for cell_id, source in sources.items()}
-            try:
-                outcomes = await run(cell_ids, approved, approval)
-                break
-            except SourceChanged:  # edited since approved: ask again for what would run
-                sources, _ = await self._sources(cell_ids)
-            except JupyterLoopError as e:
-                raise ToolError(f"The cells could not be run: {e.message}") from None
-        else:
-            raise ToolError("The cells kept changing while waiting for approval; not run.")
-        self._record(
-            "cell_run",
-            cell_ids=cell_ids,
-            outcomes={i: outcome.status for i, outcome in outcomes.items()},
-        )
-        notebook = await self._notebook()
-        parts: list[str] = []
-        heads: list[str] = []
-        images: list[ImageAttachment] = []
-        share = self._chars // max(1, len(cell_ids)) - 80
-        for cell_id in cell_ids:
-            outcome = outcomes.get(cell_id, RunOutcome("ok"))
-            try:
-                cell = read_cell(find_cell(notebook, cell_id)[1], self._masker)
-            except CellNotFound:
-                parts.append(f"cell {cell_id}: deleted while it ran")
-                continue
-            head = headline(cell.outputs) if outcome.status == "error" else ""
-            heads.append(head or outcome.status)
-            count = f"[{cell.execution_count}]" if cell.execution_count is not None else "[ ]"
-            summary = summarize_outputs(
-                cell.outputs,
-                max(200, share),
-                model_takes_images=self._result_images,
-                max_images=MAX_RESULT_IMAGES - len(images),
-            )
-            images.extend(summary.images)
-            note = f" ({outcome.note})" if outcome.note else ""
-            shown_outputs = summary.text or "(no output)"
-            parts.append(
-                f"cell {cell_id} {count} → {outcome.status}{note}\noutputs:\n{shown_outputs}"
-            )
-        shown = ", ".join(dict.fromkeys(heads))
-        return ToolOutcome(
-            "\n\n".join(parts), f"ran {where} → {shown}", "", True, tuple(cell_ids),
-            images=tuple(images),
-        )  # fmt: skip
-
-
-def _failed(name: str, message: str, arguments: str) -> ToolOutcome:
-    notice = f"The agent's call to {name} failed: {message}"
-    return ToolOutcome(f"error: {message}", f"{name} failed", message, False, (), arguments, notice)
+        return await self._runner.run_cells(args)
 
 
 def _proposed(proposal: dict[str, Any]) -> str:
@@ -394,20 +269,9 @@ def _raw_output_text(output: dict[str, Any], budget: int) -> str:
     return summarize_output(output, budget * 8)[0]
 
 
-def _cells_label(positions: list[int]) -> str:
-    numbers = [str(p + 1) for p in positions]
-    return f"cell {numbers[0]}" if len(numbers) == 1 else f"cells {', '.join(numbers)}"
-
-
 def _one_line(text: str, limit: int = 80) -> str:
     line = next((part.strip() for part in text.splitlines() if part.strip()), "")
     return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def short_arguments(arguments_json: str, limit: int = 200) -> str:
-    """The arguments on one line, cut to ``limit`` (for receipts and the journal)."""
-    text = " ".join(arguments_json.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 # -- the registry ----------------------------------------------------------------------
