@@ -240,6 +240,8 @@ class JupyterLoopApp(
             self.documents.on_saved(self.journal.saved)
         outputs = self.output_policy(self.outputs, server.base_url, masker, self.journal)
         ledger = RunLedger(Path(self.data_dir) / "runs.jsonl", self.log)
+        if self.journal is not None:
+            self.journal.before_removing(ledger.drop_now)
         self.kept: KeptKernels | None = None
         if self.keep_kernels != "never":
             # Before anything lists sessions: those of adopted kernels must not be culled.

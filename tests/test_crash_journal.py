@@ -132,3 +132,47 @@ async def test_a_crash_right_after_a_run_ends_keeps_all_its_lines(server: Server
         outputs = reopened.get_cell(0)["outputs"]
         assert printed(outputs) == list(range(12))
         assert "cut off" not in str(outputs)
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("dies", ["the server", "the server and its kernel"])
+async def test_a_crash_between_the_save_of_a_finished_run_and_its_ledger_drop_keeps_it(
+    tmp_path: Path, dies: str
+):
+    """A run ended, and the next cell's printing saved the notebook, so the ended run's
+    journal went, while the run ledger still listed it (its line leaves half a second
+    after the end). A kill in between must not make the restart take it for a run in
+    flight and replay nothing over its lines, from the keeper's journal or as cut off
+    (chaos seed 2028, trial 69). Saves every 0.05 s here: the next cell's first output
+    saves the notebook well before the ledger's line goes."""
+    server = ServerProcess(tmp_path, "--JupyterLoopApp.save_interval=0.05")
+    try:
+        path = "saved.ipynb"
+        server.root.mkdir(parents=True)
+        (server.root / path).write_text(notebook_json(SHORT, LOOP), encoding="utf-8")
+        server.start()
+        await server.ready()
+        await server.start_kernel(path)
+        channel, live = await server.open_room(path)
+        journals = server.home / "data" / "jupyter_loop" / "journal"
+        async with Provider(live.ydoc, channel):
+            await wait_for(lambda: live.cell_number == 2)
+            body = {"path": path, "cell_ids": ["c0", "c1"]}
+            await server.api("api", "jupyter-loop", "runs", method="POST", body=body)
+            first = await wait_for(lambda: journals.is_dir() and sorted(journals.glob("*.jsonl")))
+            await wait_for(lambda: len(list(journals.glob("*.jsonl"))) == 2)
+            # The first run's journal goes once a save holds it whole: kill right then.
+            await wait_for(lambda: not first[0].exists(), interval=0.002)
+            server.crash() if dies == "the server" else server.kill()
+        assert printed(live.get_cell(0)["outputs"]) == list(range(12))
+        server.start()
+        await server.ready()
+        await server.api("api", "jupyter-loop", "runs?path=" + path)  # after the take-up
+        channel, reopened = await server.open_room(path)
+        async with Provider(reopened.ydoc, channel):
+            await wait_for(lambda: reopened.cell_number == 2)
+            outputs = reopened.get_cell(0)["outputs"]
+            assert printed(outputs) == list(range(12)) and "cut off" not in str(outputs)
+        await wait_for(lambda: printed(server.saved(path).cells[0].outputs) == list(range(12)))
+    finally:
+        server.kill()

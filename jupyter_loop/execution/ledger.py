@@ -11,6 +11,10 @@ A run's end is written DROP_DELAY later: by then the output journal has the run'
 (it commits at once when a run ends), and a restart that finds the run listed replays it
 from there (the run is over, never followed again); dropped at once, a kill in between
 left a journal with no end and no run listed, and the finished run came back "cut off".
+A save that holds the run whole ends its journal sooner than that (the next cell's output
+saves the notebook): the end is then written first (:meth:`RunLedger.drop_now`), before
+the journal goes. A run listed with no journal is a run still in flight; one listed after
+its journal went came back with nothing replayed over its lines (chaos seed 2028, trial 69).
 
 Each change is one line appended to a log (``{"put": entry}`` or ``{"drop": run_id}``):
 a write of a few hundred bytes, whatever else is in flight. No fsync: the ledger is for a
@@ -78,6 +82,7 @@ class RunLedger:
         self._lines = 0  # lines in the file (the previous process's included)
         self._ending: dict[str, LedgerEntry] = {}  # ended, still listed for DROP_DELAY
         self._timer: asyncio.TimerHandle | None = None
+        self._journal_gone: set[str] = set()  # listed runs whose output journal went
 
     def load(self) -> list[LedgerEntry]:
         """What the previous server process left in flight."""
@@ -131,6 +136,11 @@ class RunLedger:
 
     def remove(self, run_id: str) -> None:
         entry = self._entries.pop(run_id, None)
+        if run_id in self._journal_gone:  # nothing to wait for: the file holds the run
+            self._journal_gone.discard(run_id)
+            if entry is not None:
+                self._append({"drop": run_id})
+            return
         if entry is not None:
             self._ending[run_id] = entry
             if self._timer is None:
@@ -140,6 +150,18 @@ class RunLedger:
                     self._drop_ended()
                     return
                 self._timer = loop.call_later(DROP_DELAY, self._drop_ended)
+
+    def drop_now(self, run_ids: list[str]) -> None:
+        """Write the ends of these ended runs now: their output journals are about to go.
+
+        A run not settled yet (its end written, the queue not done with it) is dropped as
+        soon as it is; a run a stopping server leaves listed on purpose stays listed (see
+        ``ExecutionService.stop``): its cell's marker already says how it ended."""
+        for run_id in run_ids:
+            if self._ending.pop(run_id, None) is not None:
+                self._append({"drop": run_id})
+            elif run_id in self._entries:
+                self._journal_gone.add(run_id)
 
     def _drop_ended(self) -> None:
         self._timer = None

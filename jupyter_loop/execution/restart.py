@@ -47,9 +47,9 @@ async def take_up_left_runs(
     journal = outputs.journal
     # A gateway kernel has no keeper's journal: the output journal gives its run back.
     journalled = {r.run_id: r for r in journal.leftovers()} if journal is not None else {}
-    # A run whose end is journalled had ended; the ledger had not yet said so (it writes
-    # within 0.2 s) when the server died: replayed from the journal, never followed again
-    # (its kernel is idle, and its keeper let go of its copy once the run ended).
+    # A run whose end is journalled had ended; the ledger had not yet said so (it does
+    # DROP_DELAY later) when the server died: replayed from the journal, never followed
+    # again (its kernel is idle, and its keeper let go of its copy once the run ended).
     over = {run_id for run_id, record in journalled.items() if record.end is not None}
     left = [entry for entry in entries if entry.run_id not in over]
     resumed, queued, ended, closed = sort_interrupted(left, adopted, kept, kernels)

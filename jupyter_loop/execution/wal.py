@@ -33,6 +33,7 @@ import json
 import logging
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -220,6 +221,7 @@ class OutputJournal:
         # see ended must not lose its last lines to a kill within the commit interval.
         self._now = asyncio.Event()
         self._failed = False
+        self._letting_go: list[Callable[[list[str]], None]] = []
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -249,6 +251,11 @@ class OutputJournal:
     def dirty(self, journal: RunJournal) -> None:
         self._dirty[journal.run_id] = journal
         self._wake.set()
+
+    def before_removing(self, hook: Callable[[list[str]], None]) -> None:
+        """Call ``hook(run_ids)`` before the journals of those ended runs are removed (the
+        run ledger lets go of them first: a run it lists always has its journal)."""
+        self._letting_go.append(hook)
 
     def commit_now(self) -> None:
         """Commit what is pending without waiting out the interval (a run ended)."""
@@ -332,6 +339,9 @@ class OutputJournal:
             batch = [(journal, journal.take()) for journal in self._dirty.values()]
             self._dirty.clear()
             doomed, self._doomed = self._doomed, []
+            if doomed:
+                for hook in self._letting_go:
+                    hook([journal.run_id for journal in doomed])
             if batch or doomed:
                 await asyncio.to_thread(self._write, batch, doomed)
 
