@@ -56,11 +56,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import tempfile
 from pathlib import Path
 
-from jupyter_loop.testing.chaos_trial import TrialResult, chaos_server, run_trial
+ROOT = Path(__file__).resolve().parent.parent
+# This checkout's jupyter-loop, here and in every server and CLI run started: an editable
+# install points at one working tree, and a long run from a snapshot must not pick up edits
+# made there meanwhile (a half-moved package once failed two trials with 404s).
+sys.path.insert(0, str(ROOT))
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+
+from jupyter_loop.testing.chaos_trial import (  # noqa: E402
+    TrialResult,
+    chaos_server,
+    run_trial,
+)
 
 
 async def run(
