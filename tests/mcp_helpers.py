@@ -1,4 +1,4 @@
-"""Helpers for MCP tests: call a tool, read the text it gave back."""
+"""Helpers for MCP tests: call a tool, read the text it gave back, answer its approval."""
 
 from __future__ import annotations
 
@@ -22,3 +22,10 @@ class NamedUserIdentity(IdentityProvider):
 
     def generate_anonymous_user(self, handler: Any) -> User:
         return User(username="ada", name="ada", display_name="ada")
+
+
+def answer_approval(api: Any, path: str, approval: dict[str, Any], decision: str) -> Any:
+    """Answer ``approval`` (as a tab shows it) the way a tab's person does, over REST."""
+    body = {"path": path, "decision": decision}
+    route = ("api", "jupyter-loop", "agent", "approvals", approval["id"])
+    return api(*route, method="POST", body=body)

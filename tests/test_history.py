@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from authorizers import both
 from conftest import wait_for
-from mcp_helpers import NamedUserIdentity, call, text_of
+from mcp_helpers import NamedUserIdentity, answer_approval, call, text_of
 from pycrdt import Map
 from tornado.httpclient import HTTPClientError
 from traitlets.config import Config
@@ -150,10 +150,7 @@ async def test_mcp_runs_are_recorded_and_stale_marks_follow_edits_and_restarts(
             call(session, "run_cells", path=path, cell_ids=["c0", "c1"])
         )
         approval = await wait_for(lambda: board.get("approval"))
-        await api(
-            "api", "jupyter-loop", "agent", "approvals", approval["id"],
-            method="POST", body={"path": path, "decision": "once"},
-        )  # fmt: skip
+        await answer_approval(api, path, approval, "once")
         assert not (await running).is_error
         runs = await history(api, path, "c0")
         assert runs[0]["channel"] == "mcp" and runs[0]["client"] == "claude-code"

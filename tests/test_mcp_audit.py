@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from conftest import wait_for
-from mcp_helpers import NamedUserIdentity, call, text_of
+from mcp_helpers import NamedUserIdentity, answer_approval, call, text_of
 from pycrdt import Map
 from traitlets.config import Config
 
@@ -67,10 +67,7 @@ async def test_a_client_name_is_capped_and_shown_as_its_own_claim(
         board = tab.notebook.ydoc.get("jupyter_loop:agent", type=Map)
         running = asyncio.ensure_future(call(session, "run_cells", path=path, cell_ids=["c0"]))
         approval = dict(await wait_for(lambda: board.get("approval")))
-        await api(
-            "api", "jupyter-loop", "agent", "approvals", approval["id"],
-            method="POST", body={"path": path, "decision": "deny"},
-        )  # fmt: skip
+        await answer_approval(api, path, approval, "deny")
         await running
     shown = approval["requested_by"]
     assert len(shown) < 200 and "\x1b" not in shown and "\n" not in shown

@@ -10,7 +10,7 @@ from typing import Any
 import mcp_types as types
 import pytest
 from conftest import wait_for
-from mcp_helpers import NamedUserIdentity, call, text_of
+from mcp_helpers import NamedUserIdentity, answer_approval, call, text_of
 from pycrdt import Map
 from traitlets.config import Config
 
@@ -101,10 +101,7 @@ async def test_a_dismissed_form_leaves_the_answer_to_a_tab(
         await wait_for(lambda: forms)
         await asyncio.sleep(0.5)  # the dismissal has reached the server: still waiting
         assert not running.done()
-        await api(
-            "api", "jupyter-loop", "agent", "approvals", approval["id"],
-            method="POST", body={"path": path, "decision": "once"},
-        )  # fmt: skip
+        await answer_approval(api, path, approval, "once")
         result = await running
     assert "ran after all" in text_of(result)
     [answered] = await approvals_of(api, path)
@@ -131,10 +128,7 @@ async def test_a_tab_answering_first_wins_and_the_form_is_withdrawn(
         board = tab.notebook.ydoc.get("jupyter_loop:agent", type=Map)
         approval = await wait_for(lambda: board.get("approval"))
         await asyncio.wait_for(shown.wait(), 30)
-        await api(
-            "api", "jupyter-loop", "agent", "approvals", approval["id"],
-            method="POST", body={"path": path, "decision": "once"},
-        )  # fmt: skip
+        await answer_approval(api, path, approval, "once")
         result = await running
         release.set()  # the late "no" changes nothing
         await asyncio.sleep(0.5)
@@ -160,10 +154,7 @@ async def test_a_client_that_cannot_be_asked_waits_for_a_tab(
         approval = await wait_for(lambda: board.get("approval"))
         await asyncio.sleep(0.5)
         assert not running.done()
-        await api(
-            "api", "jupyter-loop", "agent", "approvals", approval["id"],
-            method="POST", body={"path": path, "decision": "deny"},
-        )  # fmt: skip
+        await answer_approval(api, path, approval, "deny")
         result = await running
     assert "Not run: ada denied running c0." in text_of(result) and not forms
 

@@ -9,7 +9,7 @@ import httpx2
 import mcp_types as types
 import pytest
 from conftest import wait_for
-from mcp_helpers import NamedUserIdentity, call, text_of
+from mcp_helpers import NamedUserIdentity, answer_approval, call, text_of
 from pycrdt import Map
 from traitlets.config import Config
 
@@ -124,10 +124,7 @@ async def test_a_run_under_ask_waits_for_a_person_answering_over_rest(
         approval = await wait_for(lambda: board.get("approval"))
         assert approval["cell_ids"] == ["c0"] and "claude-code" in approval["requested_by"]
         assert not running.done()
-        await api(
-            "api", "jupyter-loop", "agent", "approvals", approval["id"],
-            method="POST", body={"path": path, "decision": "once"},
-        )  # fmt: skip
+        await answer_approval(api, path, approval, "once")
         result = await running
         await wait_for(lambda: "approval" not in board)
         assert "line 2" in tab.text("c0")
@@ -164,10 +161,7 @@ async def test_a_long_run_goes_on_past_the_wait_and_can_be_interrupted(
             call(session, "run_cells", path=path, cell_ids=["c0"], wait_seconds=0.5)
         )
         approval = await wait_for(lambda: board.get("approval"))
-        await api(
-            "api", "jupyter-loop", "agent", "approvals", approval["id"],
-            method="POST", body={"path": path, "decision": "once"},
-        )  # fmt: skip
+        await answer_approval(api, path, approval, "once")
         result = await running
         assert "still running" in text_of(result)
         await wait_for(lambda: "tick 3" in tab.text("c0"))
@@ -240,10 +234,7 @@ async def test_plots_come_back_shrunk_from_read_cell_get_outputs_and_run_cells(
         board = tab.notebook.ydoc.get("jupyter_loop:agent", type=Map)
         running = asyncio.ensure_future(call(session, "run_cells", path=path, cell_ids=["c0"]))
         approval = await wait_for(lambda: board.get("approval"))
-        await api(
-            "api", "jupyter-loop", "agent", "approvals", approval["id"],
-            method="POST", body={"path": path, "decision": "once"},
-        )  # fmt: skip
+        await answer_approval(api, path, approval, "once")
         ran = await running
         read = await call(session, "read_cell", path=path, cell_id="c0")
         outputs = await call(session, "get_outputs", path=path, cell_id="c0")
@@ -267,19 +258,13 @@ async def test_allowed_for_the_turn_lasts_as_long_as_the_mcp_session(
         async with mcp_session() as session:
             first = asyncio.ensure_future(call(session, "run_cells", path=path, cell_ids=["c0"]))
             approval = await wait_for(lambda: board.get("approval"))
-            await api(
-                "api", "jupyter-loop", "agent", "approvals", approval["id"],
-                method="POST", body={"path": path, "decision": "turn"},
-            )  # fmt: skip
+            await answer_approval(api, path, approval, "turn")
             assert not (await first).is_error
             again = await call(session, "run_cells", path=path, cell_ids=["c0"])
             assert not again.is_error and "again" in text_of(again)
         async with mcp_session() as session:  # a new session is asked again
             second = asyncio.ensure_future(call(session, "run_cells", path=path, cell_ids=["c0"]))
             approval = await wait_for(lambda: board.get("approval"))
-            await api(
-                "api", "jupyter-loop", "agent", "approvals", approval["id"],
-                method="POST", body={"path": path, "decision": "deny"},
-            )  # fmt: skip
+            await answer_approval(api, path, approval, "deny")
             denied = await second
     assert denied.is_error and "denied running c0" in text_of(denied)

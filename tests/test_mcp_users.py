@@ -10,7 +10,7 @@ import httpx2
 import pytest
 from conftest import wait_for
 from identities import BOB
-from mcp_helpers import call, text_of
+from mcp_helpers import answer_approval, call, text_of
 from pycrdt import Map
 from traitlets.config import Config
 
@@ -57,10 +57,7 @@ async def test_another_user_cannot_use_or_end_a_session(
 
 async def answer(api: Any, board: Map, path: str, decision: str) -> dict[str, Any]:
     approval = await wait_for(lambda: board.get("approval"))
-    await api(
-        "api", "jupyter-loop", "agent", "approvals", approval["id"],
-        method="POST", body={"path": path, "decision": decision},
-    )  # fmt: skip
+    await answer_approval(api, path, approval, decision)
     await wait_for(lambda: "approval" not in board)
     return dict(approval)
 
