@@ -14,6 +14,7 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, TextIO, TypeVar
+from urllib.parse import urlencode
 
 from jupyter_ydoc import YNotebook
 from pycrdt import Map
@@ -66,10 +67,36 @@ async def notebook_kernel(api: Api, path: str, notebook: YNotebook) -> str:
     return str(session["kernel"]["id"])
 
 
-class RunFollower:
-    """Prints the outputs of the ticket's cells, one cell after the other, as they come."""
+ASK_AFTER_SECONDS = 5.0
+"""How long a cell may show another run than the one followed before the server is asked
+whether the followed run is still pending."""
 
-    def __init__(self, notebook: YNotebook, out: TextIO, err: TextIO) -> None:
+EndedElsewhere = Callable[[str, str], Awaitable["str | None"]]
+"""``(cell_id, run_id)``: how that run ended if the server no longer has it pending
+(``"ended"`` when it keeps no record of it), or None while it is queued or running."""
+
+
+class RunFollower:
+    """Prints the outputs of the ticket's cells, one cell after the other, as they come.
+
+    A cell shows one run at a time. Should the followed run never show (the notebook was
+    replaced on disk, or the server restarted, and the cell ran again before this client
+    saw the run's end), the server is asked, every :data:`ASK_AFTER_SECONDS`, whether it
+    is still pending; once it is not, following it ends with how it ended. Rejected:
+    waiting for the run's own marker only, which left a ``jupyter loop run`` waiting for
+    ever (chaos seed 2028, trials 20 and 84).
+    """
+
+    def __init__(
+        self,
+        notebook: YNotebook,
+        out: TextIO,
+        err: TextIO,
+        ended_elsewhere: EndedElsewhere | None = None,
+        ask_after: float = ASK_AFTER_SECONDS,
+    ) -> None:
+        self._ended_elsewhere = ended_elsewhere
+        self._ask_after = ask_after
         self._notebook = notebook
         self._out = out
         self._err = err
@@ -105,6 +132,8 @@ class RunFollower:
         found = self._cell(cell_id)
         number = found[0] + 1 if found else "?"
         self._say(style.paint(f"▶ cell {number} ({visible(cell_id)})", BOLD) + f" {progress}")
+        loop = asyncio.get_running_loop()
+        ask_at = loop.time() + self._ask_after
         while True:
             self._changed.clear()
             found = self._cell(cell_id)
@@ -116,6 +145,11 @@ class RunFollower:
             if marker.get("run_id") != run_id or state == QUEUED:
                 # Outputs are cleared when a run starts: until this run has started, the
                 # outputs shown are those of the run before.
+                if marker.get("run_id") != run_id and loop.time() >= ask_at:
+                    ask_at = loop.time() + self._ask_after
+                    ended = await self._ask_ended(cell_id, run_id)
+                    if ended is not None:
+                        return ended
                 await self._next_change()
                 continue
             if status != "aborted":  # a dropped run never started: nothing of it to show
@@ -131,6 +165,21 @@ class RunFollower:
                 self._say(style.paint(f"  {shown}{note}", GREEN if status == "ok" else RED))
                 return status
             await self._next_change()
+
+    async def _ask_ended(self, cell_id: str, run_id: str) -> str | None:
+        if self._ended_elsewhere is None:
+            return None
+        status = await self._ended_elsewhere(cell_id, run_id)
+        if status is None:
+            return None
+        shown = visible(status)
+        self._say(
+            self._err_style.paint(
+                f"  {shown} (the cell has run again since: it shows a later run's outputs)",
+                GREEN if status == "ok" else RED,
+            )
+        )
+        return status
 
     async def _next_change(self) -> None:
         try:
@@ -165,7 +214,7 @@ async def run_command(
         }
         ticket = await api.call("api", "jupyter-loop", "runs", method="POST", body=body)
         queued = [c for c in ticket["cells"] if c["state"] != DONE]
-        follower = RunFollower(notebook, out, err)
+        follower = RunFollower(notebook, out, err, lambda c, r: run_ended(api, path, c, r))
         interrupt = lambda: api.call("api", "kernels", kernel_id, "interrupt", method="POST")  # noqa: E731
         try:
             ended = await until_detached(follower.follow(queued), interrupt, err)
@@ -174,6 +223,21 @@ async def run_command(
     if ended is None:
         return DETACHED
     return 0 if all(status == "ok" for status in ended) else 1
+
+
+async def run_ended(api: Api, path: str, cell_id: str, run_id: str) -> str | None:
+    """How run ``run_id`` of ``cell_id`` ended, from the run history, once the server no
+    longer lists it as queued or running (``"ended"``: the history keeps no record)."""
+    try:
+        pending = await api.call("api", "jupyter-loop", "runs", query=urlencode({"path": path}))
+        if any(cell.get("run_id") == run_id for cell in pending.get("cells", [])):
+            return None
+        query = urlencode({"path": path, "cell_id": cell_id, "limit": 100})
+        history = await api.call("api", "jupyter-loop", "history", query=query)
+    except CliError:  # the server is restarting, or says no: keep following the document
+        return None
+    run = next((r for r in history.get("runs", []) if r.get("run_id") == run_id), None)
+    return str(run.get("status") or "ended") if run is not None else "ended"
 
 
 async def until_detached(
