@@ -14,43 +14,53 @@ markers every :data:`POLL_SECONDS` is enough and stops with the call.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING
 
-from ..errors import Conflict
+from ..errors import Conflict, JupyterLoopError
 from ..execution import board
 from ..execution.payloads import InputReply
 from ..records import CellMarker, InputRequest
 from .asking import DirectPrompt
 
+if TYPE_CHECKING:
+    from ..execution.service import ExecutionService
+
 POLL_SECONDS = 0.2
 
 
 async def answer_prompts(
-    execution: Any, path: str, cell_ids: list[str], direct: DirectPrompt
+    execution: ExecutionService, path: str, cell_ids: list[str], direct: DirectPrompt
 ) -> None:
     """Until cancelled (the call stops waiting), put each prompt of ``cell_ids`` to the
     person once."""
     if direct.ask_input is None:
         return
     asked: set[str] = set()
-    while True:
-        for cell_id in cell_ids:
-            request = await _prompt(execution, path, cell_id)
-            if request is None or request.password or request.request_id in asked:
-                continue
-            asked.add(request.request_id)
-            await _ask_one(execution, path, cell_id, request, direct)
-        await asyncio.sleep(POLL_SECONDS)
+    try:
+        while True:
+            for cell_id in cell_ids:
+                request = await _prompt(execution, path, cell_id)
+                if request is None or request.password or request.request_id in asked:
+                    continue
+                asked.add(request.request_id)
+                await _ask_one(execution, path, cell_id, request, direct)
+            await asyncio.sleep(POLL_SECONDS)
+    except JupyterLoopError:  # the notebook went: nothing left to ask about
+        return
 
 
-async def _prompt(execution: Any, path: str, cell_id: str) -> InputRequest | None:
+async def _prompt(execution: ExecutionService, path: str, cell_id: str) -> InputRequest | None:
     _, notebook = await execution.live_notebook(path)
     entry = board.marker(notebook, cell_id)
     return None if entry is None else CellMarker.from_y(entry).input
 
 
 async def _ask_one(
-    execution: Any, path: str, cell_id: str, request: InputRequest, direct: DirectPrompt
+    execution: ExecutionService,
+    path: str,
+    cell_id: str,
+    request: InputRequest,
+    direct: DirectPrompt,
 ) -> None:
     """Ask, and stop asking once the prompt is gone (answered in a tab, the run ended)."""
     assert direct.ask_input is not None
