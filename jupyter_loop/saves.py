@@ -54,8 +54,9 @@ import os
 import secrets
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
+from functools import partial
 from typing import IO, Any, TypeVar, cast
 
 from jupyter_server.serverapp import ServerApp
@@ -67,6 +68,9 @@ from .document.saved_hash import SettledHashChecks
 
 Manager = TypeVar("Manager")
 TEMP_SUFFIX = ".saving"
+FileStamp = tuple[int, int, int]
+"""``(st_mtime_ns, st_size, st_ino)``: a file as a save left it."""
+
 STALE_TEMP_SECONDS = 600.0  # no save takes this long: a temp file this old was cut off
 _swept: set[str] = set()  # files whose cut-off temps this process has looked for
 
@@ -130,9 +134,16 @@ def take_over_attributes(fd: int, original: os.stat_result, log: Any = None) -> 
 
 @contextmanager
 def replacing_writing(
-    path: str, text: bool = True, encoding: str = "utf-8", log: Any = None, **kwargs: Any
+    path: str,
+    text: bool = True,
+    encoding: str = "utf-8",
+    log: Any = None,
+    written: Callable[[FileStamp], None] | None = None,
+    **kwargs: Any,
 ) -> Iterator[IO[Any]]:
-    """Write ``path`` through a temporary file renamed over it once whole and synced."""
+    """Write ``path`` through a temporary file renamed over it once whole and synced;
+    ``written`` is told the :data:`FileStamp` the rename left (not called for a file
+    written in place)."""
     target = os.path.realpath(path)  # through symlinks, to the file they point to
     directory = os.path.dirname(target)
     try:
@@ -164,7 +175,10 @@ def replacing_writing(
             yield file
             file.flush()
             os.fsync(file.fileno())
+            status = os.fstat(file.fileno())  # a rename keeps mtime, size and inode
         os.replace(temp, target)
+        if written is not None:
+            written((status.st_mtime_ns, status.st_size, status.st_ino))
     except BaseException:
         with suppress(OSError):
             os.unlink(temp)
@@ -179,14 +193,28 @@ class ReplacingSavesMixin(FileManagerMixin):
 
     @contextmanager
     def atomic_writing(self, os_path: str, *args: Any, **kwargs: Any) -> Iterator[IO[Any]]:
+        stamps = self._written_stamps()
+        stamps.pop(os_path, None)
         if not self.use_atomic_writing:
             with super().atomic_writing(os_path, *args, **kwargs) as file:
                 yield file
             return
         with self.perm_to_403(os_path):
             kwargs["log"] = self.log
+            kwargs["written"] = partial(stamps.__setitem__, os_path)
             with replacing_writing(os_path, *args, **kwargs) as file:
                 yield file
+
+    def written_stamp(self, os_path: str) -> FileStamp | None:
+        """How this manager's last save of ``os_path`` left the file, if it renamed a new
+        file over it: a post-save hook that finds another stamp knows that another program
+        wrote the file in between (``versions.keeper``). ``None`` after a write in place."""
+        return self._written_stamps().get(os_path)
+
+    def _written_stamps(self) -> dict[str, FileStamp]:
+        # Not a trait or an __init__: the mixin goes under classes it does not know.
+        stamps: dict[str, FileStamp] = self.__dict__.setdefault("_loop_written_stamps", {})
+        return stamps
 
 
 class ReplacingAsyncLargeFileManager(  # type: ignore[misc]  # jupyter_server's own bases disagree

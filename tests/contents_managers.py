@@ -10,7 +10,9 @@ chosen point and kill the server there, which no real save can be asked to do:
   before it writes, and ``written_delay`` seconds once written (before the save returns);
   every read of a notebook's content waits ``read_delay`` seconds: as on a busy machine or a
   slow disk (``saving_file`` and ``written_file``
-  are created when one starts waiting).
+  are created when one starts waiting). ``hooks_delay``: seconds between a notebook's
+  file being written and jupyter_server's post-save hooks (``hooks_file`` is created then),
+  the window in which another program can write the file before the server reads it back.
 
 Both override only jupyter_server's own methods (``atomic_writing``, ``save``) and reach
 the real ones through ``super()``, so whatever layer the server puts under them (jupyter-loop's
@@ -87,6 +89,17 @@ class DelayedSavesContentsManager(AsyncLargeFileManager):
     )
     written_file = Unicode("", config=True, help="Created when a save waits, written.")
     read_delay = Float(0.0, config=True, help="Seconds each read of a notebook's content waits.")
+    hooks_delay = Float(
+        0.0, config=True, help="Seconds between writing a notebook and its post-save hooks."
+    )
+    hooks_file = Unicode("", config=True, help="Created when a written save waits for its hooks.")
+
+    async def _save_notebook(self, os_path: str, nb: Any, *args: Any, **kwargs: Any) -> None:
+        await super()._save_notebook(os_path, nb, *args, **kwargs)
+        if self.hooks_delay > 0:
+            if self.hooks_file:
+                Path(self.hooks_file).touch()
+            await asyncio.sleep(self.hooks_delay)
 
     async def get(self, path: str, content: bool = True, *args: Any, **kwargs: Any) -> Any:
         if content and self.read_delay > 0 and path.endswith(".ipynb"):

@@ -15,7 +15,10 @@ all:
 The hooks stay cheap on the event loop: the pre-save hook reads the file's status (and an
 out-of-band file's bytes, which the save is about to replace) and digests the cells'
 sources from the save's model; the post-save hook reads the file it wrote (at once: an
-editor writing in place a moment later must not be kept as the server's save). Hashing,
+editor writing in place a moment later must not be kept as the server's save). On a loaded
+machine even that can be too late: a file whose stamp is not the one the save's rename left
+(``saves``) was written by another program in between, so the save is kept from its model
+and that file is left to the next save's check, which keeps it as found on disk. Hashing,
 compressing and SQLite run on one worker thread, in the order of the saves.
 Rejected: recording from the room (``DocumentRoom`` events): a tab's Save, a ``PUT`` of
 the contents API and a room evicted before its save would be missed.
@@ -50,6 +53,7 @@ from jupyter_server.utils import ensure_async, to_api_path
 
 from ..document import ORIGIN, LiveDocuments, canonical_path
 from ..errors import Conflict, JupyterLoopError, NotFound
+from ..saves import FileStamp
 from .store import (
     ON_DISK,
     RESTORED,
@@ -61,8 +65,14 @@ from .store import (
     shape_digest,
 )
 
-FileStamp = tuple[int, int, int]
-"""``(st_mtime_ns, st_size, st_ino)``: a file the server wrote, as it left it."""
+
+@dataclass(frozen=True)
+class SaveUnderWay:
+    """What the pre-save hook hands the post-save hook: the save's cells digest, and its
+    content (serialized only if another program wrote the file before the hook read it)."""
+
+    digest: Digest
+    content: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -108,7 +118,7 @@ class VersionKeeper:
         self._log = log
         self._written: dict[str, FileStamp] = {}
         self._restoring: dict[str, int] = {}
-        self._shapes: dict[str, Digest] = {}  # from a save's model to its post-save hook
+        self._saving: dict[str, SaveUnderWay] = {}  # by os path, pre- to post-save hook
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="versions")
 
     def start(self) -> None:
@@ -148,7 +158,7 @@ class VersionKeeper:
             return
         content = model.get("content")
         if isinstance(content, dict):
-            self._shapes[os_path] = shape_digest(content.get("cells"))
+            self._saving[os_path] = SaveUnderWay(shape_digest(content.get("cells")), content)
         found = stamp(os_path)
         if found is None or self._written.get(os_path) == found:
             return  # a new file, or the server's own last write (kept already)
@@ -162,7 +172,7 @@ class VersionKeeper:
     def _after_save(self, model: Any, os_path: str, contents_manager: Any, **_: Any) -> None:
         if not isinstance(model, dict) or model.get("type") != "notebook":
             return
-        shape = self._shapes.pop(os_path, None)
+        saving = self._saving.pop(os_path, None)
         try:
             path = canonical_path(to_api_path(os_path, contents_manager.root_dir))
             # Read here, not on the worker: an out-of-band write a moment after the save
@@ -172,10 +182,21 @@ class VersionKeeper:
                 status = os.fstat(file.fileno())
         except (JupyterLoopError, ValueError, OSError):
             return
-        self._written[os_path] = (status.st_mtime_ns, status.st_size, status.st_ino)
+        found: FileStamp = (status.st_mtime_ns, status.st_size, status.st_ino)
+        written_stamp = getattr(contents_manager, "written_stamp", None)
+        left = written_stamp(os_path) if callable(written_stamp) else None
         restored_from = self._restoring.pop(path, None)
         kind = SAVED if restored_from is None else RESTORED
-        self._submit(self._keep, path, content, kind, restored_from, shape)
+        if left is not None and left != found and saving is not None:
+            # Another program wrote the file after the save and before this hook (seen on a
+            # loaded machine): keep the save from its model; its file is kept as found on
+            # disk when the next save replaces it.
+            self._written[os_path] = left
+            self._submit(self._keep_model, path, saving.content, kind, restored_from, saving.digest)
+            return
+        self._written[os_path] = found
+        digest = saving.digest if saving is not None else None
+        self._submit(self._keep, path, content, kind, restored_from, digest)
 
     def _submit(self, function: Any, *args: Any) -> None:
         try:
@@ -195,6 +216,24 @@ class VersionKeeper:
             self.store.add(path, content, kind, restored_from=restored_from, digest=shape)
         except Exception as e:  # a version not kept must never fail a save
             self._log.warning("jupyter-loop could not keep a version of %s: %s", path, e)
+
+    def _keep_model(
+        self,
+        path: str,
+        notebook: dict[str, Any],
+        kind: str,
+        restored_from: int | None,
+        digest: Digest,
+    ) -> None:
+        """Keep a save whose file another program has replaced, written as jupyter_server
+        writes a notebook (``nbformat.write``)."""
+        try:
+            text = nbformat.writes(nbformat.from_dict(notebook), version=nbformat.NO_CONVERT)
+        except Exception as e:
+            self._log.warning("jupyter-loop could not keep a version of %s: %s", path, e)
+            return
+        text += "" if text.endswith("\n") else "\n"
+        self._keep(path, text.encode("utf-8"), kind, restored_from, digest)
 
     def _keep_found(self, path: str, content: bytes) -> None:
         """Keep a file found on disk, if it is a notebook: one caught half-written by
