@@ -9,6 +9,7 @@ from typing import Any
 
 import mcp_types as types
 import pytest
+from authorizers import both
 from conftest import wait_for
 from mcp_helpers import NamedUserIdentity, answer_approval, call, text_of
 from pycrdt import Map
@@ -157,6 +158,38 @@ async def test_a_client_that_cannot_be_asked_waits_for_a_tab(
         await answer_approval(api, path, approval, "deny")
         result = await running
     assert "Not run: ada denied running c0." in text_of(result) and not forms
+
+
+@pytest.mark.parametrize("authorizer", both("BobNoKernels"))  # ada may do everything
+async def test_either_kind_of_authorizer_lets_a_person_with_the_right_answer_in_the_client(
+    authorizer: str, mcp_session: Any, write_notebook: Any, open_tab: Any
+) -> None:
+    path = write_notebook("allowed.ipynb", "print('allowed', 6 * 7)")
+    forms: list[Any] = []
+    async with open_tab(path), mcp_session(elicitation=answering("accept", "once", forms)) as s:
+        result = await call(s, "run_cells", path=path, cell_ids=["c0"])
+    assert "allowed 42" in text_of(result) and len(forms) == 1
+
+
+@pytest.mark.parametrize("authorizer", both("NoKernels"))
+async def test_a_caller_without_the_right_to_run_is_never_asked_in_the_client(
+    authorizer: str, mcp_session: Any, write_notebook: Any, open_tab: Any
+) -> None:
+    """An ``async def is_authorized`` whose answer went unawaited would be a truthy
+    coroutine: the form would be shown and the run allowed."""
+    path = write_notebook("refused.ipynb", "print('must not run')")
+    forms: list[Any] = []
+    async with (
+        open_tab(path) as tab,
+        mcp_session(elicitation=answering("accept", "once", forms)) as session,
+    ):
+        result = await call(session, "run_cells", path=path, cell_ids=["c0"])
+        await asyncio.sleep(0.5)
+        assert tab.cell("c0").get("execution_count") is None
+        board = tab.notebook.ydoc.get("jupyter_loop:agent", type=Map)
+        assert "approval" not in board
+    assert result.is_error and "kernels:execute" in text_of(result), text_of(result)
+    assert not forms
 
 
 def person(approve: str, typed: str, forms: list[Any]) -> Any:
