@@ -57,6 +57,6 @@ test('a server crash mid-run: the open tab keeps streaming the same run, every l
     await expect.poll(() => cellText(page, 2)).toContain('42');
     await page.close();
   } finally {
-    await server.stop();
+    await server.dispose();
   }
 });

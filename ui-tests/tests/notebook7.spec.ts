@@ -59,6 +59,6 @@ test('Notebook 7: a cell closed mid-run is reopened with all its lines and a num
     );
     await context.close();
   } finally {
-    await server.stop();
+    await server.dispose();
   }
 });

@@ -142,6 +142,33 @@ export class OwnServer {
     }
   }
 
+  /**
+   * At a test's end: the server stopped (`graceful`) or killed, and every kernel keeper it
+   * left killed too. Kept kernels outlive their server by design; a test's must not
+   * outlive the test (they would wait out their orphan timeout on the CI machine).
+   */
+  async dispose(graceful = true): Promise<void> {
+    if (graceful) {
+      await this.stop();
+    } else {
+      this.kill();
+    }
+    const kernels = path.join(this.home, 'state', 'jupyter_loop', 'kernels');
+    const ids = fs.existsSync(kernels) ? fs.readdirSync(kernels) : [];
+    for (const id of ids) {
+      try {
+        const entry = JSON.parse(
+          fs.readFileSync(path.join(kernels, id, 'entry.json'), 'utf-8')
+        ) as { pgid?: number };
+        if (typeof entry.pgid === 'number' && entry.pgid > 1) {
+          process.kill(-entry.pgid, 'SIGKILL'); // the keeper and its kernel
+        }
+      } catch {
+        // no entry (never kept), or its processes have ended already
+      }
+    }
+  }
+
   /** `jupyter loop ARGS…` against this server, to its end; its exit status. */
   loop(...args: string[]): number {
     const done = spawnSync(

@@ -78,6 +78,6 @@ test('a notebook run with no tab, across restarts, opens whole in a tab', async 
     expect(await cellText(page, 0)).toContain(ALL_LINES);
     await page.close();
   } finally {
-    server.kill();
+    await server.dispose(false);
   }
 });

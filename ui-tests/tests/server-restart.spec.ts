@@ -54,6 +54,6 @@ test('a server crash mid-run: saved output stays, the cut is marked, no [*] left
     expect(after).toEqual(after.map((_, i) => i));
     await page.close();
   } finally {
-    server.kill();
+    await server.dispose(false);
   }
 });
