@@ -23,6 +23,7 @@ from .completion.handlers import route_table as completion_routes
 from .completion.service import CompletionService
 from .completion.variables import KernelVariables
 from .document import LiveDocuments
+from .document.missed_reloads import MissedReloads
 from .document.saved_hash import SavedHashes
 from .execution.handlers import route_table as execution_routes
 from .execution.history import RunHistory
@@ -217,6 +218,9 @@ class JupyterLoopApp(
         self.documents = LiveDocuments(
             server.web_app.settings, self.log, save_interval=self.save_interval
         )
+        # First among the save hooks: a save it refuses must not be half recorded by others.
+        self.missed_reloads = MissedReloads(self.documents, server.web_app.settings, self.log)
+        self.missed_reloads.start(server.contents_manager)
         # A tab's Save must not find the file changed by the server's own saves.
         self.saved_hashes = SavedHashes(server.web_app.settings, self.log)
         self.saved_hashes.start(server.contents_manager)
@@ -339,6 +343,7 @@ class JupyterLoopApp(
         await self._stop_part("runs", self.execution.stop(leaving))
         await self._stop_part("documents", self.documents.stop())
         await self._stop_part("saved hashes", self.saved_hashes.stop())
+        await self._stop_part("missed reloads", self.missed_reloads.stop())
         if self.versions is not None:  # after the last saves, which it keeps
             await self._stop_part("versions", self.versions.stop())
         if self.run_history is not None:

@@ -71,6 +71,23 @@ TEMP_SUFFIX = ".saving"
 FileStamp = tuple[int, int, int]
 """``(st_mtime_ns, st_size, st_ino)``: a file as a save left it."""
 
+
+def file_stamp(os_path: str) -> FileStamp | None:
+    """The file's :data:`FileStamp` now (``None``: there is no such file)."""
+    try:
+        status = os.stat(os_path)
+    except OSError:
+        return None
+    return (status.st_mtime_ns, status.st_size, status.st_ino)
+
+
+def written_stamp(contents_manager: Any, os_path: str) -> FileStamp | None:
+    """How ``contents_manager``'s last save of ``os_path`` left the file, if it is ours
+    (:meth:`ReplacingSavesMixin.written_stamp`) and renamed a new file over it."""
+    ask = getattr(contents_manager, "written_stamp", None)
+    return ask(os_path) if callable(ask) else None
+
+
 STALE_TEMP_SECONDS = 600.0  # no save takes this long: a temp file this old was cut off
 _swept: set[str] = set()  # files whose cut-off temps this process has looked for
 
@@ -273,6 +290,8 @@ __all__ = [
     "ReplacingAsyncLargeFileManager",
     "ReplacingSavesMixin",
     "choose_replacing_saves",
+    "file_stamp",
     "replacing_writing",
     "with_replacing_saves",
+    "written_stamp",
 ]

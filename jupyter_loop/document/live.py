@@ -205,6 +205,16 @@ class LiveDocuments:
     def _room(self, room_id: str) -> Any | None:
         return self._extension().ywebsocket_server.rooms.get(room_id)
 
+    def loaded_room(self, path: str) -> tuple[str, Any] | None:
+        """The room id and room of the notebook at ``path`` if its room is in memory; for
+        callers that cannot wait (a contents manager's save hook)."""
+        file_id = self._settings["file_id_manager"].get_id(canonical_path(path))
+        if file_id is None:
+            return None
+        room_id = NotebookRef(canonical_path(path), str(file_id)).room_id
+        room = self._room(room_id)
+        return None if room is None else (room_id, room)
+
     def is_loaded(self, room_id: str) -> bool:
         """Whether the notebook's room is in memory (a tab or a run has it open)."""
         return self._room(room_id) is not None

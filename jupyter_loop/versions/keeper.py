@@ -53,7 +53,7 @@ from jupyter_server.utils import ensure_async, to_api_path
 
 from ..document import ORIGIN, LiveDocuments, canonical_path
 from ..errors import Conflict, JupyterLoopError, NotFound
-from ..saves import FileStamp
+from ..saves import FileStamp, file_stamp, written_stamp
 from .store import (
     ON_DISK,
     RESTORED,
@@ -92,14 +92,6 @@ class Restored:
             "live": self.live,
             "version": self.version.to_json() if self.version is not None else None,
         }
-
-
-def stamp(os_path: str) -> FileStamp | None:
-    try:
-        status = os.stat(os_path)
-    except OSError:
-        return None
-    return (status.st_mtime_ns, status.st_size, status.st_ino)
 
 
 class VersionKeeper:
@@ -159,7 +151,7 @@ class VersionKeeper:
         content = model.get("content")
         if isinstance(content, dict):
             self._saving[os_path] = SaveUnderWay(shape_digest(content.get("cells")), content)
-        found = stamp(os_path)
+        found = file_stamp(os_path)
         if found is None or self._written.get(os_path) == found:
             return  # a new file, or the server's own last write (kept already)
         try:
@@ -183,8 +175,7 @@ class VersionKeeper:
         except (JupyterLoopError, ValueError, OSError):
             return
         found: FileStamp = (status.st_mtime_ns, status.st_size, status.st_ino)
-        written_stamp = getattr(contents_manager, "written_stamp", None)
-        left = written_stamp(os_path) if callable(written_stamp) else None
+        left = written_stamp(contents_manager, os_path)
         restored_from = self._restoring.pop(path, None)
         kind = SAVED if restored_from is None else RESTORED
         if left is not None and left != found and saving is not None:

@@ -1,0 +1,124 @@
+"""Never save an open notebook over a file changed on disk that its room has not read.
+
+jupyter-collaboration's autosave finds a file changed on disk (a ``git checkout``) by its
+time, takes that time as its own and reloads the file inside the save's task. Any document
+change while the file is read (a keystroke, an output) cancels that task, and the reload
+with it; the file's watcher then sees no change any more (the time is already taken), so
+the room's next save writes the old notebook over the checked-out file
+(``docs/upstream/cancelled-reload.md``, found by the chaos suite).
+
+Here a pre-save hook (jupyter_server's public API) refuses, with a 409, a save of a notebook
+whose room is open while the file on disk is neither the server's own last write nor read
+by the room since it changed. "Read" is what jupyter-collaboration's room events say:
+``load`` and ``initialize`` (the room was built from the file) and ``overwrite`` (a reload).
+On the first refusal the room is made to reload the file from a task of ours, where nothing
+cancels it: the loader is told its file is older than it is, and its own out-of-band check
+(``maybe_notify``) then reloads the room as the file's watcher would. Saves stay refused
+until that reload is done; the reload changes the document, so the room saves again.
+
+The stance: until the room has read it, the file on disk wins. A contents API ``PUT`` of an
+open notebook in the moment before its room reloads a changed file is refused too (409:
+save again); those saves are rare, and a refusal loses nothing, where a save let through
+may lose a checkout.
+
+Rejected: shielding the reload inside ``DocumentRoom._maybe_save_document`` (a copy of
+upstream's private method to keep in step), and repairing after the fact (the save that
+writes over the file is the very next autosave, a moment after the cancelled reload).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from datetime import datetime, timezone
+from typing import Any
+
+from tornado.web import HTTPError
+
+from ..saves import FileStamp, file_stamp, written_stamp
+from .live import LiveDocuments
+
+COLLABORATION_EVENTS = "https://schema.jupyter.org/jupyter_collaboration/session/v1"
+READ_ACTIONS = frozenset({"load", "initialize", "overwrite"})
+"""Room events after which the room has read its file."""
+
+LONG_AGO = datetime(1970, 1, 1, tzinfo=timezone.utc)
+"""What the loader is told its file's time was, so that its own check finds it changed."""
+
+
+class MissedReloads:
+    """The pre-save hook and the reloads it starts (see the module docstring)."""
+
+    def __init__(self, documents: LiveDocuments, settings: dict[str, Any], log: logging.Logger):
+        self._documents = documents
+        self._log = log
+        self._read_at: dict[str, float] = {}  # room id -> when the room last read its file
+        self._own: dict[str, FileStamp] = {}  # os path -> the file as the server's save left it
+        self._reloading: dict[str, asyncio.Task[None]] = {}
+        self._events = settings.get("event_logger")
+
+    def start(self, contents_manager: Any) -> None:
+        """Listen to the rooms' events and hook the saves; without room events nothing is
+        refused (there would be no telling when a room read its file)."""
+        if self._events is None:
+            return
+        self._events.add_listener(schema_id=COLLABORATION_EVENTS, listener=self._heard)
+        contents_manager.register_pre_save_hook(self._before_save)
+        contents_manager.register_post_save_hook(self._after_save)
+
+    async def stop(self) -> None:
+        for task in list(self._reloading.values()):
+            task.cancel()
+        await asyncio.gather(*self._reloading.values(), return_exceptions=True)
+
+    async def _heard(self, logger: Any, schema_id: str, data: Any) -> None:
+        # A listener that raises breaks the room that emitted the event: nothing here may.
+        if isinstance(data, dict) and data.get("action") in READ_ACTIONS:
+            self._read_at[str(data.get("room"))] = time.time()
+
+    def _after_save(self, model: Any, os_path: str, contents_manager: Any, **_: Any) -> None:
+        own = written_stamp(contents_manager, os_path) or file_stamp(os_path)
+        if own is not None:
+            self._own[os_path] = own
+
+    def _before_save(self, model: Any, path: str, contents_manager: Any, **_: Any) -> None:
+        if not isinstance(model, dict) or model.get("type") != "notebook":
+            return
+        try:
+            loaded = self._documents.loaded_room(path)
+            os_path = str(contents_manager._get_os_path(path))
+        except Exception:  # no file id, no such path: the save itself will say so
+            return
+        if loaded is None:
+            return
+        room_id, room = loaded
+        if room_id not in self._reloading:
+            found = file_stamp(os_path)
+            if found is None or found == self._own.get(os_path):
+                return  # a new file, or the server's own last write
+            read_at = self._read_at.get(room_id)
+            if read_at is None or found[0] <= read_at * 1e9:
+                return  # the room has read the file since it changed (or never said)
+            self._reloading[room_id] = asyncio.ensure_future(self._reload(room_id, room, path))
+        raise HTTPError(
+            409,
+            f"{path} changed on disk and its open notebook is reloading it; "
+            "save again once it shows the file's content.",
+        )
+
+    async def _reload(self, room_id: str, room: Any, path: str) -> None:
+        self._log.warning(
+            "jupyter-loop: the room of %s was about to save over the file changed on disk "
+            "without having read it (a reload cancelled upstream); reloading it",
+            path,
+        )
+        try:
+            loader = room._file  # jupyter_server_ydoc's FileLoader of the room
+            loader.last_modified = LONG_AGO
+            await loader.maybe_notify()
+        except Exception as e:
+            self._log.warning("jupyter-loop could not reload %s from disk: %s", path, e)
+        finally:
+            self._read_at[room_id] = time.time()
+            self._reloading.pop(room_id, None)

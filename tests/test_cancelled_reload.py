@@ -1,0 +1,72 @@
+"""A file changed on disk whose reload the room's own autosave loses to a keystroke.
+
+jupyter-collaboration's autosave finds the changed file, takes its time as its own and
+reloads it inside the save's task; a document change while the file is read cancels that
+task, and the reload with it. Its next save then wrote the old notebook over the checked-out
+file (``docs/upstream/cancelled-reload.md``; chaos seed 2029 trial 3). Only the autosave
+can see the change here: the file's watcher polls once an hour.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import notebook_json, wait_for
+from pycrdt import Text
+from traitlets.config import Config
+
+SAVE_DELAY = 0.3
+READ_DELAY = 0.6
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config: Config) -> Config:
+    jp_server_config.ServerApp.contents_manager_class = (
+        "contents_managers.DelayedSavesContentsManager"
+    )
+    jp_server_config.DelayedSavesContentsManager.read_delay = READ_DELAY
+    jp_server_config.YDocExtension.document_save_delay = SAVE_DELAY
+    jp_server_config.YDocExtension.file_poll_interval = 3600
+    return jp_server_config
+
+
+def type_in(tab: Any, cell_id: str, text: str) -> None:
+    for ycell in tab.notebook.ycells:
+        if ycell.get("id") == cell_id:
+            source = ycell["source"]
+            assert isinstance(source, Text)
+            source += text
+
+
+def source_on_disk(target: Path, index: int) -> str:
+    source = json.loads(target.read_text("utf-8"))["cells"][index]["source"]
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+@pytest.mark.timeout(90)
+async def test_a_checkout_is_not_saved_over_when_a_keystroke_cancels_its_reload(
+    jp_root_dir: Path, open_tab: Any
+) -> None:
+    path = "checkout.ipynb"
+    target = jp_root_dir / path
+    target.write_text(notebook_json("x = 1", "y = 1"), encoding="utf-8")
+    async with open_tab(path) as tab:
+        await wait_for(lambda: len(tab.notebook.ycells) == 2)
+        replacement = target.with_name("checkout.ipynb.new")
+        replacement.write_text(notebook_json("x = 'checked out'", "y = 2"), encoding="utf-8")
+        os.replace(replacement, target)  # a git checkout
+        type_in(tab, "c1", " # a")
+        # The autosave comes after SAVE_DELAY of quiet, finds the file changed and starts
+        # reading it (READ_DELAY): a keystroke in that read cancels the reload.
+        await asyncio.sleep(SAVE_DELAY + READ_DELAY / 2)
+        type_in(tab, "c1", " # b")
+        await asyncio.sleep(SAVE_DELAY + READ_DELAY + 2)  # the next autosave, and more
+        assert source_on_disk(target, 0) == "x = 'checked out'"
+        await wait_for(lambda: tab.cell("c0")["source"] == "x = 'checked out'", timeout=10)
+        await asyncio.sleep(SAVE_DELAY + READ_DELAY + 1)
+        assert source_on_disk(target, 0) == "x = 'checked out'"
