@@ -28,6 +28,7 @@ from jupyter_ydoc import YNotebook
 from tornado.web import HTTPError
 
 from ..errors import BadRequest, JupyterLoopError, NotFound, Unavailable
+from . import collaboration
 from .reference import NotebookRef, canonical_path
 from .update_holes import own_structs
 
@@ -36,11 +37,6 @@ STORES_FIRST_WRITES = "stores_first_writes"
 
 ORIGIN = "jupyter_loop"
 """Origin of every transaction we make: keeps our writes out of the server's undo stack."""
-
-_YDOC_EXTENSION = "jupyter_server_ydoc"
-
-_COLLABORATION_EVENTS = "https://schema.jupyter.org/jupyter_collaboration/session/v1"
-"""The schema of jupyter-collaboration's room events (``overwrite``: reloaded from disk)."""
 
 
 class _StandInClient:
@@ -76,7 +72,7 @@ class LiveDocuments:
         self._overwrites: Counter[str] = Counter()
         events = settings.get("event_logger")
         if events is not None:
-            events.add_listener(schema_id=_COLLABORATION_EVENTS, listener=self._heard)
+            events.add_listener(schema_id=collaboration.EVENTS_SCHEMA, listener=self._heard)
 
     # -- the file changed on disk --------------------------------------------------
 
@@ -98,7 +94,7 @@ class LiveDocuments:
     # -- resolving -----------------------------------------------------------------
 
     def _extension(self) -> Any:
-        extension = self._settings.get(_YDOC_EXTENSION)
+        extension = collaboration.extension(self._settings)
         if extension is None:
             raise Unavailable(
                 "Real-time collaboration (jupyter_server_ydoc) is not enabled on this server; "
@@ -138,9 +134,9 @@ class LiveDocuments:
     async def notebook(self, room_id: str) -> YNotebook:
         """The live shared notebook; loads its room if no tab has it open."""
         room = self._room(room_id)
-        document = getattr(room, "_document", None)
-        if isinstance(document, YNotebook) and getattr(room, "ready", False):
-            await self._observed(room)
+        document = collaboration.notebook_of(room)
+        if document is not None:
+            await collaboration.observed(room)
             await self._store_first_writes(room)
             if self._pins[room_id]:
                 self._hold(room_id)
@@ -155,32 +151,11 @@ class LiveDocuments:
         if not isinstance(document, YNotebook):
             raise NotFound("The notebook could not be loaded.")
         room = self._room(room_id)
-        await self._observed(room)
+        await collaboration.observed(room)
         await self._store_first_writes(room)
         if self._pins[room_id]:
             self._hold(room_id)
         return document
-
-    @staticmethod
-    async def _observed(room: Any) -> None:
-        """Wait until the room sends the document's updates to its store and its clients.
-
-        A room is ready as soon as it is loaded, but it subscribes to the document a turn
-        of the event loop later, in a task of its own. A write made in between is neither
-        stored nor sent: a tab holds every later update of our client pending in Yjs
-        (it waits for the structs it never got) and so never shows a count or an output
-        of ours again, even after a restart, when the room is loaded from the store.
-        """
-        observed = getattr(room, "ydoc_observed", None)
-        if observed is not None:
-            await observed.wait()
-            return
-        # pycrdt-websocket 0.16.2 (the JupyterLab 4.5 line) has no event for it: its
-        # subscription appears within a few turns of the event loop.
-        for _ in range(100):
-            if getattr(room, "_subscription", None) is not None:
-                return
-            await asyncio.sleep(0.01)
 
     async def _store_first_writes(self, room: Any) -> None:
         """Store what the room's own client wrote before its store saw it, once a room.
@@ -203,7 +178,7 @@ class LiveDocuments:
             self._log.warning("jupyter-loop could not write to the YStore: %s", e)
 
     def _room(self, room_id: str) -> Any | None:
-        return self._extension().ywebsocket_server.rooms.get(room_id)
+        return collaboration.rooms(self._extension()).get(room_id)
 
     def loaded_room(self, path: str) -> tuple[str, Any] | None:
         """The room id and room of the notebook at ``path`` if its room is in memory; for
@@ -267,16 +242,12 @@ class LiveDocuments:
         if delay is None:
             return
         await asyncio.sleep(delay)
-        async with extension._room_locks[room_id]:
-            server = extension.ywebsocket_server
-            if server.rooms.get(room_id) is not room or room.clients or self._pins[room_id]:
+        async with collaboration.room_lock(extension, room_id):
+            current: Any = collaboration.rooms(extension).get(room_id)
+            if current is not room or room.clients or self._pins[room_id]:
                 return
-            await server.delete_room(room=room)
+            await collaboration.delete_room(extension, room, NotebookRef.of_room(room_id).file_id)
             self._log.info("jupyter-loop released room %s", room_id)
-            file_id = NotebookRef.of_room(room_id).file_id
-            loaders = extension.file_loaders
-            if file_id in loaders and loaders[file_id].number_of_subscriptions == 0:
-                await loaders.remove(file_id)
 
     # -- saving --------------------------------------------------------------------
 
@@ -296,7 +267,7 @@ class LiveDocuments:
                 self._log.warning("jupyter-loop: a step before saving %s failed: %s", room_id, e)
         await self._reload_if_changed_on_disk(room)
         started = self._last_save[room_id] = time.monotonic()
-        task = room._save_to_disc()
+        task = collaboration.save_now(room)
         if task is None:
             return
         try:
@@ -317,11 +288,8 @@ class LiveDocuments:
         the checked-out file (``docs/upstream/cancelled-reload.md``). Asked here, in our
         own task, the file's watcher reloads it, and nothing cancels that.
         """
-        notify = getattr(getattr(room, "_file", None), "maybe_notify", None)
-        if notify is None:
-            return
         try:
-            await notify()
+            await collaboration.look_at_file(room)
         except Exception as e:  # the file is gone or unreadable: the save will say so
             self._log.debug("jupyter-loop could not check the file of %s: %s", room, e)
 

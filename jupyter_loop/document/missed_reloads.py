@@ -31,20 +31,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from datetime import datetime, timezone
 from typing import Any
 
 from tornado.web import HTTPError
 
 from ..saves import FileStamp, file_stamp, written_stamp
+from . import collaboration
 from .live import LiveDocuments
 
-COLLABORATION_EVENTS = "https://schema.jupyter.org/jupyter_collaboration/session/v1"
 READ_ACTIONS = frozenset({"load", "initialize", "overwrite"})
 """Room events after which the room has read its file."""
-
-LONG_AGO = datetime(1970, 1, 1, tzinfo=timezone.utc)
-"""What the loader is told its file's time was, so that its own check finds it changed."""
 
 
 class MissedReloads:
@@ -63,7 +59,7 @@ class MissedReloads:
         refused (there would be no telling when a room read its file)."""
         if self._events is None:
             return
-        self._events.add_listener(schema_id=COLLABORATION_EVENTS, listener=self._heard)
+        self._events.add_listener(schema_id=collaboration.EVENTS_SCHEMA, listener=self._heard)
         contents_manager.register_pre_save_hook(self._before_save)
         contents_manager.register_post_save_hook(self._after_save)
 
@@ -114,9 +110,7 @@ class MissedReloads:
             path,
         )
         try:
-            loader = room._file  # jupyter_server_ydoc's FileLoader of the room
-            loader.last_modified = LONG_AGO
-            await loader.maybe_notify()
+            await collaboration.reload_file(room)
         except Exception as e:
             self._log.warning("jupyter-loop could not reload %s from disk: %s", path, e)
         finally:

@@ -47,9 +47,8 @@ from typing import Any
 
 from jupyter_server.utils import ensure_async, to_api_path
 
+from . import collaboration
 from .reference import NotebookRef
-
-_YDOC_EXTENSION = "jupyter_server_ydoc"
 
 SETTLE_SECONDS = 2.0
 """Longest a check of a notebook's hash waits for its saves under way (a save that failed
@@ -160,24 +159,24 @@ class SavedHashes:
             self._log.debug("jupyter-loop could not check the saved hash of %s: %s", path, e)
 
     async def _catch_up(self, path: str) -> None:
-        extension = self._settings.get(_YDOC_EXTENSION)
+        extension = collaboration.extension(self._settings)
         file_id = self._settings["file_id_manager"].get_id(path)
         if extension is None or file_id is None:
             return
-        room = extension.ywebsocket_server.rooms.get(NotebookRef(path, str(file_id)).room_id)
-        loader = getattr(room, "_file", None)
-        document = getattr(room, "_document", None)
-        if loader is None or document is None:
+        room = collaboration.rooms(extension).get(NotebookRef(path, str(file_id)).room_id)
+        document = collaboration.notebook_of(room)
+        if room is None or document is None:
             return
+        loader = collaboration.loader_of(room)
         contents = self._settings["contents_manager"]
         # The loader's lock is held for the whole of a room's save (write, then its hash):
         # once we have it, that save is over and its last_modified recorded.
-        async with loader._lock:
+        async with collaboration.loader_lock(loader):
             disk = await ensure_async(contents.get(path, content=False, require_hash=True))
             written_by_room = disk["last_modified"] == loader.last_modified
         if not written_by_room or document.hash == disk["hash"]:
             return
-        async with room._update_lock:
+        async with collaboration.update_lock(room):
             if loader.last_modified == disk["last_modified"] and document.hash != disk["hash"]:
                 document.hash = disk["hash"]
                 self._log.debug("jupyter-loop recorded the hash of a save of %s", path)

@@ -1,0 +1,127 @@
+"""Every part of jupyter-collaboration (jupyter_server_ydoc) that jupyter-loop reaches past
+its public API, in one place.
+
+jupyter_server_ydoc offers ``get_document`` and its rooms' events; running cells on the
+server needs more: a room's save now, its locks, its file loader's idea of the file, the
+moment a new room starts sending updates. Each is reached here, by name, so that a new
+collaboration release is checked in one module (``tests/test_collaboration_adapter.py``
+runs against each supported line, JupyterLab 4.5's and 4.6's) and the rest of jupyter-loop
+reads as if the API were public. A part that is missing raises ``AttributeError`` at its
+first use rather than being skipped in silence, except where a line is known to lack it
+(said at the function).
+
+Rejected: subclassing ``DocumentRoom`` or ``YDocExtension``: jupyter_server_ydoc builds its
+rooms itself (no class to configure), and a subclass would copy more of upstream than the
+handful of names used here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timezone
+from typing import Any
+
+from jupyter_ydoc import YNotebook
+
+EXTENSION = "jupyter_server_ydoc"
+"""The name jupyter_server_ydoc's extension app has in the server's settings."""
+
+EVENTS_SCHEMA = "https://schema.jupyter.org/jupyter_collaboration/session/v1"
+"""The schema of the rooms' events: ``load``/``initialize`` (built from the file),
+``overwrite`` (reloaded from the file), ``save``."""
+
+_LONG_AGO = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def extension(settings: dict[str, Any]) -> Any | None:
+    """jupyter_server_ydoc's extension app, ``None`` if it is not enabled."""
+    return settings.get(EXTENSION)
+
+
+def rooms(extension: Any) -> dict[str, Any]:
+    """The rooms in memory, by room id."""
+    found: dict[str, Any] = extension.ywebsocket_server.rooms
+    return found
+
+
+def room_lock(extension: Any, room_id: str) -> asyncio.Lock:
+    """The lock under which jupyter_server_ydoc creates and deletes the room."""
+    lock: asyncio.Lock = extension._room_locks[room_id]
+    return lock
+
+
+async def delete_room(extension: Any, room: Any, file_id: str) -> None:
+    """Delete the room (under :func:`room_lock`), and its file loader if no room uses it,
+    as jupyter_server_ydoc does when a room's last client leaves."""
+    await extension.ywebsocket_server.delete_room(room=room)
+    loaders = extension.file_loaders
+    if file_id in loaders and loaders[file_id].number_of_subscriptions == 0:
+        await loaders.remove(file_id)
+
+
+def notebook_of(room: Any) -> YNotebook | None:
+    """The room's notebook, once the room holds one that is loaded."""
+    document = getattr(room, "_document", None)
+    if isinstance(document, YNotebook) and getattr(room, "ready", False):
+        return document
+    return None
+
+
+async def observed(room: Any) -> None:
+    """Return once the room sends its document's updates to its store and clients.
+
+    A room is ready as soon as it is loaded, but subscribes to its document a turn of the
+    event loop later. A write made in between is neither stored nor sent: a tab then holds
+    every later update of that client pending in Yjs (it waits for structs it never got)
+    and never shows a count or an output of ours again, even after a restart.
+    jupyter_server_ydoc 3 says when (``ydoc_observed``); pycrdt-websocket 0.16.2 (the
+    JupyterLab 4.5 line) has no event for it: its subscription appears within a few turns.
+    """
+    event = getattr(room, "ydoc_observed", None)
+    if event is not None:
+        await event.wait()
+        return
+    for _ in range(100):
+        if getattr(room, "_subscription", None) is not None:
+            return
+        await asyncio.sleep(0.01)
+
+
+def save_now(room: Any) -> asyncio.Task[None] | None:
+    """Start the room's save at once, as a tab's Save does (``None``: the room is busy
+    being updated from its file and saves after that)."""
+    task: asyncio.Task[None] | None = room._save_to_disc()
+    return task
+
+
+def update_lock(room: Any) -> asyncio.Lock:
+    """The lock the room holds while it sets its document from the file; a change made
+    under it does not start the room's autosave."""
+    lock: asyncio.Lock = room._update_lock
+    return lock
+
+
+def loader_of(room: Any) -> Any:
+    """The room's ``FileLoader``: ``last_modified`` is the file's time as the room last
+    read or wrote it; its lock is held for the whole of a room's save."""
+    return room._file
+
+
+def loader_lock(loader: Any) -> asyncio.Lock:
+    lock: asyncio.Lock = loader._lock
+    return lock
+
+
+async def look_at_file(room: Any) -> None:
+    """Let the room's loader look at the file now, from the caller's task: a file changed
+    on disk is reloaded into the room as its watcher would
+    (``docs/upstream/cancelled-reload.md``)."""
+    await loader_of(room).maybe_notify()
+
+
+async def reload_file(room: Any) -> None:
+    """Reload the room from its file even though its loader believes it has read it (the
+    loader took the file's time for a reload that was then cancelled)."""
+    loader = loader_of(room)
+    loader.last_modified = _LONG_AGO
+    await loader.maybe_notify()

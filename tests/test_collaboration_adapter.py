@@ -1,0 +1,84 @@
+"""Each part of jupyter-collaboration that jupyter-loop reaches past its public API
+(``document/collaboration.py``), tried on a real room of the installed line: CI runs this
+file on JupyterLab 4.5's line and on 4.6's, so a release that renames one fails here first."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from conftest import notebook_json, wait_for
+from jupyter_ydoc import YNotebook
+from pycrdt import Text
+
+from jupyter_loop.document import collaboration
+from jupyter_loop.document.reference import NotebookRef
+
+
+def replace_file(target: Path, *sources: str) -> None:
+    """A ``git checkout``: another notebook renamed over the file."""
+    other = target.with_name(target.name + ".new")
+    other.write_text(notebook_json(*sources), encoding="utf-8")
+    os.replace(other, target)
+
+
+def sources_on_disk(target: Path) -> list[str]:
+    cells = json.loads(target.read_text("utf-8"))["cells"]
+    return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in cells]
+
+
+async def test_every_part_used_is_there_and_does_what_jupyter_loop_needs(
+    jp_serverapp: Any, jp_root_dir: Path, open_tab: Any, write_notebook: Any
+) -> None:
+    settings = jp_serverapp.web_app.settings
+    extension = collaboration.extension(settings)
+    assert extension is not None
+    path = write_notebook("adapter.ipynb", "x = 1")
+    target = jp_root_dir / path
+    async with open_tab(path) as tab:
+        await wait_for(lambda: len(tab.notebook.ycells) == 1)
+        file_id = settings["file_id_manager"].get_id(path)
+        room_id = NotebookRef(path, str(file_id)).room_id
+        room = collaboration.rooms(extension)[room_id]
+        assert isinstance(collaboration.room_lock(extension, room_id), asyncio.Lock)
+        notebook = collaboration.notebook_of(room)
+        assert isinstance(notebook, YNotebook)
+        await asyncio.wait_for(collaboration.observed(room), 5)
+        assert isinstance(collaboration.update_lock(room), asyncio.Lock)
+        loader = collaboration.loader_of(room)
+        assert isinstance(collaboration.loader_lock(loader), asyncio.Lock)
+        assert loader.last_modified is not None
+
+        # A save now writes what the tab typed.
+        source = notebook.ycells[0]["source"]
+        assert isinstance(source, Text)
+        source += " + 1"
+        task = collaboration.save_now(room)
+        assert task is not None
+        await task
+        assert sources_on_disk(target) == ["x = 1 + 1"]
+
+        # A file changed on disk is reloaded when the loader is asked to look.
+        await asyncio.sleep(0.01)  # a later modification time than the save's
+        replace_file(target, "x = 'checked out'")
+        await collaboration.look_at_file(room)
+        await wait_for(lambda: tab.cell("c0")["source"] == "x = 'checked out'")
+
+        # A loader that took a file's time without reading it is made to read it anyway.
+        await asyncio.sleep(0.01)
+        replace_file(target, "x = 'taken but not read'")
+        model = await jp_serverapp.contents_manager.get(path, content=False)
+        loader.last_modified = model["last_modified"]  # as a cancelled reload leaves it
+        await collaboration.look_at_file(room)
+        await asyncio.sleep(0.3)
+        assert tab.cell("c0")["source"] == "x = 'checked out'"  # it sees no change
+        await collaboration.reload_file(room)
+        await wait_for(lambda: tab.cell("c0")["source"] == "x = 'taken but not read'")
+
+    async with collaboration.room_lock(extension, room_id):
+        await collaboration.delete_room(extension, room, str(file_id))
+    assert room_id not in collaboration.rooms(extension)
+    assert str(file_id) not in extension.file_loaders
