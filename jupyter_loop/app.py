@@ -307,9 +307,9 @@ class JupyterLoopApp(
             budgets=self.agent.budgets,
         )
         self.settings.update({"jupyter_loop_completion": self.completion})
-        self.agent.external.approval_timeout = self.external_approval_timeout
+        self.agent.outside.approval_timeout = self.external_approval_timeout
         self.mcp = McpEndpoint(
-            self.agent.external, server.contents_manager, self.log, self.mcp_session_idle_timeout
+            self.agent.outside, server.contents_manager, self.log, self.mcp_session_idle_timeout
         )
         self.settings.update(
             {

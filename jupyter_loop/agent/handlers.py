@@ -60,7 +60,7 @@ class ServerJournalHandler(AgentHandler):
     @web.authenticated
     @requires(Ability.READ)
     async def get(self) -> None:
-        self.reply({"entries": self.agent.external.server_entries()})
+        self.reply({"entries": self.agent.outside.server_entries()})
 
 
 class TurnsHandler(AgentHandler):

@@ -29,9 +29,9 @@ from .approvals import ApprovalDesk
 from .asking import ApprovalPath
 from .context import ConversationTurn
 from .decisions import ProposalDecisions
-from .external import ExternalAgent
 from .journal import AgentJournal
 from .live import LiveTurn, current_turn, show_new_conversation
+from .outside import OutsideAgents
 from .payloads import ApprovalAnswer, TurnRequest, policy_or_default
 from .permission import turn_allowance
 from .plan import WITHHELD, TurnPlan
@@ -73,7 +73,7 @@ class AgentService:
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._providers: dict[str, ModelProvider] = {}
         self.decisions = ProposalDecisions(docs, self.journal)
-        self.external = ExternalAgent(
+        self.outside = OutsideAgents(
             docs,
             execution,
             self._desk,
@@ -105,7 +105,7 @@ class AgentService:
     async def stop(self) -> None:
         self.budgets.close()
         self.decisions.stop()
-        await self.external.stop()
+        await self.outside.stop()
         for room_id, task in list(self._tasks.items()):
             turn = self._turns.get(room_id)
             if turn is not None:

@@ -22,7 +22,8 @@ from tornado import web
 from .. import __version__
 from ..access_tokens import PREFIX as TOKEN_PREFIX
 from ..access_tokens import SCOPES, AccessToken, AccessTokens, api_path
-from ..agent.external import Caller, ExternalAgent, client_claim
+from ..agent.callers import Caller, client_claim
+from ..agent.outside import OutsideAgents
 from ..agent.tools import schema_violation
 from ..errors import JupyterLoopError
 from ..handlers import NAMESPACE, LoopHandler
@@ -46,7 +47,7 @@ class McpEndpoint:
     """The MCP server and its session manager, running while the extension runs."""
 
     def __init__(
-        self, agent: ExternalAgent, contents: Any, log: logging.Logger, idle_timeout: float
+        self, agent: OutsideAgents, contents: Any, log: logging.Logger, idle_timeout: float
     ) -> None:
         self._agent = agent
         self._contents = contents

@@ -4,7 +4,7 @@ Every tool takes the notebook's ``path``. The agent's own tools (``read_cell``,
 ``notebook_map``, ``propose_*``, ``run_cells``) come from its registry
 (:data:`jupyter_loop.agent.tools.AGENT_TOOLS`: schema and ability in one record) and run
 through the same toolbox as the server's agent
-(:class:`~jupyter_loop.agent.external.ExternalAgent`). The abilities are those of
+(:class:`~jupyter_loop.agent.outside.OutsideAgents`). The abilities are those of
 :mod:`jupyter_loop.rights`, as the REST API's; arguments are checked against the schema the
 client is shown (:func:`jupyter_loop.agent.tools.schema_violation`) before any tool runs.
 """
@@ -17,7 +17,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..agent.external import AgentView, Caller, ExternalAgent
+from ..agent.callers import Caller
+from ..agent.outside import AgentView, OutsideAgents
 from ..agent.tools import AGENT_TOOLS_BY_NAME
 from ..notebook_view.summary import ImageAttachment
 from ..notebook_view.vision import ImageBudget, ImageShrinker
@@ -52,7 +53,7 @@ class McpTool:
     description: str
     input_schema: dict[str, Any]
     ability: Ability
-    call: Callable[[ExternalAgent, Caller, dict[str, Any], Any], Awaitable[list[Any]]]
+    call: Callable[[OutsideAgents, Caller, dict[str, Any], Any], Awaitable[list[Any]]]
 
     @property
     def spec(self) -> types.Tool:
@@ -105,7 +106,7 @@ def _wait(args: dict[str, Any]) -> float:
 
 
 async def _list_notebooks(
-    agent: ExternalAgent, caller: Caller, args: dict[str, Any], contents: Any
+    agent: OutsideAgents, caller: Caller, args: dict[str, Any], contents: Any
 ) -> list[Any]:
     found: list[str] = []
     folders = [""]
@@ -127,7 +128,7 @@ async def _maybe_await(value: Any) -> Any:
 
 
 async def _read_notebook(
-    agent: ExternalAgent, caller: Caller, args: dict[str, Any], _: Any
+    agent: OutsideAgents, caller: Caller, args: dict[str, Any], _: Any
 ) -> list[Any]:
     focus = args.get("focus_cell_ids") or []
     images = args.get("images", True) is not False
@@ -135,27 +136,27 @@ async def _read_notebook(
 
 
 async def _get_outputs(
-    agent: ExternalAgent, caller: Caller, args: dict[str, Any], _: Any
+    agent: OutsideAgents, caller: Caller, args: dict[str, Any], _: Any
 ) -> list[Any]:
     return await _view(await agent.outputs(_path(args), str(args["cell_id"]), caller))
 
 
 async def _cell_history(
-    agent: ExternalAgent, caller: Caller, args: dict[str, Any], _: Any
+    agent: OutsideAgents, caller: Caller, args: dict[str, Any], _: Any
 ) -> list[Any]:
     limit = int(args.get("limit", 20))
     return _text(await agent.cell_history(_path(args), str(args["cell_id"]), caller, limit))
 
 
 async def _proposal_status(
-    agent: ExternalAgent, caller: Caller, args: dict[str, Any], _: Any
+    agent: OutsideAgents, caller: Caller, args: dict[str, Any], _: Any
 ) -> list[Any]:
     found = await agent.proposal(_path(args), str(args["proposal_id"]), caller)
     return _text("\n".join(f"{key}: {value}" for key, value in found.items()))
 
 
 async def _interrupt(
-    agent: ExternalAgent, caller: Caller, args: dict[str, Any], _: Any
+    agent: OutsideAgents, caller: Caller, args: dict[str, Any], _: Any
 ) -> list[Any]:
     kernel_id = await agent.interrupt(_path(args), caller)
     return _text(f"Interrupted kernel {kernel_id}; its queued cells were dropped.")
@@ -163,8 +164,8 @@ async def _interrupt(
 
 def _agent_tool(
     name: str,
-) -> Callable[[ExternalAgent, Caller, dict[str, Any], Any], Awaitable[list[Any]]]:
-    async def call(agent: ExternalAgent, caller: Caller, args: dict[str, Any], _: Any) -> list[Any]:
+) -> Callable[[OutsideAgents, Caller, dict[str, Any], Any], Awaitable[list[Any]]]:
+    async def call(agent: OutsideAgents, caller: Caller, args: dict[str, Any], _: Any) -> list[Any]:
         path = _path(args)
         wait = _wait(args) if name == "run_cells" else 0.0
         arguments = {k: v for k, v in args.items() if k not in ("path", "wait_seconds")}

@@ -1,7 +1,7 @@
 """The notebook as a model sees it: cells read and masked, mapped, summarised, enveloped.
 
 Shared by the assistant's turns (``agent/``), inline completions (``completion/``) and the
-tools external clients call over MCP or from the terminal (``agent/external.py``), so that
+tools external clients call over MCP or from the terminal (``agent/outside.py``), so that
 each of them reads cells, masks secrets and cuts outputs the same way:
 
 - :mod:`.snapshot` — cells read from the live document, masked whole before any cut;

@@ -1,4 +1,5 @@
-"""The agent's tools for agents outside JupyterLab (the MCP endpoint, the terminal client).
+"""What agents outside JupyterLab call (the MCP endpoint, the terminal client): the
+assistant's tools, offered to them. Not an agent itself: a gateway to the same services.
 
 One service, several channels: an external call goes through the same :class:`Toolbox`
 as the server's own agent (reading, proposing, running), the same context builder for the
@@ -10,18 +11,17 @@ An external client is not a turn. Its proposals carry an ``x…`` turn id (one p
 name and notebook, so a client sees the status of its own proposals), its approval is shown
 in the notebook's ``approval`` slot like a turn's (and, when the caller brings a
 :class:`~.asking.DirectPrompt`, in its own client too), and under ``ask`` a run waits for a
-person at most :attr:`ExternalAgent.approval_timeout` seconds, then reports that nobody
+person at most :attr:`OutsideAgents.approval_timeout` seconds, then reports that nobody
 answered.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..document import LiveDocuments, find_cell
@@ -42,7 +42,8 @@ from ..records import ApprovalRequest
 from ..secrets import SecretMasker
 from . import proposals
 from .approvals import ApprovalDesk
-from .asking import ApprovalPath, Asking, DirectPrompt
+from .asking import ApprovalPath, Asking
+from .callers import CLAIM_CHARS, Caller, capped
 from .context import build_context, new_nonce
 from .direct_inputs import answer_prompts
 from .journal import AgentJournal
@@ -52,53 +53,9 @@ from .tools import Toolbox, ToolOutcome
 
 SERVER_JOURNAL = "external"
 """The server journal's one file: calls that name no notebook (or one that is not there)."""
-CLAIM_CHARS = 60
-"""A client's name for itself is cut to this (a 1 MB name would be journaled at every call)."""
-DETAIL_CHARS = 200
 READ_FOCUS = 4
 """Cells shown in full by ``read_notebook`` when the caller names none (the latest run)."""
 RESULT_CHARS = 12_000
-
-
-@dataclass(frozen=True)
-class Caller:
-    """Who calls: the Jupyter user (as people know them), the client program (MCP
-    ``clientInfo`` name), its connection (an MCP session id the server minted for this
-    principal, ``""`` when there is none) and the principal (who holds the credential,
-    :func:`jupyter_loop.identity.principal_of`). An "allow for the turn" answer holds for
-    that principal on that connection, as long as it lasts; without a connection, for the
-    one call. ``direct``: how to ask the caller's person for an approval in their client
-    (MCP elicitation), when it can."""
-
-    user: str
-    client: str
-    connection: str = ""
-    principal: str = ""
-    direct: DirectPrompt | None = field(default=None, compare=False, repr=False)
-
-    @property
-    def label(self) -> str:
-        """Who asks, as people are shown it: the client's name is only what it says of itself
-        (rejected: the bare name, which can read "JupyterLab tab of alice (approved)")."""
-        claim = f', calling itself "{self.client}"' if self.client else ""
-        return f"an MCP client of {self.user}{claim}"
-
-
-def client_claim(name: Any) -> str:
-    r"""A client's name for itself, fit to show: controls dropped, one line, capped.
-
-    Example:
-        >>> client_claim("claude-code")
-        'claude-code'
-        >>> client_claim("tab of alice\x1b[2J\n(approved)" + "x" * 99)
-        'tab of alice [2J (approved)xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…'
-    """
-    text = "".join(ch if ch.isprintable() else " " for ch in str(name)[: CLAIM_CHARS * 4])
-    return _capped(" ".join(text.split()), CLAIM_CHARS)
-
-
-def _capped(text: str, limit: int = DETAIL_CHARS) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -127,7 +84,7 @@ class NotebookSlot:
         await show_approval(self._docs, self._room_id, None)
 
 
-class ExternalAgent:
+class OutsideAgents:
     """Tool calls of external agents on live notebooks (see the module docstring)."""
 
     def __init__(
@@ -245,7 +202,7 @@ class ExternalAgent:
         running (they run on; ``get_outputs`` shows them later).
         """
         room_id = await self._docs.room_id(path)
-        session = _session_id(caller, room_id)
+        session = caller.session_in(room_id)
 
         def record(action: str, **details: Any) -> None:
             self._journal.record(_file_id(room_id), session, action, caller.label, **details)
@@ -358,7 +315,7 @@ class ExternalAgent:
     ) -> None:
         """Journal a call no tool journaled (refused, failed before it reached a notebook,
         or naming none): in the notebook's journal, else in the server journal."""
-        tool, receipt = _capped(str(tool), CLAIM_CHARS), _capped(receipt)
+        tool, receipt = capped(str(tool), CLAIM_CHARS), capped(receipt)
         if isinstance(path, str) and path:
             try:
                 room_id = await self._docs.room_id(path)
@@ -367,7 +324,7 @@ class ExternalAgent:
             if room_id is not None:
                 self._record(room_id, caller, tool, ok=ok, receipt=receipt)
                 return
-        shown = _capped(path) if isinstance(path, str) else None
+        shown = capped(path) if isinstance(path, str) else None
         self.server_journal.record(
             SERVER_JOURNAL, None, "external_call", caller.label,
             tool=tool, ok=ok, receipt=receipt, path=shown,
@@ -385,11 +342,6 @@ class ExternalAgent:
 
     def _mask_value(self, value: Any) -> Any:
         return self._masker.mask_value(value) if self._masker is not None else value
-
-
-def _session_id(caller: Caller, room_id: str) -> str:
-    digest = hashlib.sha256(f"{caller.label}\0{room_id}".encode()).hexdigest()[:16]
-    return f"x{digest}"
 
 
 def _file_id(room_id: str) -> str:
