@@ -319,6 +319,20 @@ export interface ICompletionChunk {
   error?: string | null;
 }
 
+/** The caller's model tokens today (UTC) under the administrator's daily cap. */
+export interface ITokenBudget {
+  day: string;
+  used: number;
+  /** null: no cap (`budget_tokens_per_user_day` unset). */
+  limit: number | null;
+  left: number | null;
+}
+
+/** GET /api/jupyter-loop/status (the part the panel reads). */
+export interface IServerStatus {
+  tokens: ITokenBudget;
+}
+
 /** GET /api/jupyter-loop/completion/status: usable, with which model, usage. */
 export interface ICompletionStatus {
   configured: boolean;

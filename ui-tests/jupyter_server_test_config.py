@@ -65,6 +65,8 @@ if os.environ.get("LOOP_AGENT_PROVIDER", "openai") != "none":
     c.JupyterLoopApp.openai_base_url = _model_server.openai_base_url
     c.JupyterLoopApp.openai_api_key = "sk-scripted-test-key"
     c.JupyterLoopApp.agent_model = "scripted-tools"
+    # A cap no test reaches, so the panel's foot shows the day's budget.
+    c.JupyterLoopApp.budget_tokens_per_user_day = 10_000_000
     Path(tempfile.gettempdir(), f"jupyter-loop-model-server-{c.ServerApp.port}.url").write_text(
         _model_server.url
     )

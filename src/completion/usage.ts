@@ -1,91 +1,15 @@
-import { IDisposable } from '@lumino/disposable';
-import { ISignal, Signal } from '@lumino/signaling';
-
+import { ServerFigures } from '../serverfigures';
 import { ICompletionStatus } from '../tokens';
 
 /**
  * What inline completions cost on this server (requests, tokens, failures,
- * cancellations since it started), from `GET …/completion/status`. The server
- * counts for every tab and user, so this is refreshed when it is shown (the
- * assistant's panel) and shortly after this tab's completions end, not polled.
+ * cancellations since it started), from `GET …/completion/status`: refreshed
+ * when the assistant's panel shows it and shortly after this tab's completions
+ * end.
  */
-export class CompletionUsage implements IDisposable {
-  constructor(
-    private readonly _fetch: () => Promise<ICompletionStatus>,
-    private readonly _delay = 1000
-  ) {}
-
+export class CompletionUsage extends ServerFigures<ICompletionStatus> {
   /** The server's last answer; null until one came. */
   get status(): ICompletionStatus | null {
-    return this._status;
+    return this.value;
   }
-
-  /** Emitted when `status` changes. */
-  get changed(): ISignal<this, void> {
-    return this._changed;
-  }
-
-  get isDisposed(): boolean {
-    return this._disposed;
-  }
-
-  /**
-   * Ask the server now. One request at a time: a refresh asked for while one
-   * is under way runs once it ends. A failure keeps the last figures (an older
-   * server without completions answers 404).
-   */
-  async refresh(): Promise<void> {
-    if (this._inFlight) {
-      this._again = true;
-      return this._inFlight;
-    }
-    this._inFlight = this._load();
-    try {
-      await this._inFlight;
-    } finally {
-      this._inFlight = null;
-    }
-    if (this._again && !this._disposed) {
-      this._again = false;
-      await this.refresh();
-    }
-  }
-
-  /** Refresh after a quiet moment: a burst of completions makes one request. */
-  refreshSoon(): void {
-    if (this._disposed) {
-      return;
-    }
-    clearTimeout(this._timer);
-    this._timer = setTimeout(() => void this.refresh(), this._delay);
-  }
-
-  dispose(): void {
-    if (this._disposed) {
-      return;
-    }
-    this._disposed = true;
-    clearTimeout(this._timer);
-    Signal.clearData(this);
-  }
-
-  private async _load(): Promise<void> {
-    let status: ICompletionStatus;
-    try {
-      status = await this._fetch();
-    } catch {
-      return;
-    }
-    if (!this._disposed) {
-      this._status = status;
-      this._changed.emit();
-    }
-  }
-
-  private _status: ICompletionStatus | null = null;
-  private _changed = new Signal<this, void>(this);
-  private _inFlight: Promise<void> | null = null;
-  private _again = false;
-  private _timer: ReturnType<typeof setTimeout> | undefined = undefined;
-  private _disposed = false;
 }

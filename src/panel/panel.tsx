@@ -10,8 +10,11 @@ import { sessionOfPanel } from '../agent/panels';
 import { AgentService } from '../agent/service';
 import { AgentSession } from '../agent/session';
 import { CompletionUsage } from '../completion/usage';
+import { ServerFigures } from '../serverfigures';
+import { IServerStatus } from '../tokens';
 import { ApprovalCard } from './approval';
 import { Composer } from './composer';
+import { BudgetLine } from './budgetline';
 import { CompletionUsageLine } from './completionusage';
 import { TurnView } from './conversation';
 import { useSignal } from './hooks';
@@ -72,6 +75,7 @@ export class AgentPanel extends ReactWidget {
         inputRef={this._input}
         onReveal={this._options.onReveal}
         completionUsage={this._options.completionUsage ?? null}
+        budget={this._options.budget ?? null}
       />
     );
   }
@@ -79,11 +83,13 @@ export class AgentPanel extends ReactWidget {
   protected onAfterAttach(msg: Message): void {
     super.onAfterAttach(msg);
     void this._options.completionUsage?.refresh();
+    void this._options.budget?.refresh();
   }
 
   protected onAfterShow(msg: Message): void {
     super.onAfterShow(msg);
     void this._options.completionUsage?.refresh();
+    void this._options.budget?.refresh();
   }
 
   dispose(): void {
@@ -127,6 +133,8 @@ export namespace AgentPanel {
     onReveal: (panel: NotebookPanel, cellId: string) => void;
     /** The server's inline completion usage, shown at the foot (if any). */
     completionUsage?: CompletionUsage | null;
+    /** The server's status, for the day's token budget at the foot (if capped). */
+    budget?: ServerFigures<IServerStatus> | null;
   }
 }
 
@@ -138,6 +146,7 @@ function AgentView(props: {
   inputRef: React.RefObject<HTMLTextAreaElement>;
   onReveal: (panel: NotebookPanel, cellId: string) => void;
   completionUsage: CompletionUsage | null;
+  budget: ServerFigures<IServerStatus> | null;
 }): JSX.Element {
   const { panel, service } = props;
   useSignal(panel.notebookChanged);
@@ -168,6 +177,7 @@ function AgentView(props: {
       {props.completionUsage && (
         <CompletionUsageLine usage={props.completionUsage} />
       )}
+      {props.budget && <BudgetLine budget={props.budget} session={session} />}
     </div>
   );
 }

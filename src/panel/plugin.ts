@@ -13,7 +13,9 @@ import * as React from 'react';
 import { sessionOfPanel } from '../agent/panels';
 import { AgentService } from '../agent/service';
 import { CompletionUsage } from '../completion/usage';
-import { IAgentService, ICompletionUsage } from '../tokens';
+import { requestAPI } from '../request';
+import { ServerFigures } from '../serverfigures';
+import { IAgentService, ICompletionUsage, IServerStatus } from '../tokens';
 import { askIcon, assistantIcon } from './icons';
 import { JournalTable } from './journal';
 import { AgentPanel, PANEL_ID } from './panel';
@@ -64,13 +66,19 @@ export const panelPlugin: JupyterFrontEndPlugin<void> = {
       notebook.activeCellIndex = index;
       void notebook.scrollToCell(notebook.widgets[index], 'center');
     };
+    // The day's token budget: completions spend it too, so their landing asks again.
+    const budget = new ServerFigures<IServerStatus>(() =>
+      requestAPI<IServerStatus>('status')
+    );
+    completionUsage?.changed.connect(() => budget.refreshSoon());
     const panel = new AgentPanel({
       service,
       tracker,
       rendermime,
       contents,
       onReveal: reveal,
-      completionUsage
+      completionUsage,
+      budget
     });
     app.shell.add(panel, 'right', { rank: 600 });
 

@@ -96,6 +96,12 @@ test('ask about a failing cell and see the answer stream in', async ({
   await expect(panel.locator('.jp-Loop-Turn-usage')).toContainText(
     '1.2k in · 56 out tokens'
   );
+  // The foot says what the day's budget has left, counting this turn.
+  const budget = panel.locator('.jp-Loop-BudgetLine');
+  await expect(budget).toContainText(
+    /Today: \S+ of 10\.0M tokens used · \S+ left/
+  );
+  await expect(budget).not.toContainText('Today: 0 of');
   await expect(panel.locator('.jp-Loop-FocusChip')).toHaveCount(0);
 
   // The model saw the cell in focus, with its real error.
