@@ -12,6 +12,7 @@ from typing import Any
 
 from .agent.tools import AGENT_TOOLS
 from .app import all_routes
+from .mcp_server import resources
 from .mcp_server.tools import TOOLS as MCP_TOOLS
 from .rights import REQUIRES, RIGHTS, Ability, right_name
 
@@ -87,6 +88,7 @@ def _tool_rows() -> list[str]:
     for name, ability in abilities.items():
         yes = ("yes" if name in turns else "—", "yes" if name in mcp else "—")
         rows.append(f"| `{name}` | {yes[0]} | {yes[1]} | {ability.value} |")
+    rows.append(f"| `{resources.METHOD}` (cell outputs) | — | yes | {resources.ABILITY.value} |")
     return rows
 
 

@@ -25,11 +25,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..document import LiveDocuments, find_cell
-from ..errors import Conflict, JupyterLoopError
+from ..errors import Conflict, JupyterLoopError, NotFound
+from ..execution.board import shown_run
 from ..execution.payloads import RunRequest
 from ..execution.run import RunOutcome
 from ..execution.run_origin import MCP, RunOrigin
 from ..execution.service import ExecutionService
+from ..notebook_view.output_resources import OutputContent, OutputLink, output_content, output_links
 from ..notebook_view.snapshot import (
     NotebookSnapshots,
     read_cell,
@@ -60,11 +62,13 @@ RESULT_CHARS = 12_000
 
 @dataclass(frozen=True)
 class AgentView:
-    """What a read gives an outside agent: masked text, and the images that text shows
-    (raw from the notebook; the channel shrinks them to its budget)."""
+    """What a read gives an outside agent: masked text, the images that text shows (raw
+    from the notebook; the channel shrinks them to its budget) and the outputs it may
+    fetch whole on demand (:meth:`OutsideAgents.output`)."""
 
     text: str
     images: tuple[ImageAttachment, ...] = ()
+    links: tuple[OutputLink, ...] = ()
 
 
 class NotebookSlot:
@@ -178,7 +182,28 @@ class OutsideAgents:
             f"(full outputs: read_cell with cell_id={cell_id} and output_index=N, offset=M)"
         )
         self._record(room_id, caller, "get_outputs", ok=True, receipt=f"outputs of {cell_id}")
-        return AgentView(text, summary.images)
+        links = output_links(cell_id, shown_run(notebook, cell_id), cell.outputs)
+        return AgentView(text, summary.images, tuple(links))
+
+    async def output(
+        self, path: str, cell_id: str, index: int, run: str, caller: Caller
+    ) -> OutputContent:
+        """One output of a cell whole (a link of :meth:`outputs`), masked; refused once
+        the cell shows another run's outputs."""
+        room_id = await self._docs.room_id(path)
+        notebook = await self._docs.notebook(room_id)
+        number, ycell = find_cell(notebook, cell_id)
+        if shown_run(notebook, cell_id) != run:
+            raise NotFound(
+                f"Cell {number + 1} ({cell_id}) ran again since this link was made; "
+                "get_outputs gives links to its outputs now."
+            )
+        cell = read_cell(ycell, self._masker)  # masked whole, before anything is cut
+        if not 0 <= index < len(cell.outputs):
+            raise NotFound(f"Cell {number + 1} ({cell_id}) has no output {index}.")
+        receipt = f"output {index} of {cell_id}"
+        self._record(room_id, caller, "read_resource", ok=True, receipt=receipt)
+        return output_content(cell.outputs[index])
 
     async def proposal(self, path: str, proposal_id: str, caller: Caller) -> dict[str, Any]:
         """A proposal's kind, cell and status (``pending``, ``accepted``, ``rejected``)."""

@@ -33,6 +33,13 @@ def marker(notebook: YNotebook, cell_id: str) -> dict[str, Any] | None:
     return dict(value) if isinstance(value, dict) else None
 
 
+def shown_run(notebook: YNotebook, cell_id: str) -> str:
+    """The run whose outputs the cell shows (or is about to: a run queued or running);
+    ``"file"`` for a cell jupyter-loop never ran, whose outputs came with the file."""
+    found = marker(notebook, cell_id)
+    return str(found.get("run_id") or "file") if found else "file"
+
+
 def _put(notebook: YNotebook, cell_id: str, record: CellMarker) -> None:
     board(notebook)[cell_id] = record.to_y()
 

@@ -28,6 +28,7 @@ from ..agent.tools import schema_violation
 from ..errors import JupyterLoopError
 from ..handlers import NAMESPACE, LoopHandler
 from ..rights import Ability, Grants, grants_of, requires
+from . import resources
 from .bridge import TornadoExchange
 from .elicitation import client_prompt
 from .sessions import SESSION_HEADER, McpSessions, scope_user
@@ -79,6 +80,9 @@ class McpEndpoint:
             ),
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
+            on_list_resources=self._list_resources,
+            on_list_resource_templates=self._list_resource_templates,
+            on_read_resource=self._read_resource,
         )
         return StreamableHTTPSessionManager(server, session_idle_timeout=self._idle_timeout)
 
@@ -116,16 +120,7 @@ class McpEndpoint:
 
     # -- MCP handlers ----------------------------------------------------------------
 
-    async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
-        import mcp_types as types
-
-        return types.ListToolsResult(tools=[tool.spec for tool in TOOLS])
-
-    async def _call_tool(
-        self, ctx: Any, params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
-        import mcp_types as types
-
+    def _caller(self, ctx: Any) -> tuple[Grants, Caller]:
         grants: Grants = ctx.request.scope[GRANTS_KEY]
         sent = ctx.request.headers.get(SESSION_HEADER, "")
         caller = Caller(
@@ -136,6 +131,58 @@ class McpEndpoint:
             # answering an approval needs the right to run, as in a tab
             client_prompt(ctx, grants.user, self._log) if grants.allows(Ability.RUN) else None,
         )
+        return grants, caller
+
+    async def _list_resources(self, ctx: Any, params: Any) -> types.ListResourcesResult:
+        import mcp_types as types
+
+        return types.ListResourcesResult(resources=[])
+
+    async def _list_resource_templates(
+        self, ctx: Any, params: Any
+    ) -> types.ListResourceTemplatesResult:
+        return resources.templates()
+
+    async def _read_resource(
+        self, ctx: Any, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        from mcp.shared.exceptions import MCPError
+        from mcp_types.jsonrpc import INVALID_PARAMS
+
+        grants, caller = self._caller(ctx)
+        address = resources.parse_output_uri(params.uri)
+        path = address.path if address is not None else None
+
+        async def failed(message: str) -> MCPError:
+            await self._agent.journal_call(path, "read_resource", caller, ok=False, receipt=message)
+            return MCPError(INVALID_PARAMS, message)
+
+        if address is None:
+            raise await failed(f"No resource {client_claim(params.uri)} on this server.")
+        refused = _refusal(grants, resources.ABILITY, "reading a cell's output", path)
+        if refused:
+            raise await failed(refused)
+        try:
+            content = await self._agent.output(
+                address.path, address.cell_id, address.index, address.run, caller
+            )
+        except JupyterLoopError as e:
+            raise await failed(e.message) from None
+        except web.HTTPError as e:
+            raise await failed(e.log_message or f"HTTP {e.status_code}") from None
+        return resources.read_result(params.uri, content)
+
+    async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
+        import mcp_types as types
+
+        return types.ListToolsResult(tools=[tool.spec for tool in TOOLS])
+
+    async def _call_tool(
+        self, ctx: Any, params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        import mcp_types as types
+
+        grants, caller = self._caller(ctx)
         arguments = dict(params.arguments or {})
         path = arguments.get("path")
 
@@ -147,16 +194,9 @@ class McpEndpoint:
         tool = TOOLS_BY_NAME.get(params.name)
         if tool is None:
             return await failed(f"There is no tool named '{client_claim(params.name)}'.")
-        missing = grants.missing(tool.ability)
-        if missing:
-            return await failed(
-                f"Forbidden: {params.name} needs the permission {' and '.join(missing)}."
-            )
-        if grants.notebook is not None and api_path(path) != grants.notebook:
-            return await failed(
-                f"Forbidden: this token is for the notebook {grants.notebook} only; "
-                f"call {params.name} with path={grants.notebook!r}."
-            )
+        refused = _refusal(grants, tool.ability, params.name, path)
+        if refused:
+            return await failed(refused)
         problem = schema_violation(arguments, tool.spec.input_schema)
         if problem is not None:  # the one check of arguments: the schema the client is shown
             return await failed(f"{problem} See the input schema of {params.name}.")
@@ -169,6 +209,20 @@ class McpEndpoint:
         except web.HTTPError as e:  # the contents manager's own errors
             return await failed(e.log_message or f"HTTP {e.status_code}")
         return types.CallToolResult(content=content)
+
+
+def _refusal(grants: Grants, ability: Ability, what: str, path: Any) -> str | None:
+    """Why ``grants`` may not do ``what`` (a tool, reading a resource) on ``path``: the one
+    rights check of every MCP request that touches a notebook."""
+    missing = grants.missing(ability)
+    if missing:
+        return f"Forbidden: {what} needs the permission {' and '.join(missing)}."
+    if grants.notebook is not None and api_path(path) != grants.notebook:
+        return (
+            f"Forbidden: this token is for the notebook {grants.notebook} only; "
+            f"call {what} with path={grants.notebook!r}."
+        )
+    return None
 
 
 def _error(message: str) -> types.CallToolResult:

@@ -23,6 +23,7 @@ from ..agent.tools import AGENT_TOOLS_BY_NAME
 from ..notebook_view.summary import ImageAttachment
 from ..notebook_view.vision import ImageBudget, ImageShrinker
 from ..rights import Ability
+from .resources import resource_links
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -138,7 +139,8 @@ async def _read_notebook(
 async def _get_outputs(
     agent: OutsideAgents, caller: Caller, args: dict[str, Any], _: Any
 ) -> list[Any]:
-    return await _view(await agent.outputs(_path(args), str(args["cell_id"]), caller))
+    view = await agent.outputs(_path(args), str(args["cell_id"]), caller)
+    return await _view(view) + resource_links(_path(args), view.links)
 
 
 async def _cell_history(
@@ -248,7 +250,8 @@ TOOLS: tuple[McpTool, ...] = (
     _from_agent_tool("run_cells", _WAIT),
     _tool(
         "get_outputs",
-        "A cell's run state and its outputs, summarised (read_cell pages the full output).",
+        "A cell's run state and its outputs, summarised (read_cell pages the full output); "
+        "its images and long outputs also as resource links, to read whole when needed.",
         _schema({"cell_id": _ID}, ["cell_id"]),
         READ,
         _get_outputs,
