@@ -12,7 +12,10 @@ Here a save writes a new file beside the target (same directory, so same file sy
 flushes and ``fsync``s it, gives it the target's permission bits (and owner, where
 allowed), renames it over the target with ``os.replace`` (atomic on POSIX and Windows)
 and ``fsync``s the directory so the rename itself survives a power cut. A reader opens
-either the old file or the new one, whole.
+either the old file or the new one, whole. A file that another program replaced while the
+save was being written (a ``git checkout`` in the moment between the room's check of the
+file's time and the rename) is not renamed over: the save fails with a 409 and the file
+stays as that program left it, for the room to reload.
 
 Everything else stays jupyter_server's: the layer overrides only
 ``FileManagerMixin.atomic_writing``, the one place both the sync and the async file
@@ -40,6 +43,7 @@ the first save of the same file by a later server process removes those older th
 
 Example:
     >>> from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
+from tornado.web import HTTPError
     >>> with_replacing_saves(AsyncLargeFileManager) is ReplacingAsyncLargeFileManager
     True
     >>> from jupyter_server.services.contents.manager import AsyncContentsManager
@@ -63,6 +67,7 @@ from jupyter_server.serverapp import ServerApp
 from jupyter_server.services.contents.fileio import FileManagerMixin, atomic_writing
 from jupyter_server.services.contents.filemanager import AsyncFileContentsManager
 from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
+from tornado.web import HTTPError
 
 from .document.saved_hash import SettledHashChecks
 
@@ -75,10 +80,13 @@ FileStamp = tuple[int, int, int]
 def file_stamp(os_path: str) -> FileStamp | None:
     """The file's :data:`FileStamp` now (``None``: there is no such file)."""
     try:
-        status = os.stat(os_path)
+        return _stamp_of(os.stat(os_path))
     except OSError:
         return None
-    return (status.st_mtime_ns, status.st_size, status.st_ino)
+
+
+def _stamp_of(status: os.stat_result | None) -> FileStamp | None:
+    return None if status is None else (status.st_mtime_ns, status.st_size, status.st_ino)
 
 
 def written_stamp(contents_manager: Any, os_path: str) -> FileStamp | None:
@@ -193,6 +201,12 @@ def replacing_writing(
             file.flush()
             os.fsync(file.fileno())
             status = os.fstat(file.fileno())  # a rename keeps mtime, size and inode
+        if file_stamp(target) != _stamp_of(original):
+            raise HTTPError(
+                409,
+                f"{os.path.basename(target)} changed on disk while it was being saved "
+                "(another program wrote it); it was left as that program wrote it.",
+            )
         os.replace(temp, target)
         if written is not None:
             written((status.st_mtime_ns, status.st_size, status.st_ino))

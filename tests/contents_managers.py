@@ -13,6 +13,8 @@ chosen point and kill the server there, which no real save can be asked to do:
   are created when one starts waiting). ``hooks_delay``: seconds between a notebook's
   file being written and jupyter_server's post-save hooks (``hooks_file`` is created then),
   the window in which another program can write the file before the server reads it back.
+  ``rename_delay``: seconds a save waits with its bytes written and not yet renamed into
+  place (``rename_file`` is created then), blocking, as a slow disk or a big notebook does.
 
 Both override only jupyter_server's own methods (``atomic_writing``, ``save``) and reach
 the real ones through ``super()``, so whatever layer the server puts under them (jupyter-loop's
@@ -93,6 +95,22 @@ class DelayedSavesContentsManager(AsyncLargeFileManager):
         0.0, config=True, help="Seconds between writing a notebook and its post-save hooks."
     )
     hooks_file = Unicode("", config=True, help="Created when a written save waits for its hooks.")
+    rename_delay = Float(
+        0.0,
+        config=True,
+        help="Seconds each save waits with its bytes written but not yet in place (blocking).",
+    )
+    rename_file = Unicode("", config=True, help="Created when a save waits to be put in place.")
+
+    @contextmanager
+    def atomic_writing(self, os_path: str, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        with super().atomic_writing(os_path, *args, **kwargs) as file:
+            yield file
+            if self.rename_delay > 0:
+                file.flush()
+                if self.rename_file:
+                    Path(self.rename_file).touch()
+                time.sleep(self.rename_delay)  # another program may write the file meanwhile
 
     async def _save_notebook(self, os_path: str, nb: Any, *args: Any, **kwargs: Any) -> None:
         await super()._save_notebook(os_path, nb, *args, **kwargs)
