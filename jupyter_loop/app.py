@@ -39,6 +39,7 @@ from .masking_config import MaskingConfig
 from .mcp_server.config import ExternalConfig
 from .mcp_server.endpoint import McpEndpoint
 from .mcp_server.endpoint import route_table as mcp_routes
+from .one_session import give_one_session
 from .private import tighten
 from .saves import choose_replacing_saves
 from .status_handlers import route_table as status_routes
@@ -215,6 +216,7 @@ class JupyterLoopApp(
             self.log.info(
                 "jupyter-loop: made %d files in %s private", len(tightened), self.data_dir
             )
+        give_one_session(server.session_manager)  # one kernel per notebook, whoever asks
         self.documents = LiveDocuments(
             server.web_app.settings, self.log, save_interval=self.save_interval
         )
