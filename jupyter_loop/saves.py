@@ -43,7 +43,6 @@ the first save of the same file by a later server process removes those older th
 
 Example:
     >>> from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
-from tornado.web import HTTPError
     >>> with_replacing_saves(AsyncLargeFileManager) is ReplacingAsyncLargeFileManager
     True
     >>> from jupyter_server.services.contents.manager import AsyncContentsManager
