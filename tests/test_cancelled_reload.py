@@ -20,6 +20,8 @@ from conftest import notebook_json, wait_for
 from pycrdt import Text
 from traitlets.config import Config
 
+from jupyter_loop.testing.yjs import disagreements, read_with_yjs
+
 SAVE_DELAY = 0.3
 READ_DELAY = 0.6
 
@@ -70,3 +72,6 @@ async def test_a_checkout_is_not_saved_over_when_a_keystroke_cancels_its_reload(
         await wait_for(lambda: tab.cell("c0")["source"] == "x = 'checked out'", timeout=10)
         await asyncio.sleep(SAVE_DELAY + READ_DELAY + 1)
         assert source_on_disk(target, 0) == "x = 'checked out'"
+        # The browser's library reads the reloaded notebook as pycrdt does, nothing held back.
+        (seen,) = read_with_yjs({"tab": [tab.notebook.ydoc.get_update()]}).values()
+        assert disagreements(tab.notebook.ydoc, seen) == []

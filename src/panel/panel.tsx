@@ -14,6 +14,7 @@ import { ServerFigures } from '../serverfigures';
 import { IServerStatus } from '../tokens';
 import { ApprovalCard } from './approval';
 import { Composer } from './composer';
+import { Banners, Header } from './header';
 import { BudgetLine } from './budgetline';
 import { CompletionUsageLine } from './completionusage';
 import { TurnView } from './conversation';
@@ -180,135 +181,6 @@ function AgentView(props: {
       {props.budget && <BudgetLine budget={props.budget} session={session} />}
     </div>
   );
-}
-
-function Header(props: {
-  service: AgentService;
-  notebook: NotebookPanel | null;
-  session: AgentSession | null;
-}): JSX.Element {
-  const { service, notebook, session } = props;
-  const models = service.models;
-  const chosen = service.model;
-  const options = models?.models ?? [];
-  const list =
-    chosen && !options.includes(chosen) ? [chosen, ...options] : options;
-  return (
-    <header className="jp-Loop-AgentView-header">
-      <div className="jp-Loop-AgentView-title">
-        <span className="jp-Loop-AgentView-name">AI assistant</span>
-        {notebook && (
-          <span
-            className="jp-Loop-AgentView-notebook"
-            title={notebook.context.path}
-          >
-            {notebook.title.label}
-          </span>
-        )}
-      </div>
-      <label className="jp-Loop-ModelPicker">
-        <span className="jp-Loop-ModelPicker-label">Model</span>
-        <select
-          className="jp-Loop-ModelPicker-select"
-          aria-label="Model"
-          value={chosen}
-          disabled={!models?.configured || list.length === 0}
-          onChange={event => service.chooseModel(event.target.value)}
-        >
-          {list.length === 0 && <option value="">(none)</option>}
-          {list.map(model => (
-            <option key={model} value={model}>
-              {model}
-            </option>
-          ))}
-        </select>
-      </label>
-      {session && <NewConversationButton session={session} />}
-    </header>
-  );
-}
-
-/**
- * Start a new conversation on the notebook: every tab's panel empties and the
- * model is sent none of the earlier messages. Disabled while a turn runs (the
- * server would refuse it).
- */
-function NewConversationButton(props: { session: AgentSession }): JSX.Element {
-  const { session } = props;
-  useSignal(session.changed);
-  useSignal(session.conversation.changed);
-  const busy = session.conversation.isBusy;
-  return (
-    <button
-      className="jp-Button jp-mod-styled jp-Loop-NewConversation"
-      aria-label="New conversation"
-      title={
-        busy
-          ? 'Stop the turn or wait for it to end to start a new conversation'
-          : 'Start a new conversation: the assistant forgets this one (the journal keeps it)'
-      }
-      disabled={busy || session.isPending('new-conversation')}
-      onClick={() => void session.newConversation()}
-    >
-      New conversation
-    </button>
-  );
-}
-
-function Banners(props: { service: AgentService }): JSX.Element | null {
-  const { service } = props;
-  if (service.connection === 'lost') {
-    return (
-      <div className="jp-Loop-Banner jp-mod-warning" role="alert">
-        <strong>Lost the connection to the Jupyter server.</strong>{' '}
-        Reconnecting… Nothing is lost: the assistant keeps working on the
-        server, and your message stays here until it can be sent.
-      </div>
-    );
-  }
-  const models = service.models;
-  if (models && !models.configured) {
-    return (
-      <div
-        className="jp-Loop-Banner jp-mod-error jp-Loop-ConfigHint"
-        role="alert"
-      >
-        <strong>No model provider is configured.</strong>
-        <p>
-          The server needs a model provider before the assistant can answer. Set
-          one in the server's configuration or environment and restart it:
-        </p>
-        <pre className="jp-Loop-ConfigHint-text">{models.hint}</pre>
-      </div>
-    );
-  }
-  if (models && models.models.length === 0 && models.hint) {
-    return (
-      <div className="jp-Loop-Banner jp-mod-warning" role="alert">
-        <strong>The model server did not answer.</strong> {models.hint}{' '}
-        <button
-          className="jp-Button jp-mod-styled jp-Loop-retry"
-          onClick={() => void service.refreshModels()}
-        >
-          Retry
-        </button>
-      </div>
-    );
-  }
-  if (!models && service.modelsError) {
-    return (
-      <div className="jp-Loop-Banner jp-mod-error" role="alert">
-        {service.modelsError}{' '}
-        <button
-          className="jp-Button jp-mod-styled jp-Loop-retry"
-          onClick={() => void service.refreshModels()}
-        >
-          Retry
-        </button>
-      </div>
-    );
-  }
-  return null;
 }
 
 function SessionView(props: {
