@@ -1,7 +1,8 @@
 """``{base_url}api/jupyter-loop/mcp``: MCP over Streamable HTTP, inside the Jupyter server.
 
-The protocol is the official SDK's: a low-level :class:`mcp.server.lowlevel.Server` with two
-handlers (list and call tools), and its :class:`StreamableHTTPSessionManager` for sessions
+The protocol is the official SDK's: a low-level :class:`mcp.server.lowlevel.Server` with its
+handlers (list and call tools; list, template and read resources: cell outputs, see
+:mod:`.resources`), and its :class:`StreamableHTTPSessionManager` for sessions
 and SSE. Tornado authenticates the request like every Jupyter API request (token header,
 JupyterHub token through the proxy), then hands it to the SDK through :mod:`.bridge`; the
 scope carries the caller's :class:`~jupyter_loop.rights.Grants` (every right asked of the
