@@ -114,27 +114,28 @@ export function Banners(props: { service: AgentService }): JSX.Element | null {
     return (
       <div className="jp-Loop-Banner jp-mod-warning" role="alert">
         <strong>The model server did not answer.</strong> {models.hint}{' '}
-        <button
-          className="jp-Button jp-mod-styled jp-Loop-retry"
-          onClick={() => void service.refreshModels()}
-        >
-          Retry
-        </button>
+        <RetryModels service={service} />
       </div>
     );
   }
   if (!models && service.modelsError) {
     return (
       <div className="jp-Loop-Banner jp-mod-error" role="alert">
-        {service.modelsError}{' '}
-        <button
-          className="jp-Button jp-mod-styled jp-Loop-retry"
-          onClick={() => void service.refreshModels()}
-        >
-          Retry
-        </button>
+        {service.modelsError} <RetryModels service={service} />
       </div>
     );
   }
   return null;
+}
+
+/** Ask the model server for its models again. */
+function RetryModels(props: { service: AgentService }): JSX.Element {
+  return (
+    <button
+      className="jp-Button jp-mod-styled jp-Loop-retry"
+      onClick={() => void props.service.refreshModels()}
+    >
+      Retry
+    </button>
+  );
 }
