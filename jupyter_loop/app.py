@@ -23,6 +23,7 @@ from .completion.handlers import route_table as completion_routes
 from .completion.service import CompletionService
 from .completion.variables import KernelVariables
 from .document import LiveDocuments
+from .document.lagging_files import LaggingFiles
 from .document.missed_reloads import MissedReloads
 from .document.saved_hash import SavedHashes
 from .execution.handlers import route_table as execution_routes
@@ -226,6 +227,8 @@ class JupyterLoopApp(
         # A tab's Save must not find the file changed by the server's own saves.
         self.saved_hashes = SavedHashes(server.web_app.settings, self.log)
         self.saved_hashes.start(server.contents_manager)
+        # A file its room stopped before saving is saved from the store before it is read.
+        LaggingFiles(server.web_app.settings, server.contents_manager, self.log).start()
         self.versions: VersionKeeper | None = None
         if self.versions_max > 0:
             store = VersionStore(

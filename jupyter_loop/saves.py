@@ -68,7 +68,7 @@ from jupyter_server.services.contents.filemanager import AsyncFileContentsManage
 from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
 from tornado.web import HTTPError
 
-from .document.saved_hash import SettledHashChecks
+from .reads import WaitingReads
 
 Manager = TypeVar("Manager")
 TEMP_SUFFIX = ".saving"
@@ -248,10 +248,10 @@ class ReplacingSavesMixin(FileManagerMixin):
 
 
 class ReplacingAsyncLargeFileManager(  # type: ignore[misc]  # jupyter_server's own bases disagree
-    SettledHashChecks, AsyncLargeFileManager, ReplacingSavesMixin
+    WaitingReads, AsyncLargeFileManager, ReplacingSavesMixin
 ):
-    """jupyter_server's default contents manager with saves that cannot tear, and checks of
-    a notebook's hash that wait for the server's saves under way (see ``saved_hash``)."""
+    """jupyter_server's default contents manager with saves that cannot tear, and reads
+    that wait for the steps jupyter-loop's services set (see ``reads``)."""
 
 
 def with_replacing_saves(manager: type[Manager]) -> type[Manager]:
@@ -268,10 +268,10 @@ def with_replacing_saves(manager: type[Manager]) -> type[Manager]:
     if manager is AsyncLargeFileManager:
         return cast("type[Manager]", ReplacingAsyncLargeFileManager)
     # Same name, so the server's log and ``--help`` read as the user's class.
-    # The hash checks go first: they wrap ``get``, which the file managers define.
+    # The waiting reads go first: they wrap ``get``, which the file managers define.
     first: tuple[type, ...] = ()
     if issubclass(manager, AsyncFileContentsManager):
-        first = (SettledHashChecks,)
+        first = (WaitingReads,)
     bases = (*first, manager, ReplacingSavesMixin)
     derived = type(manager.__name__, bases, {"__module__": __name__})
     return cast("type[Manager]", derived)

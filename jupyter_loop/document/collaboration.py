@@ -22,6 +22,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 from jupyter_ydoc import YNotebook
+from pycrdt import Doc
+from pycrdt.store import YDocNotFound
 
 EXTENSION = "jupyter_server_ydoc"
 """The name jupyter_server_ydoc's extension app has in the server's settings."""
@@ -57,6 +59,20 @@ async def delete_room(extension: Any, room: Any, file_id: str) -> None:
     loaders = extension.file_loaders
     if file_id in loaders and loaders[file_id].number_of_subscriptions == 0:
         await loaders.remove(file_id)
+
+
+async def stored_document(extension: Any, file_id: str) -> Doc[Any] | None:
+    """The notebook the store holds for ``file_id``, read as a room reads it when it loads
+    (``None``: nothing stored). The store's path is the one jupyter_server_ydoc gives a
+    notebook's room."""
+    store = extension.ystore_class(path=f".notebook:{file_id}.y", log=extension.log)
+    document: Doc[Any] = Doc()
+    async with store:
+        try:
+            await store.apply_updates(document)
+        except YDocNotFound:
+            return None
+    return document
 
 
 def notebook_of(room: Any) -> YNotebook | None:

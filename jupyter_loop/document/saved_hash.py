@@ -28,8 +28,8 @@ That leaves the moment between a save's write and that record: a Ctrl-S then rea
 file's hash while the tab still knows the old one. So a check of the file's hash (a read
 with ``hash`` and no content, what JupyterLab's Save asks first) waits, at most
 ``SETTLE_SECONDS``, for the saves of that notebook under way and their records
-(:meth:`SavedHashes.settled`; the contents manager asks, see :class:`SettledHashChecks`),
-and for the room to have sent the record to its tabs.
+(:meth:`SavedHashes.settled`, a step of the contents manager's reads: ``reads``), and for
+the room to have sent the record to its tabs.
 
 Rejected: holding the room's update lock while jupyter-loop writes outputs, so its writes
 never cancel a save. That also stops them from starting the room's autosave, which
@@ -42,11 +42,11 @@ import asyncio
 import logging
 import time
 import weakref
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from jupyter_server.utils import ensure_async, to_api_path
 
+from ..reads import ReadAsked, WaitingReads
 from . import collaboration
 from .reference import NotebookRef
 
@@ -57,19 +57,6 @@ never says it ended: it is forgotten after this long)."""
 SENT_SECONDS = 0.05
 """Time for the room to send a hash it just recorded to its tabs, before the check's reply
 (the two go over different connections)."""
-
-
-class SettledHashChecks:
-    """Put over an async file contents manager: a read of a notebook's hash without its
-    content (JupyterLab's check before a Save) waits until the server's saves of it are
-    over and recorded in its room (:meth:`SavedHashes.settled`)."""
-
-    hash_checks: Callable[[str], Awaitable[None]] | None = None
-
-    async def get(self, path: str, content: bool = True, *args: Any, **kwargs: Any) -> Any:
-        if not content and kwargs.get("require_hash") and self.hash_checks is not None:
-            await self.hash_checks(path)
-        return await super().get(path, content, *args, **kwargs)  # type: ignore[misc]
 
 
 class SavedHashes:
@@ -86,8 +73,12 @@ class SavedHashes:
     def start(self, contents_manager: Any) -> None:
         contents_manager.register_pre_save_hook(self._before_save)
         contents_manager.register_post_save_hook(self._after_save)
-        if isinstance(contents_manager, SettledHashChecks):
-            contents_manager.hash_checks = self.settled
+        if isinstance(contents_manager, WaitingReads):
+            contents_manager.wait_before_reads(self._before_read)
+
+    async def _before_read(self, path: str, asked: ReadAsked) -> None:
+        if not asked.content and asked.require_hash:
+            await self.settled(path)
 
     async def settled(self, path: str) -> None:
         """Return once no save of ``path`` is under way or unrecorded in its room."""

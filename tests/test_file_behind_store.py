@@ -1,0 +1,74 @@
+"""A room freed before its save: the file lags the store, and the store must win.
+
+A tab types, then closes; jupyter-collaboration frees the room after its clean-up delay
+and cancels the save still waiting (``DocumentRoom.stop``), so the file on disk lacks the
+last lines while the store holds them. When the notebook is opened again, upstream finds
+the file "out-of-sync" with the store and sets the document from the file: the last lines
+were gone, for every tab (and a tab that typed offline meanwhile got its lines doubled,
+chaos seed 2029 trial 171). The same happens after a server is killed between its store's
+write and its save (trial 232).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import notebook_json, wait_for
+from pycrdt import Text
+from traitlets.config import Config
+
+from jupyter_loop.testing.yjs import disagreements, read_with_yjs
+
+SAVE_DELAY = 2.0
+CLEANUP_DELAY = 0.2
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config: Config) -> Config:
+    jp_server_config.YDocExtension.document_save_delay = SAVE_DELAY
+    jp_server_config.YDocExtension.document_cleanup_delay = CLEANUP_DELAY
+    return jp_server_config
+
+
+def type_in(tab: Any, cell_id: str, text: str) -> None:
+    for ycell in tab.notebook.ycells:
+        if ycell.get("id") == cell_id:
+            source = ycell["source"]
+            assert isinstance(source, Text)
+            source += text
+
+
+def source_on_disk(target: Path, index: int) -> str:
+    source = json.loads(target.read_text("utf-8"))["cells"][index]["source"]
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+@pytest.mark.timeout(90)
+async def test_lines_typed_just_before_the_tab_closed_are_there_when_it_opens_again(
+    jp_root_dir: Path, open_tab: Any
+) -> None:
+    path = "freed.ipynb"
+    target = jp_root_dir / path
+    target.write_text(notebook_json("x = 1", "y = 1"), encoding="utf-8")
+    async with open_tab(path) as tab:
+        await wait_for(lambda: len(tab.notebook.ycells) == 2)
+        type_in(tab, "c0", "\n# saved")
+        await wait_for(lambda: "# saved" in source_on_disk(target, 0), timeout=SAVE_DELAY + 10)
+        await asyncio.sleep(0.5)  # the save's hash reaches the store
+        type_in(tab, "c0", "\n# typed last")
+        await asyncio.sleep(0.3)  # the keystrokes reach the server, not its save
+    await asyncio.sleep(CLEANUP_DELAY + 1)  # the room is freed, its save cancelled
+    assert "# typed last" not in source_on_disk(target, 0)  # the file lags the store
+
+    async with open_tab(path) as again:
+        await wait_for(lambda: len(again.notebook.ycells) == 2)
+        await asyncio.sleep(0.5)  # whatever the room does on loading has reached the tab
+        assert again.cell("c0")["source"] == "x = 1\n# saved\n# typed last"
+        (seen,) = read_with_yjs({"tab": [again.notebook.ydoc.get_update()]}).values()
+        assert disagreements(again.notebook.ydoc, seen) == []
+        # The file has caught up with the notebook the server holds.
+        assert source_on_disk(target, 0) == "x = 1\n# saved\n# typed last"
