@@ -188,3 +188,31 @@ async def test_a_crash_between_the_save_of_a_finished_run_and_its_ledger_drop_ke
         await wait_for(lambda: printed(server.saved(path).cells[0].outputs) == list(range(12)))
     finally:
         server.kill()
+
+
+@pytest.mark.timeout(180)
+async def test_a_run_asked_for_as_the_server_comes_back_replaces_the_replayed_one(
+    server: ServerProcess,
+):
+    """A run queued while the restarted server still replays the journal of the cell's
+    last run writes over the replay, not after it (chaos seed 2029, trial 232: the cell
+    showed the replayed lines, then the new run's)."""
+    path = "again.ipynb"
+    channel, live = await start_with_notebook(server, path, SHORT)
+    async with Provider(live.ydoc, channel):
+        await wait_for(lambda: live.cell_number == 1)
+        await run_first_cell(server, path)
+        await wait_for(lambda: live.get_cell(0).get("execution_count") is not None, timeout=60)
+        server.kill()
+    server.start()
+    await server.ready()
+    await server.start_kernel(path)
+    await run_first_cell(server, path)  # at once: the replay may not have begun
+    while (await server.api("api", "jupyter-loop", "runs?path=" + path))["cells"]:
+        pass  # the new run is over
+    channel, reopened = await server.open_room(path)
+    async with Provider(reopened.ydoc, channel):
+        await wait_for(lambda: reopened.cell_number == 1)
+        outputs = reopened.get_cell(0)["outputs"]
+        assert printed(outputs) == list(range(12))
+        assert "cut off" not in str(outputs)

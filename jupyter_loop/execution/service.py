@@ -163,6 +163,9 @@ class ExecutionService:
     async def _queue_cells(
         self, request: RunRequest, user: str, origin: RunOrigin | None = None
     ) -> tuple[RunTicket, dict[str, asyncio.Future[RunOutcome]]]:
+        # A cell the previous server left running gets its journal replayed first: a run
+        # queued meanwhile would write after the replay's outputs instead of over them.
+        await self.recovered()
         notebook_ref = await self._docs.resolve(request.path)
         room_id = notebook_ref.room_id
         kernel_id = await self._kernel_for(request.kernel_id, notebook_ref.path)
