@@ -83,6 +83,10 @@ async def test_an_image_and_a_long_output_are_links_read_whole_and_masked(
         assert isinstance(blob, types.BlobResourceContents)
         assert base64.b64decode(blob.blob) == base64.b64decode(PNG)
 
+        # read_cell gives the same links beside the cell it shows.
+        read = await call(session, "read_cell", path=path, cell_id="c0")
+        assert [link.uri for link in links_of(read)] == [image.uri, long.uri]
+
         # The cell runs again: its old links say so, get_outputs gives new ones.
         await ran(path, run_cells, open_tab, start_kernel)
         with pytest.raises(MCPError, match="ran again since this link was made"):
@@ -114,3 +118,24 @@ async def test_a_token_for_another_notebook_cannot_read_its_outputs(
             await session.read_resource("jupyter-loop://outputs/c0/0?path=other.ipynb&run=file")
         with pytest.raises(MCPError, match="has no output 0"):  # its own: read, no output
             await session.read_resource("jupyter-loop://outputs/c0/0?path=mine.ipynb&run=file")
+
+
+async def test_run_cells_links_the_outputs_of_the_cells_it_ran(
+    mcp_session: Any, write_notebook: Any, open_tab: Any
+) -> None:
+    path = write_notebook("ran.ipynb", CELL)
+
+    async def approve_once(context: Any, params: Any) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content={"decision": "once"})
+
+    async with (
+        open_tab(path),
+        mcp_session(name="claude-code", elicitation=approve_once) as session,
+    ):
+        result = await call(session, "run_cells", path=path, cell_ids=["c0"])
+        assert not result.is_error
+        image, long = links_of(result)
+        assert image.mime_type == "image/png" and long.mime_type == "text/plain"
+        [text] = (await session.read_resource(long.uri)).contents
+        assert isinstance(text, types.TextResourceContents)
+        assert "end of the long line" in text.text and CANARY not in text.text

@@ -185,6 +185,21 @@ class OutsideAgents:
         links = output_links(cell_id, shown_run(notebook, cell_id), cell.outputs)
         return AgentView(text, summary.images, tuple(links))
 
+    async def links(self, path: str, cell_ids: list[str]) -> tuple[OutputLink, ...]:
+        """The links to the outputs the cells show now (their images and long outputs), for
+        a tool result about those cells (``read_cell``, ``run_cells``); unknown cells have
+        none (the tool has said so)."""
+        notebook = await self._docs.notebook(await self._docs.room_id(path))
+        found: list[OutputLink] = []
+        for cell_id in cell_ids:
+            try:
+                _, ycell = find_cell(notebook, cell_id)
+            except NotFound:
+                continue
+            cell = read_cell(ycell, self._masker)  # a link's caption shows no secret either
+            found += output_links(cell_id, shown_run(notebook, cell_id), cell.outputs)
+        return tuple(found)
+
     async def output(
         self, path: str, cell_id: str, index: int, run: str, caller: Caller
     ) -> OutputContent:

@@ -5,7 +5,8 @@ they hold; the endpoint checks the caller's rights as for a tool).
 A URI names the notebook, the cell, the output's place and the run it came from:
 ``jupyter-loop://outputs/CELL_ID/INDEX?path=NOTEBOOK&run=RUN_ID``. Nothing is listed
 (``resources/list`` is empty: a server's outputs are unbounded); the one template says how
-the URIs are made, and links come with the results of ``get_outputs``.
+the URIs are made, and links come with the results of ``get_outputs``, ``read_cell`` and
+``run_cells`` (``tools.LINKED_CELLS``).
 """
 
 from __future__ import annotations
@@ -104,7 +105,7 @@ def templates() -> types.ListResourceTemplatesResult:
         uri_template=TEMPLATE,
         description=(
             "One output of a notebook cell, whole (text masked, or an image), from the run "
-            "named; get_outputs gives these links with a caption each."
+            "named; get_outputs, read_cell and run_cells give these links with a caption each."
         ),
     )
     return types.ListResourceTemplatesResult(resource_templates=[template])

@@ -174,9 +174,20 @@ def _agent_tool(
         outcome = await agent.call(path, name, arguments, caller, wait)
         if not outcome.ok:
             raise ToolFailed(outcome.content)
-        return await _with_images(f"{outcome.summary}\n\n{outcome.content}", outcome.images)
+        content = await _with_images(f"{outcome.summary}\n\n{outcome.content}", outcome.images)
+        linked = LINKED_CELLS.get(name)
+        if linked is None:
+            return content
+        return content + resource_links(path, await agent.links(path, linked(args)))
 
     return call
+
+
+LINKED_CELLS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
+    "read_cell": lambda args: [str(args["cell_id"])],
+    "run_cells": lambda args: [str(cell_id) for cell_id in args["cell_ids"]],
+}
+"""The agent tools whose results also link the outputs of the cells they name."""
 
 
 class ToolFailed(Exception):
