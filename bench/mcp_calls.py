@@ -4,7 +4,9 @@ Starts ``jupyter server`` with jupyter-loop (``approval_policy=always``, so no p
 asked), opens one MCP session with the SDK's Streamable HTTP client and times, per call:
 ``read_cell`` on a small notebook, ``read_notebook``, and ``run_cells`` of ``1 + 1`` (the
 run waits for the cell's end), next to the same run through the REST endpoint and waiting
-for the saved run marker over a Y client. Prints medians and 90th percentiles. Run by hand:
+for the saved run marker over a Y client; then ``run_cells`` as an MCP task (2026 protocol):
+its creation, the first ``tasks/get`` poll, and creation to completion. Prints medians and
+90th percentiles. Run by hand:
 
     python bench/mcp_calls.py
 """
@@ -25,6 +27,7 @@ from mcp.client.streamable_http import streamable_http_client
 from pycrdt import Map, Provider
 
 from jupyter_loop.testing.server_process import TOKEN, ServerProcess
+from jupyter_loop.testing.task_client import CLAIMS, TASKS, CreatedTask, task_method
 
 CALLS = 40
 
@@ -51,6 +54,32 @@ async def timed(call: object, times: int) -> list[float]:
         await call()  # type: ignore[operator]
         spent.append(time.perf_counter() - start)
     return spent
+
+
+async def time_tasks(session: ClientSession) -> None:
+    """``run_cells`` as an MCP task (2026 protocol, the extension declared): the call that
+    makes it, the first ``tasks/get`` poll, and polls every 10 ms until it ends."""
+    created: list[float] = []
+    first_poll: list[float] = []
+    to_end: list[float] = []
+    for _ in range(CALLS):
+        start = time.perf_counter()
+        task = await session.call_tool(
+            "run_cells", {"path": "bench.ipynb", "cell_ids": ["c0"]}, allow_claimed=True
+        )
+        made = time.perf_counter()
+        assert isinstance(task, CreatedTask), task
+        state = await task_method(session, "tasks/get", task.task_id)
+        first_poll.append(time.perf_counter() - made)
+        while state.status == "working":
+            await asyncio.sleep(0.01)
+            state = await task_method(session, "tasks/get", task.task_id)
+        assert state.status == "completed", state
+        created.append(made - start)
+        to_end.append(time.perf_counter() - start)
+    show("MCP task: create (run_cells)", created)
+    show("MCP task: first tasks/get poll", first_poll)
+    show("MCP task: create to completed", to_end)
 
 
 async def main() -> None:
@@ -81,6 +110,15 @@ async def main() -> None:
                 "MCP run_cells 1 + 1 (to its end)",
                 await timed(lambda: tool("run_cells", cell_ids=["c0"]), CALLS),
             )
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=120) as http,
+            streamable_http_client(url, http_client=http) as (read, write),
+            ClientSession(
+                read, write, client_info=me, extensions={TASKS: {}}, result_claims=CLAIMS
+            ) as tasks,
+        ):
+            await tasks.discover()
+            await time_tasks(tasks)
         channel, nb = await server.open_room("bench.ipynb")
         async with Provider(nb.ydoc, channel):
             board = nb.ydoc.get("jupyter_loop:execution", type=Map)

@@ -314,7 +314,11 @@ class JupyterLoopApp(
         self.settings.update({"jupyter_loop_completion": self.completion})
         self.agent.outside.approval_timeout = self.external_approval_timeout
         self.mcp = McpEndpoint(
-            self.agent.outside, server.contents_manager, self.log, self.mcp_session_idle_timeout
+            self.agent.outside,
+            server.contents_manager,
+            self.log,
+            self.mcp_session_idle_timeout,
+            tasks_dir=Path(self.data_dir) / "mcp_tasks",
         )
         self.settings.update(
             {

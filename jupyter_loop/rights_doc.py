@@ -12,7 +12,7 @@ from typing import Any
 
 from .agent.tools import AGENT_TOOLS
 from .app import all_routes
-from .mcp_server import resources
+from .mcp_server import resources, tasks
 from .mcp_server.tools import TOOLS as MCP_TOOLS
 from .rights import REQUIRES, RIGHTS, Ability, right_name
 
@@ -89,6 +89,8 @@ def _tool_rows() -> list[str]:
         yes = ("yes" if name in turns else "—", "yes" if name in mcp else "—")
         rows.append(f"| `{name}` | {yes[0]} | {yes[1]} | {ability.value} |")
     rows.append(f"| `{resources.METHOD}` (cell outputs) | — | yes | {resources.ABILITY.value} |")
+    for method, ability in tasks.ABILITIES.items():
+        rows.append(f"| `{method}` (a task's maker only) | — | yes | {ability.value} |")
     return rows
 
 
@@ -107,6 +109,9 @@ NOTES = """\
   another user's requests naming it are answered 404, by the MCP SDK's own check. An
   approval's "allow for the turn" holds for that principal on a session the server minted;
   without one (the 2026 protocol's stateless requests) it holds for the one call.
+- **Tasks.** A `run_cells` call answered with a task (the MCP tasks extension) is
+  checked as the call; its task is then seen by its maker alone (the same principal: a
+  token the user made is another), and each of its methods needs the ability above.
 - **Journal.** Every MCP `tools/call` is journaled, refused and unknown ones too: in the
   notebook's journal, or in the server journal when it names no notebook
   (`api/jupyter-loop/agent/server-journal`). A client's name is its own claim: shown as

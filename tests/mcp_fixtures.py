@@ -40,10 +40,13 @@ def mcp_session(mcp_url: str, jp_auth_header: Any) -> Callable[..., Any]:
         modern: bool = False,
         session_ids: list[str] | None = None,
         elicitation: Any = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+        result_claims: Any = None,
     ) -> AsyncIterator[ClientSession]:
         """``modern``: the 2026 protocol (no handshake, no server session: ``discover``);
         ``session_ids`` collects the ``mcp-session-id`` the server answers with;
-        ``elicitation``: the client's form callback (it then says it can show forms)."""
+        ``elicitation``: the client's form callback (it then says it can show forms);
+        ``extensions`` and ``result_claims``: the SDK's own, for an extension it speaks."""
         chosen = dict(jp_auth_header) if headers is None else headers
 
         async def seen(response: Any) -> None:
@@ -60,6 +63,8 @@ def mcp_session(mcp_url: str, jp_auth_header: Any) -> Callable[..., Any]:
                 write,
                 client_info=types.Implementation(name=name, version="1"),
                 elicitation_callback=elicitation,
+                extensions=extensions,
+                result_claims=result_claims,
             ) as session,
         ):
             await (session.discover() if modern else session.initialize())

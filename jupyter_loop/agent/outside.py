@@ -185,6 +185,11 @@ class OutsideAgents:
         links = output_links(cell_id, shown_run(notebook, cell_id), cell.outputs)
         return AgentView(text, summary.images, tuple(links))
 
+    async def running(self, path: str, cell_ids: list[str]) -> bool:
+        """Whether any of the cells is running or queued."""
+        pending = {c["cell_id"] for c in await self._execution.pending(path)}
+        return any(cell_id in pending for cell_id in cell_ids)
+
     async def links(self, path: str, cell_ids: list[str]) -> tuple[OutputLink, ...]:
         """The links to the outputs the cells show now (their images and long outputs), for
         a tool result about those cells (``read_cell``, ``run_cells``); unknown cells have

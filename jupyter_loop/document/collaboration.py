@@ -18,7 +18,10 @@ handful of names used here.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
+from contextlib import closing
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 from jupyter_ydoc import YNotebook
@@ -66,6 +69,9 @@ async def stored_document(extension: Any, file_id: str) -> Doc[Any] | None:
     (``None``: nothing stored). The store's path is the one jupyter_server_ydoc gives a
     notebook's room."""
     store = extension.ystore_class(path=f".notebook:{file_id}.y", log=extension.log)
+    database = getattr(store, "db_path", None)  # an SQLite store (the default, and ours)
+    if database is not None and not _holds(Path(database), store.path):
+        return None  # starting the store would create its database, racing a room's start
     document: Doc[Any] = Doc()
     async with store:
         try:
@@ -73,6 +79,17 @@ async def stored_document(extension: Any, file_id: str) -> Doc[Any] | None:
         except YDocNotFound:
             return None
     return document
+
+
+def _holds(database: Path, path: str) -> bool:
+    """Whether the store's SQLite file holds updates of ``path`` (read-only: a missing
+    file or table is "no")."""
+    try:
+        with closing(sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True)) as db:
+            query = "SELECT 1 FROM yupdates WHERE path = ? LIMIT 1"
+            return db.execute(query, (path,)).fetchone() is not None
+    except (sqlite3.Error, OSError, ValueError):
+        return False
 
 
 def notebook_of(room: Any) -> YNotebook | None:

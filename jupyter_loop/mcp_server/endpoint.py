@@ -2,7 +2,7 @@
 
 The protocol is the official SDK's: a low-level :class:`mcp.server.lowlevel.Server` with its
 handlers (list and call tools; list, template and read resources: cell outputs, see
-:mod:`.resources`), and its :class:`StreamableHTTPSessionManager` for sessions
+:mod:`.resources`; the tasks extension's methods, see :mod:`.tasks`), and its :class:`StreamableHTTPSessionManager` for sessions
 and SSE. Tornado authenticates the request like every Jupyter API request (token header,
 JupyterHub token through the proxy), then hands it to the SDK through :mod:`.bridge`; the
 scope carries the caller's :class:`~jupyter_loop.rights.Grants` (every right asked of the
@@ -16,13 +16,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tornado import web
 
 from .. import __version__
 from ..access_tokens import PREFIX as TOKEN_PREFIX
-from ..access_tokens import SCOPES, AccessToken, AccessTokens, api_path
+from ..access_tokens import SCOPES, AccessToken, AccessTokens
 from ..agent.callers import Caller, client_claim
 from ..agent.outside import OutsideAgents
 from ..agent.tools import schema_violation
@@ -32,7 +34,10 @@ from ..rights import Ability, Grants, grants_of, requires
 from . import resources
 from .bridge import TornadoExchange
 from .elicitation import client_prompt
+from .refusals import refusal
 from .sessions import SESSION_HEADER, McpSessions, scope_user
+from .task_book import TaskBook
+from .tasks import TASK_TOOLS, TASKS, TTL_SECONDS, McpTasks, asks_for_tasks, task_methods
 from .tools import TOOLS, TOOLS_BY_NAME, ToolFailed
 
 if TYPE_CHECKING:
@@ -49,9 +54,15 @@ class McpEndpoint:
     """The MCP server and its session manager, running while the extension runs."""
 
     def __init__(
-        self, agent: OutsideAgents, contents: Any, log: logging.Logger, idle_timeout: float
+        self,
+        agent: OutsideAgents,
+        contents: Any,
+        log: logging.Logger,
+        idle_timeout: float,
+        tasks_dir: Path,
     ) -> None:
         self._agent = agent
+        self._tasks = McpTasks(agent, TaskBook(tasks_dir, TTL_SECONDS), log)
         self._contents = contents
         self._log = log
         self._idle_timeout = idle_timeout
@@ -80,11 +91,21 @@ class McpEndpoint:
                 "accepts or rejects; runs happen on the server and may need the user's approval."
             ),
             on_list_tools=self._list_tools,
-            on_call_tool=self._call_tool,
+            # A task's answer is the extension's result shape (a dict the SDK sends as it is,
+            # ``tasks``), outside the SDK's type for this handler.
+            on_call_tool=self._call_tool,  # type: ignore[arg-type]
             on_list_resources=self._list_resources,
             on_list_resource_templates=self._list_resource_templates,
             on_read_resource=self._read_resource,
         )
+        server.extensions[TASKS] = {}
+        handlers = {
+            "tasks/get": self._get_task,
+            "tasks/cancel": self._cancel_task,
+            "tasks/update": self._update_task,
+        }
+        for method, params_type in task_methods().items():
+            server.add_request_handler(method, params_type, handlers[method])
         return StreamableHTTPSessionManager(server, session_idle_timeout=self._idle_timeout)
 
     async def _run(self) -> None:
@@ -94,6 +115,7 @@ class McpEndpoint:
             await self._stopping.wait()
 
     async def stop(self) -> None:
+        await self._tasks.stop()
         self._stopping.set()
         if self._task is not None:
             await asyncio.wait([self._task], timeout=5)
@@ -160,7 +182,7 @@ class McpEndpoint:
 
         if address is None:
             raise await failed(f"No resource {client_claim(params.uri)} on this server.")
-        refused = _refusal(grants, resources.ABILITY, "reading a cell's output", path)
+        refused = refusal(grants, resources.ABILITY, "reading a cell's output", path)
         if refused:
             raise await failed(refused)
         try:
@@ -178,11 +200,21 @@ class McpEndpoint:
 
         return types.ListToolsResult(tools=[tool.spec for tool in TOOLS])
 
+    async def _get_task(self, ctx: Any, params: Any) -> dict[str, Any]:
+        grants, caller = self._caller(ctx)
+        return await self._tasks.get(params.task_id, grants, caller)
+
+    async def _cancel_task(self, ctx: Any, params: Any) -> dict[str, Any]:
+        grants, caller = self._caller(ctx)
+        return await self._tasks.cancel(params.task_id, grants, caller)
+
+    async def _update_task(self, ctx: Any, params: Any) -> dict[str, Any]:
+        grants, _ = self._caller(ctx)
+        return await self._tasks.update(params.task_id, grants)
+
     async def _call_tool(
         self, ctx: Any, params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
-        import mcp_types as types
-
+    ) -> types.CallToolResult | dict[str, Any]:
         grants, caller = self._caller(ctx)
         arguments = dict(params.arguments or {})
         path = arguments.get("path")
@@ -195,35 +227,36 @@ class McpEndpoint:
         tool = TOOLS_BY_NAME.get(params.name)
         if tool is None:
             return await failed(f"There is no tool named '{client_claim(params.name)}'.")
-        refused = _refusal(grants, tool.ability, params.name, path)
+        refused = refusal(grants, tool.ability, params.name, path)
         if refused:
             return await failed(refused)
         problem = schema_violation(arguments, tool.spec.input_schema)
         if problem is not None:  # the one check of arguments: the schema the client is shown
             return await failed(f"{problem} See the input schema of {params.name}.")
-        try:
-            content = await tool.call(self._agent, caller, arguments, self._contents)
-        except ToolFailed as e:  # the agent's toolbox journaled it
-            return _error(str(e))
-        except JupyterLoopError as e:
-            return await failed(e.message)
-        except web.HTTPError as e:  # the contents manager's own errors
-            return await failed(e.log_message or f"HTTP {e.status_code}")
-        return types.CallToolResult(content=content)
 
+        async def answer(caller: Caller, arguments: dict[str, Any]) -> types.CallToolResult:
+            import mcp_types as types
 
-def _refusal(grants: Grants, ability: Ability, what: str, path: Any) -> str | None:
-    """Why ``grants`` may not do ``what`` (a tool, reading a resource) on ``path``: the one
-    rights check of every MCP request that touches a notebook."""
-    missing = grants.missing(ability)
-    if missing:
-        return f"Forbidden: {what} needs the permission {' and '.join(missing)}."
-    if grants.notebook is not None and api_path(path) != grants.notebook:
-        return (
-            f"Forbidden: this token is for the notebook {grants.notebook} only; "
-            f"call {what} with path={grants.notebook!r}."
-        )
-    return None
+            try:
+                content = await tool.call(self._agent, caller, arguments, self._contents)
+            except ToolFailed as e:  # the agent's toolbox journaled it
+                return _error(str(e))
+            except JupyterLoopError as e:
+                return await failed(e.message)
+            except web.HTTPError as e:  # the contents manager's own errors
+                return await failed(e.log_message or f"HTTP {e.status_code}")
+            return types.CallToolResult(content=content)
+
+        if params.name in TASK_TOOLS and asks_for_tasks(ctx):
+            cell_ids = [str(cell_id) for cell_id in arguments.get("cell_ids", [])]
+            # The call outlives its request: no prompt in the client, and it waits for the
+            # run's end (the task's life), not the request's.
+            as_task = replace(caller, direct=None)
+            whole_run = {**arguments, "wait_seconds": TTL_SECONDS}
+            return await self._tasks.start(
+                grants, str(path), cell_ids, lambda: answer(as_task, whole_run)
+            )
+        return await answer(caller, arguments)
 
 
 def _error(message: str) -> types.CallToolResult:

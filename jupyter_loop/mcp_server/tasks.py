@@ -1,0 +1,191 @@
+"""Long ``run_cells`` calls as MCP tasks (the ``io.modelcontextprotocol/tasks`` extension).
+
+A client that says, in its request's capabilities (2026 protocol), that it speaks the
+extension gets a task at once for ``run_cells`` instead of a result: the approval and the
+run go on on the server, and the client polls ``tasks/get`` for the status and, once the
+cells have run, the very result the call would have answered. ``tasks/cancel`` interrupts
+the notebook's kernel, as the ``interrupt`` tool does. A client without the extension waits
+on its call (``wait_seconds``), as before.
+
+A task is its record on disk (``task_book``), so a client polls the same id after its own
+restart, and after the server's. A restarted server has no call left to finish a task of
+the one before: when polled, such a task ends with the cells' outputs as the notebook shows
+them, once its cells no longer run (the restart ended them, or a kept kernel finished them).
+
+Only the task's maker (the same principal: the same user, or the same scoped token) sees a
+task; to anyone else it does not exist. Polls are not journaled (a client may poll every
+second): the call is, when it ends, and a cancel is, as an interrupt.
+
+Rejected: asking the approval through the task (the spec's ``input_required`` status and
+its input requests). 2026-protocol clients are asked in the tabs, with or without a task
+(``elicitation``), and a task asked for while nobody has approved yet is exactly the case
+a task is for: the client stops waiting on the request, not on the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from ..agent.callers import Caller
+from ..agent.outside import OutsideAgents
+from ..rights import Ability, Grants
+from .refusals import refusal
+from .task_book import CANCELLED, COMPLETED, TERMINAL, WORKING, TaskBook, TaskRecord
+
+if TYPE_CHECKING:
+    import mcp_types as types
+
+TASKS = "io.modelcontextprotocol/tasks"
+"""The extension's identifier, in the client's and the server's capabilities."""
+
+TASK_TOOLS = frozenset({"run_cells"})
+"""The tools that answer with a task when the client speaks the extension."""
+
+ABILITIES = {
+    "tasks/get": Ability.READ,
+    "tasks/update": Ability.READ,
+    "tasks/cancel": Ability.INTERRUPT,
+}
+"""What each of the extension's methods needs, besides being the task's maker (checked by
+the endpoint's one rights check, ``refusals``; ``docs/rights.md`` lists them)."""
+
+POLL_SECONDS = 1.0
+TTL_SECONDS = 24 * 3600.0
+
+
+def asks_for_tasks(ctx: Any) -> bool:
+    """Whether the request's client said it speaks the tasks extension (per request, as
+    the 2026 protocol sends its capabilities)."""
+    connection = getattr(ctx, "connection", None) or getattr(ctx, "session", None)
+    capabilities = getattr(connection, "client_capabilities", None)
+    extensions = getattr(capabilities, "extensions", None) or {}
+    return TASKS in extensions
+
+
+def task_methods() -> dict[str, type[Any]]:
+    """The extension's methods and the model of their parameters (made on first use: the
+    SDK's types are not imported with the server)."""
+    from mcp_types import RequestParams
+
+    class TaskParams(RequestParams):
+        task_id: str
+
+    class TaskUpdateParams(TaskParams):
+        input_responses: dict[str, Any] = {}
+
+    return {"tasks/get": TaskParams, "tasks/cancel": TaskParams, "tasks/update": TaskUpdateParams}
+
+
+class McpTasks:
+    """The tasks of outside agents: made from calls, polled, cancelled."""
+
+    def __init__(self, agent: OutsideAgents, book: TaskBook, log: logging.Logger) -> None:
+        self._agent = agent
+        self._book = book
+        self._log = log
+        self._calls: dict[str, asyncio.Task[None]] = {}
+
+    async def start(
+        self,
+        grants: Grants,
+        path: str,
+        cell_ids: list[str],
+        call: Callable[[], Awaitable[types.CallToolResult]],
+    ) -> dict[str, Any]:
+        """The ``CreateTaskResult`` of a call that goes on as a task (stored first: a
+        ``tasks/get`` for it answers from the moment it is returned)."""
+        record = self._book.add(TaskRecord.working(grants.principal, path, cell_ids))
+        self._calls[record.task_id] = asyncio.ensure_future(self._finish(record, call))
+        return {"resultType": "task", **self._wire(record)}
+
+    async def stop(self) -> None:
+        """Stop following the calls (their records stay; the next server ends them)."""
+        for call in self._calls.values():
+            call.cancel()
+        await asyncio.gather(*self._calls.values(), return_exceptions=True)
+
+    async def _finish(
+        self, record: TaskRecord, call: Callable[[], Awaitable[types.CallToolResult]]
+    ) -> None:
+        try:
+            result = await call()
+        except asyncio.CancelledError:
+            return  # cancelled by the client (its record says so) or by the server stopping
+        except Exception as e:  # the call's own errors are results: this is a bug of ours
+            self._log.exception("jupyter-loop: MCP task %s failed", record.task_id)
+            failed = _text_result(f"The run failed: {e}", error=True)
+            self._book.put(record.ended(COMPLETED, "The run failed.", failed))
+            return
+        finally:
+            self._calls.pop(record.task_id, None)
+        found = self._book.get(record.task_id)
+        if found is not None and found.status in TERMINAL:
+            return  # cancelled while the call ended
+        message = "The call ended in an error." if result.is_error else "The cells ran."
+        wire = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        self._book.put(record.ended(COMPLETED, message, wire))
+
+    async def get(self, task_id: str, grants: Grants, caller: Caller) -> dict[str, Any]:
+        record = self._visible(task_id, grants, "tasks/get")
+        if record.status == WORKING and task_id not in self._calls:
+            record = await self._left_by_restart(record, caller)
+        return {"resultType": "complete", **self._wire(record)}
+
+    async def update(self, task_id: str, grants: Grants) -> dict[str, Any]:
+        """An acknowledgement: these tasks never ask for input, so every response is one
+        to a request never made, which the spec says to ignore."""
+        self._visible(task_id, grants, "tasks/update")
+        return {"resultType": "complete"}
+
+    async def cancel(self, task_id: str, grants: Grants, caller: Caller) -> dict[str, Any]:
+        record = self._visible(task_id, grants, "tasks/cancel")
+        if record.status in TERMINAL:
+            return {"resultType": "complete"}
+        if await self._agent.running(record.path, list(record.cell_ids)):
+            await self._agent.interrupt(record.path, caller)  # journaled there
+        call = self._calls.pop(task_id, None)
+        if call is not None:
+            call.cancel()  # waiting for an approval or for the run's end: it stops waiting
+        message = "Cancelled by the client: the kernel was interrupted."
+        self._book.put(record.ended(CANCELLED, message, None))
+        return {"resultType": "complete"}
+
+    def _visible(self, task_id: str, grants: Grants, method: str) -> TaskRecord:
+        """The task if ``grants`` made it (refused as "no such task" otherwise, so that
+        nobody learns of another's tasks) and may call ``method`` on it."""
+        from mcp.shared.exceptions import MCPError
+        from mcp_types.jsonrpc import INVALID_PARAMS
+
+        record = self._book.get(task_id)
+        if record is None or record.principal != grants.principal:
+            raise MCPError(INVALID_PARAMS, "No such task (unknown, expired or not yours).")
+        refused = refusal(grants, ABILITIES[method], method, record.path)
+        if refused:
+            raise MCPError(INVALID_PARAMS, refused)
+        return record
+
+    async def _left_by_restart(self, record: TaskRecord, caller: Caller) -> TaskRecord:
+        """A task of an earlier server process: it ends once its cells no longer run, with
+        their outputs as the notebook shows them."""
+        cell_ids = list(record.cell_ids)
+        if await self._agent.running(record.path, cell_ids):
+            return record  # followed again on a kept kernel: it ends when they do
+        views = [await self._agent.outputs(record.path, cell_id, caller) for cell_id in cell_ids]
+        text = "\n\n".join(view.text for view in views)
+        message = (
+            "The server restarted during this task; its result is the cells' outputs as "
+            "the notebook shows them now."
+        )
+        ended = record.ended(COMPLETED, message, _text_result(f"{message}\n\n{text}"))
+        self._book.put(ended)
+        return ended
+
+    def _wire(self, record: TaskRecord) -> dict[str, Any]:
+        return record.wire(self._book.ttl, POLL_SECONDS)
+
+
+def _text_result(text: str, error: bool = False) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "isError": error}

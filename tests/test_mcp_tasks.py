@@ -1,0 +1,186 @@
+"""Long runs as MCP tasks (the ``io.modelcontextprotocol/tasks`` extension), driven by the
+MCP SDK's own client on the 2026 protocol with the extension declared: ``run_cells``
+answers a task at once; the client polls it across its own restart until the result; a
+cancel interrupts the kernel; nobody else sees the task; a client without the extension
+waits on its call as before."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import mcp_types as types
+import pytest
+from authorizers import both
+from conftest import wait_for
+from kept_helpers import PATH, Serve, started
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from mcp_helpers import NamedUserIdentity, answer_approval, text_of
+from pycrdt import Map
+from traitlets.config import Config
+
+from jupyter_loop.testing.server_process import TOKEN, ServerProcess
+from jupyter_loop.testing.task_client import CLAIMS, TASKS, CreatedTask, TaskState, task_method
+
+pytest_plugins = ["mcp_fixtures"]
+
+WAITS_FOR_GO = (
+    "import pathlib, time\n"
+    "while not pathlib.Path('go').exists():\n"
+    "    time.sleep(0.05)\n"
+    "print('done', 6 * 7)"
+)
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config: Config) -> Config:
+    jp_server_config.ServerApp.identity_provider_class = NamedUserIdentity
+    return jp_server_config
+
+
+def tasks_client(mcp_session: Any, **kwargs: Any) -> Any:
+    return mcp_session(
+        name="claude-code", modern=True, extensions={TASKS: {}}, result_claims=CLAIMS, **kwargs
+    )
+
+
+async def start_task(session: Any, path: str) -> CreatedTask:
+    created = await session.call_tool(
+        "run_cells", {"path": path, "cell_ids": ["c0"]}, allow_claimed=True
+    )
+    assert isinstance(created, CreatedTask), created
+    return created
+
+
+async def approve(api: Any, tab: Any, path: str) -> None:
+    board = tab.notebook.ydoc.get("jupyter_loop:agent", type=Map)
+    approval = await wait_for(lambda: board.get("approval"))
+    await answer_approval(api, path, approval, "once")
+
+
+async def finished(session: Any, task_id: str) -> TaskState:
+    async def polled() -> TaskState | None:
+        state: TaskState = await task_method(session, "tasks/get", task_id)
+        return state if state.status != "working" else None
+
+    for _ in range(600):
+        if (state := await polled()) is not None:
+            return state
+        await asyncio.sleep(0.1)
+    raise AssertionError("the task never ended")
+
+
+async def test_a_run_is_a_task_polled_across_the_clients_restart(
+    mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any, jp_root_dir: Path
+) -> None:
+    path = write_notebook("long.ipynb", WAITS_FOR_GO)
+    async with open_tab(path) as tab:
+        async with tasks_client(mcp_session) as first:
+            # The task comes at once: nobody has approved the run yet.
+            created = await asyncio.wait_for(start_task(first, path), timeout=10)
+            assert created.status == "working" and created.result_type == "task"
+            await approve(api, tab, path)
+            await asyncio.sleep(1)  # the cell runs, waiting for its file
+            state = await task_method(first, "tasks/get", created.task_id)
+            assert state.status == "working"
+        # Another connection (the client restarted) polls the same task.
+        async with tasks_client(mcp_session) as again:
+            assert (await task_method(again, "tasks/get", created.task_id)).status == "working"
+            (jp_root_dir / "go").touch()
+            done = await finished(again, created.task_id)
+        assert done.status == "completed", done
+        result = types.CallToolResult.model_validate(done.result)
+        assert not result.is_error and "done 42" in text_of(result), text_of(result)
+        assert "done 42" in tab.text("c0")
+
+
+async def test_cancelling_a_task_interrupts_its_run(
+    mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+) -> None:
+    path = write_notebook(
+        "cancel.ipynb", "import time\nprint('started', flush=True)\ntime.sleep(600)"
+    )
+    async with open_tab(path) as tab, tasks_client(mcp_session) as session:
+        created = await start_task(session, path)
+        await approve(api, tab, path)
+        await wait_for(lambda: "started" in tab.text("c0"), timeout=30)
+        await task_method(session, "tasks/cancel", created.task_id)
+        assert (await task_method(session, "tasks/get", created.task_id)).status == "cancelled"
+        outputs = lambda: tab.cell("c0")["outputs"]  # noqa: E731
+        await wait_for(lambda: outputs()[-1].get("ename") == "KeyboardInterrupt", timeout=30)
+
+
+@pytest.mark.parametrize("authorizer", both("BobNoKernels"))  # ada may run
+async def test_a_task_is_seen_by_its_maker_only(
+    authorizer: str, mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+) -> None:
+    """Under a plain and an async authorizer: a token ada made (another principal, with
+    the right to run this notebook) cannot see, cancel or answer her task."""
+    path = write_notebook("mine.ipynb", "print('mine')")
+    body = {"scope": "run", "notebook": path}
+    made = await api("api", "jupyter-loop", "tokens", method="POST", body=body)
+    headers = {"Authorization": f"Bearer {made['token']}"}
+    async with open_tab(path) as tab, tasks_client(mcp_session) as ada:
+        created = await start_task(ada, path)
+        async with tasks_client(mcp_session, headers=headers) as other:
+            for method in ("tasks/get", "tasks/cancel", "tasks/update"):
+                with pytest.raises(MCPError, match="No such task"):
+                    await task_method(other, method, created.task_id)
+        await approve(api, tab, path)
+        assert (await finished(ada, created.task_id)).status == "completed"
+
+
+async def test_a_client_without_the_extension_waits_on_its_call(
+    mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+) -> None:
+    path = write_notebook("plain.ipynb", "print('plain', 6 * 7)")
+    async with open_tab(path) as tab, mcp_session(name="claude-code", modern=True) as session:
+        answer = asyncio.ensure_future(
+            session.call_tool("run_cells", {"path": path, "cell_ids": ["c0"]})
+        )
+        await approve(api, tab, path)
+        result = await answer
+        assert isinstance(result, types.CallToolResult) and "plain 42" in text_of(result)
+
+
+@asynccontextmanager
+async def tasks_client_of(server: ServerProcess) -> AsyncIterator[ClientSession]:
+    """An SDK client of a server process, on the 2026 protocol, speaking tasks."""
+    headers = {"Authorization": f"token {TOKEN}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=60) as http,
+        streamable_http_client(server.url("api", "jupyter-loop", "mcp"), http_client=http) as (
+            read,
+            write,
+        ),
+        ClientSession(read, write, extensions={TASKS: {}}, result_claims=CLAIMS) as session,
+    ):
+        await session.discover()
+        yield session
+
+
+@pytest.mark.timeout(180)
+async def test_a_task_outlives_a_server_killed_under_it(serve: Serve) -> None:
+    """The task is its record on disk; its run goes on on the kept kernel, and the
+    restarted server answers for the task until the run ends, then gives its result."""
+    server = serve("--JupyterLoopApp.approval_policy=always")
+    await started(server, "import pathlib\npathlib.Path('started').touch()\n" + WAITS_FOR_GO)
+    async with tasks_client_of(server) as before:
+        created = await start_task(before, PATH)
+        await wait_for(lambda: (server.root / "started").exists(), timeout=60)
+        server.crash()  # the server alone: its kernel is kept
+    server.start()
+    await server.ready()
+    async with tasks_client_of(server) as after:
+        assert (await task_method(after, "tasks/get", created.task_id)).status == "working"
+        (server.root / "go").touch()
+        done = await finished(after, created.task_id)
+    assert done.status == "completed", done
+    result = types.CallToolResult.model_validate(done.result)
+    assert "server restarted" in text_of(result) and "done 42" in text_of(result)
