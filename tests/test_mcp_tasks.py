@@ -82,6 +82,8 @@ async def test_a_run_is_a_task_polled_across_the_clients_restart(
     path = write_notebook("long.ipynb", WAITS_FOR_GO)
     async with open_tab(path) as tab:
         async with tasks_client(mcp_session) as first:
+            capabilities = first.server_capabilities
+            assert capabilities is not None and TASKS in (capabilities.extensions or {})
             # The task comes at once: nobody has approved the run yet.
             created = await asyncio.wait_for(start_task(first, path), timeout=10)
             assert created.status == "working" and created.result_type == "task"
