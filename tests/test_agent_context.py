@@ -3,7 +3,6 @@ whole context window staying within a flat budget on a big notebook."""
 
 from __future__ import annotations
 
-import doctest
 import json
 import re
 from typing import Any
@@ -19,8 +18,6 @@ from jupyter_loop.agent.context import (
     ConversationTurn,
     ToolResult,
     ToolStep,
-    _steps,
-    _views,
     build_context,
     estimate_tokens,
     focus_cells,
@@ -28,7 +25,6 @@ from jupyter_loop.agent.context import (
     notebook_map,
     untrusted,
 )
-from jupyter_loop.notebook_view import notebook_map as map_module
 from jupyter_loop.notebook_view.snapshot import NotebookSnapshots
 from jupyter_loop.providers import ToolCall
 from jupyter_loop.secrets import DEFAULT_MASK, SecretMasker
@@ -450,11 +446,6 @@ def test_prompt_is_bounded_and_does_not_grow_over_thirty_steps_on_a_big_notebook
     assert max(tokens[20:]) <= max(tokens[10:20]) * 1.05, tokens
     assert min(tokens[1:]) >= budget * 0.5, tokens
     assert sum(shares) / len(shares) >= 0.7, shares
-
-
-def test_docstring_examples_run() -> None:
-    modules = (map_module, _steps, _views, context)
-    assert [doctest.testmod(module).failed for module in modules] == [0, 0, 0, 0]
 
 
 def test_earlier_turns_are_inside_the_envelope_and_the_new_message_is_not() -> None:

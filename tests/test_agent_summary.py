@@ -4,13 +4,11 @@ placeholders, the per-cell headline (also covers the private helpers behind the 
 from __future__ import annotations
 
 import base64
-import doctest
 import struct
 import time
 import zlib
 from typing import Any
 
-from jupyter_loop.notebook_view import _excerpt, _media, _traceback, summary
 from jupyter_loop.notebook_view.summary import (
     Excerpt,
     ImageAttachment,
@@ -495,8 +493,3 @@ def test_headline_counts_widgets() -> None:
 
 def test_headline_of_no_outputs_is_empty() -> None:
     assert headline([]) == ""
-
-
-def test_docstring_examples_run() -> None:
-    modules = (_excerpt, _media, _traceback, summary)
-    assert [doctest.testmod(module).failed for module in modules] == [0, 0, 0, 0]

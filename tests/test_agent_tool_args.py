@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import doctest
 import json
 
 import pytest
 
 from jupyter_loop.agent.tools import TOOL_SPECS, schema_violation
-from jupyter_loop.agent.tools import args as tool_args
 
 SPECS = {spec.name: spec.parameters for spec in TOOL_SPECS}
 
@@ -56,7 +54,3 @@ def test_enums_nulls_and_list_items() -> None:
         "'cell_type' must be one of 'code', 'markdown', 'raw'.",
         "'cell_ids[1]' must be a string.",
     ]
-
-
-def test_docstring_examples_run() -> None:
-    assert doctest.testmod(tool_args).failed == 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import doctest
 import io
 from pathlib import Path
 
@@ -195,7 +194,3 @@ def test_small_images_pass_unchanged() -> None:
         .parts
     )
     assert part.data == small
-
-
-def test_doctests() -> None:
-    assert doctest.testmod(vision).failed == 0

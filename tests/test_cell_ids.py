@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-import doctest
-
 import pytest
 
-from jupyter_loop import cell_ids
 from jupyter_loop.cell_ids import check_cell_id, is_cell_id
 from jupyter_loop.errors import BadRequest
-
-
-def test_examples():
-    assert doctest.testmod(cell_ids).failed == 0
 
 
 @pytest.mark.parametrize("value", ["_", "-", "a" * 64, "Z9_-x", "-leading", "_leading"])

@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-import doctest
-
-from jupyter_loop.cli import ask, connection, render, run
 from jupyter_loop.cli.render import OutputFollower, Style
 
 
 def stream(text: str, name: str = "stdout") -> dict[str, str]:
     return {"output_type": "stream", "name": name, "text": text}
-
-
-def test_doctests() -> None:
-    modules = (render, run, connection, ask)
-    assert [doctest.testmod(module).failed for module in modules] == [0, 0, 0, 0]
 
 
 def test_a_progress_line_is_redrawn_in_place_on_a_terminal() -> None:

@@ -3,23 +3,16 @@ masking, variables) and how a streamed answer is tidied (fences, a repeat of the
 
 from __future__ import annotations
 
-import doctest
 import json
 
 import nbformat
 from jupyter_ydoc import YNotebook
 
-from jupyter_loop.completion import context, models, payloads, variables
 from jupyter_loop.completion.context import CONTEXT_CHARS, VIEW_CHARS, build_prompt, nearby_cells
 from jupyter_loop.completion.models import FenceFilter, RepeatTrimmer
 from jupyter_loop.completion.variables import VariableRecord
 from jupyter_loop.notebook_view.notebook_map import CellSnapshot
 from jupyter_loop.secrets import SecretMasker
-
-
-def test_examples_in_docstrings():
-    modules = (context, models, payloads, variables)
-    assert [doctest.testmod(module).failed for module in modules] == [0, 0, 0, 0]
 
 
 def stream(text: str) -> dict:

@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-import doctest
-
 import pytest
 
-from jupyter_loop.document import reference
 from jupyter_loop.document.reference import NotebookRef, canonical_path
 from jupyter_loop.errors import BadRequest
-
-
-def test_examples():
-    assert doctest.testmod(reference).failed == 0
 
 
 @pytest.mark.parametrize(

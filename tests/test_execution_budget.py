@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import copy
-import doctest
 import weakref
 from typing import Any
 
-from jupyter_loop.execution import budget as budget_module
-from jupyter_loop.execution import budget_model as budget_model_module
-from jupyter_loop.execution import cell_outputs as cell_outputs_module
 from jupyter_loop.execution.budget import (
     LINE_COST,
     METADATA_KEY,
@@ -102,11 +98,6 @@ def outputs(model: CellOutputs) -> list[dict[str, Any]]:
 def display(text: str, display_id: str | None = None) -> AppendOutput:
     output = {"output_type": "display_data", "data": {"text/plain": text}, "metadata": {}}
     return AppendOutput(output, display_id)
-
-
-def test_doctests() -> None:
-    for module in (budget_module, budget_model_module, cell_outputs_module):
-        assert doctest.testmod(module).failed == 0
 
 
 # -- sizes and cuts ------------------------------------------------------------------------

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
 import json
 from pathlib import Path
 from typing import Any
@@ -10,7 +9,6 @@ from typing import Any
 import pytest
 from conftest import wait_for
 
-from jupyter_loop.execution import masking as masking_module
 from jupyter_loop.execution.masking import OutputMasking
 from jupyter_loop.execution.ops import AppendOutput, AppendStream, ClearOutputs, UpdateDisplay
 from jupyter_loop.secrets import DEFAULT_MASK, SecretMasker
@@ -32,10 +30,6 @@ def masking() -> OutputMasking:
 
 
 # -- unit ----------------------------------------------------------------------------------
-
-
-def test_doctests() -> None:
-    assert doctest.testmod(masking_module).failed == 0
 
 
 def test_a_secret_split_over_messages_is_masked() -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
-
 import pytest
 from conftest import wait_for
 
@@ -107,10 +105,6 @@ async def test_a_notebook_without_a_kernel_says_so(write_notebook, jp_serverapp)
     path = write_notebook("nokernel.ipynb", "x = 1")
     with pytest.raises(Conflict, match="no running kernel"):
         await service_of(jp_serverapp).variables(path)
-
-
-def test_doctests() -> None:
-    assert doctest.testmod(introspect).failed == 0
 
 
 class TestSecrets:

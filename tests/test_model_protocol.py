@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import doctest
 from typing import Any
 
 import httpx
 
-from jupyter_loop.testing import ScriptedModelServer, call_tools, protocol, replies, say
+from jupyter_loop.testing import ScriptedModelServer, call_tools, protocol, say
 
 pytest_plugins = ["model_fixtures"]
 
@@ -147,10 +146,6 @@ def test_server_answers_400_in_the_ollama_shape(model_server: ScriptedModelServe
         400,
         True,
     )
-
-
-def test_docstring_examples_run() -> None:
-    assert [doctest.testmod(module).failed for module in (protocol, replies)] == [0, 0]
 
 
 def test_a_reply_can_answer_once_its_tool_call_was_answered(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
 import json
 import os
 import time
@@ -11,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from jupyter_loop.errors import NotFound
-from jupyter_loop.execution import outputs_store
 from jupyter_loop.execution.outputs_store import FileOutputStore, RunKey
 
 KEY = RunKey("file-1", "cell-1", "run-1")
@@ -24,10 +22,6 @@ IMAGE = {
 
 def text_of(store: FileOutputStore, key: RunKey = KEY) -> str:
     return b"".join(store.full_text(key, lambda part: f"/link/{part}")).decode()
-
-
-def test_doctests() -> None:
-    assert doctest.testmod(outputs_store).failed == 0
 
 
 def test_streams_and_outputs_read_back_in_order(tmp_path: Path) -> None:

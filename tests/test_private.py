@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import doctest
 import os
 import stat
 
 from jupyter_loop import private
 from jupyter_loop.private import open_private, private_dir
-
-
-def test_examples():
-    assert doctest.testmod(private).failed == 0
 
 
 def test_a_permissive_umask_does_not_widen_them(tmp_path):

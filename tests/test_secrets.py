@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import doctest
 import random
 import string
 import time
 
-from jupyter_loop import secrets as secrets_module
 from jupyter_loop.secrets import DEFAULT_MASK, SecretMasker
 
 M = DEFAULT_MASK
@@ -278,7 +276,3 @@ def test_stream_one_character_at_a_time_equals_mask() -> None:
     masker = SecretMasker(["hunter2-hunter2"])
     text = f"a {OPENAI} b hunter2-hunter2 c Bearer 0123456789abcdefgh {JWT}\n"
     assert "".join(_feed_all(masker, list(text))) == masker.mask(text)
-
-
-def test_docstring_examples_run() -> None:
-    assert doctest.testmod(secrets_module).failed == 0
