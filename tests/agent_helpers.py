@@ -13,8 +13,8 @@ from conftest import wait_for
 from model_fixtures import TEST_API_KEY
 from pycrdt import Array, Map
 
-from jupyter_loop.agent.live import AGENT_MAP
 from jupyter_loop.agent.proposals import PROPOSALS_MAP
+from jupyter_loop.agent.shared_turn import AGENT_MAP
 from jupyter_loop.testing import ScriptedModelServer
 
 OPENAI_CHAT = "/v1/chat/completions"

@@ -10,7 +10,7 @@ import pytest
 from pycrdt import Doc, Map
 
 from jupyter_loop import records
-from jupyter_loop.agent.live import AGENT_MAP
+from jupyter_loop.agent.shared_turn import AGENT_MAP
 
 TOKENS = Path(__file__).resolve().parents[1] / "src" / "tokens.ts"
 FIELD = re.compile(r"^  (\w+)(\?)?: (.+);$")

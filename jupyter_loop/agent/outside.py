@@ -49,7 +49,7 @@ from .callers import CLAIM_CHARS, Caller, capped
 from .context import build_context, new_nonce
 from .direct_inputs import answer_prompts
 from .journal import AgentJournal
-from .live import current_approval, show_approval
+from .shared_turn import current_approval, show_approval
 from .store import new_id
 from .tools import Toolbox, ToolOutcome
 

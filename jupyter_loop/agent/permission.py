@@ -12,8 +12,8 @@ from collections.abc import Callable
 
 from ..records import ApprovalRequest
 from .asking import ApprovalPath, Asking
-from .live import LiveTurn
 from .plan import TurnPlan
+from .shared_turn import LiveTurn
 
 
 class TurnSlot:

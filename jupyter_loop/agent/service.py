@@ -30,12 +30,12 @@ from .asking import ApprovalPath
 from .context import ConversationTurn
 from .decisions import ProposalDecisions
 from .journal import AgentJournal
-from .live import LiveTurn, current_turn, show_new_conversation
 from .outside import OutsideAgents
 from .payloads import ApprovalAnswer, TurnRequest, policy_or_default
 from .permission import turn_allowance
 from .plan import WITHHELD, TurnPlan
 from .settings import AgentSettings
+from .shared_turn import LiveTurn, current_turn, show_new_conversation
 from .store import ConversationStore, new_id, now_iso
 from .turn import Turn
 

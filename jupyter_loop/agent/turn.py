@@ -39,11 +39,11 @@ from ..secrets import SecretMasker
 from .asking import ApprovalPath
 from .context import RESULT_SHARE, ConversationTurn, ToolResult, ToolStep
 from .journal import AgentJournal
-from .live import LiveTurn, StreamedText
 from .permission import TurnPermission
 from .plan import RunCells, TurnPlan
 from .prompt import TurnPrompt
 from .repeats import REPEATED, REPEATS_ENDING, REPEATS_REFUSED, RepeatGuard, not_run
+from .shared_turn import LiveTurn, StreamedText
 from .store import ConversationStore, now_iso
 from .tools import ReadVariables, Toolbox, ToolOutcome
 

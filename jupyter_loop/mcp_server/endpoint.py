@@ -2,12 +2,13 @@
 
 The protocol is the official SDK's: a low-level :class:`mcp.server.lowlevel.Server` with its
 handlers (list and call tools; list, template and read resources: cell outputs, see
-:mod:`.resources`; the tasks extension's methods, see :mod:`.tasks`), and its :class:`StreamableHTTPSessionManager` for sessions
-and SSE. Tornado authenticates the request like every Jupyter API request (token header,
-JupyterHub token through the proxy), then hands it to the SDK through :mod:`.bridge`; the
-scope carries the caller's :class:`~jupyter_loop.rights.Grants` (every right asked of the
-authorizer, awaited, once per request), so each tool call is authorized with the
-server's authorizer against the request that carries it. The session manager's task group
+:mod:`.resources`; the tasks extension's methods, see :mod:`.tasks`), and its
+:class:`StreamableHTTPSessionManager` for sessions and SSE. Tornado authenticates the
+request like every Jupyter API request (token header, JupyterHub token through the proxy),
+then hands it to the SDK through :mod:`.bridge`; the scope carries the caller's
+:class:`~jupyter_loop.rights.Grants` (every right asked of the authorizer, awaited, once
+per request), so each tool call is authorized with the server's authorizer against the
+request that carries it. The session manager's task group
 lives in one task owned by :class:`McpEndpoint`, stopped with the extension.
 """
 

@@ -36,7 +36,7 @@ class TaskIdParams(types.RequestParams):
     task_id: str
 
 
-class TaskRequest(types.Request):  # type: ignore[type-arg]
+class TaskRequest(types.Request):
     """``tasks/get``, ``tasks/update``, ``tasks/cancel``: the task's id also goes in the
     ``Mcp-Name`` header, as the spec asks of a client."""
 
