@@ -10,6 +10,7 @@ from typing import Any
 
 import nbformat
 import pytest
+from pycrdt import Text
 from traitlets.config import Config
 from yclient import open_tab_factory
 
@@ -88,6 +89,21 @@ def notebook_json(*sources: str, cell_type: str = "code") -> str:
         cell["id"] = f"c{index}"
         nb.cells.append(cell)
     return nbformat.writes(nb)
+
+
+def type_in(tab: Any, cell_id: str, text: str) -> None:
+    """Type ``text`` at the end of a cell's source in a tab (a Y client of the room)."""
+    for ycell in tab.notebook.ycells:
+        if ycell.get("id") == cell_id:
+            source = ycell["source"]
+            assert isinstance(source, Text)
+            source += text
+
+
+def source_on_disk(target: Path, index: int) -> str:
+    """The source of cell ``index`` as the notebook's file holds it."""
+    source = json.loads(target.read_text("utf-8"))["cells"][index]["source"]
+    return "".join(source) if isinstance(source, list) else str(source)
 
 
 @pytest.fixture

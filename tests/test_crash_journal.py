@@ -56,6 +56,25 @@ async def run_first_cell(server: ServerProcess, path: str) -> None:
     await server.api("api", "jupyter-loop", "runs", method="POST", body=body)
 
 
+async def runs_over(server: ServerProcess, path: str) -> None:
+    """Return once the server lists no run of ``path``: its runs are over for every client."""
+    while (await server.api("api", "jupyter-loop", "runs?path=" + path))["cells"]:
+        pass
+
+
+async def ran_then_killed(server: ServerProcess, path: str) -> YNotebook:
+    """The one-cell notebook started, its cell run to its count in a tab, then a SIGKILL
+    before anything else; the tab's notebook as it was."""
+    channel, live = await start_with_notebook(server, path, SHORT)
+    async with Provider(live.ydoc, channel):
+        await wait_for(lambda: live.cell_number == 1)
+        await run_first_cell(server, path)
+        await wait_for(lambda: live.get_cell(0).get("execution_count") is not None, timeout=60)
+        await runs_over(server, path)
+        server.kill()
+    return live
+
+
 @pytest.mark.timeout(180)
 async def test_a_crash_loses_no_line_that_reached_the_server(server: ServerProcess):
     path = "crash.ipynb"
@@ -113,14 +132,7 @@ async def test_a_crash_right_after_a_run_ends_keeps_all_its_lines(server: Server
     """A run the tabs saw end (its count shown, ``GET runs`` no longer listing it) keeps
     every line through a kill that comes at once, before any save (found by chaos.py)."""
     path = "short.ipynb"
-    channel, live = await start_with_notebook(server, path, SHORT)
-    async with Provider(live.ydoc, channel):
-        await wait_for(lambda: live.cell_number == 1)
-        await run_first_cell(server, path)
-        await wait_for(lambda: live.get_cell(0).get("execution_count") is not None, timeout=60)
-        while (await server.api("api", "jupyter-loop", "runs?path=" + path))["cells"]:
-            pass  # the run is over for every client once the server no longer lists it
-        server.kill()
+    live = await ran_then_killed(server, path)
     assert printed(live.get_cell(0)["outputs"]) == list(range(12))
     server.ystore.unlink()
     server.start()
@@ -198,18 +210,12 @@ async def test_a_run_asked_for_as_the_server_comes_back_replaces_the_replayed_on
     last run writes over the replay, not after it (chaos seed 2029, trial 232: the cell
     showed the replayed lines, then the new run's)."""
     path = "again.ipynb"
-    channel, live = await start_with_notebook(server, path, SHORT)
-    async with Provider(live.ydoc, channel):
-        await wait_for(lambda: live.cell_number == 1)
-        await run_first_cell(server, path)
-        await wait_for(lambda: live.get_cell(0).get("execution_count") is not None, timeout=60)
-        server.kill()
+    await ran_then_killed(server, path)
     server.start()
     await server.ready()
     await server.start_kernel(path)
     await run_first_cell(server, path)  # at once: the replay may not have begun
-    while (await server.api("api", "jupyter-loop", "runs?path=" + path))["cells"]:
-        pass  # the new run is over
+    await runs_over(server, path)  # the new run is over
     channel, reopened = await server.open_room(path)
     async with Provider(reopened.ydoc, channel):
         await wait_for(lambda: reopened.cell_number == 1)

@@ -12,13 +12,11 @@ write and its save (trial 232).
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import notebook_json, wait_for
-from pycrdt import Text
+from conftest import notebook_json, source_on_disk, type_in, wait_for
 from traitlets.config import Config
 
 from jupyter_loop.testing.yjs import disagreements, read_with_yjs
@@ -32,19 +30,6 @@ def jp_server_config(jp_server_config: Config) -> Config:
     jp_server_config.YDocExtension.document_save_delay = SAVE_DELAY
     jp_server_config.YDocExtension.document_cleanup_delay = CLEANUP_DELAY
     return jp_server_config
-
-
-def type_in(tab: Any, cell_id: str, text: str) -> None:
-    for ycell in tab.notebook.ycells:
-        if ycell.get("id") == cell_id:
-            source = ycell["source"]
-            assert isinstance(source, Text)
-            source += text
-
-
-def source_on_disk(target: Path, index: int) -> str:
-    source = json.loads(target.read_text("utf-8"))["cells"][index]["source"]
-    return "".join(source) if isinstance(source, list) else str(source)
 
 
 @pytest.mark.timeout(90)
