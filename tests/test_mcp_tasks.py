@@ -138,11 +138,17 @@ async def test_a_task_is_seen_by_its_maker_only(
         assert (await finished(ada, created.task_id)).status == "completed"
 
 
-async def test_a_client_without_the_extension_waits_on_its_call(
-    mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+@pytest.mark.parametrize("client", ["without the extension", "on the handshake protocol"])
+async def test_a_client_without_tasks_waits_on_its_call(
+    client: str, mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
 ) -> None:
+    """A 2026 client that does not declare the extension, and a handshake-protocol client
+    that does (that wire has no task shape), get the call's own result."""
     path = write_notebook("plain.ipynb", "print('plain', 6 * 7)")
-    async with open_tab(path) as tab, mcp_session(name="claude-code", modern=True) as session:
+    handshake = client == "on the handshake protocol"
+    declared = {"extensions": {TASKS: {}}, "result_claims": CLAIMS} if handshake else {}
+    connect = mcp_session(name="claude-code", modern=not handshake, **declared)
+    async with open_tab(path) as tab, connect as session:
         answer = asyncio.ensure_future(
             session.call_tool("run_cells", {"path": path, "cell_ids": ["c0"]})
         )

@@ -58,7 +58,12 @@ TTL_SECONDS = 24 * 3600.0
 
 def asks_for_tasks(ctx: Any) -> bool:
     """Whether the request's client said it speaks the tasks extension (per request, as
-    the 2026 protocol sends its capabilities)."""
+    the 2026 protocol sends its capabilities). Never on an older protocol: its wire has no
+    result shape of an extension (the SDK would refuse to send one)."""
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    if getattr(ctx, "protocol_version", None) not in MODERN_PROTOCOL_VERSIONS:
+        return False
     connection = getattr(ctx, "connection", None) or getattr(ctx, "session", None)
     capabilities = getattr(connection, "client_capabilities", None)
     extensions = getattr(capabilities, "extensions", None) or {}
