@@ -24,6 +24,8 @@ mid-sync) are shown by pycrdt and saved, but the store cannot hold them (Yjs hol
 back as pending). The catch-up drops them from the file; the tab sends them again, whole,
 when it reconnects.
 
+Both upstream steps, with minimal reproductions: ``docs/upstream/file-behind-store.md``.
+
 Rejected: keeping the store at a room's load without saving (a copy of upstream's
 ``DocumentRoom.initialize``, where that choice is made), and saving a room before it is
 freed (upstream has no hook between its clean-up delay and ``stop``, and a killed server
