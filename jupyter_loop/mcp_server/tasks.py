@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..agent.callers import Caller
 from ..agent.outside import OutsideAgents
+from ..errors import JupyterLoopError
 from ..rights import Ability, Grants
 from .refusals import refusal
 from .task_book import CANCELLED, COMPLETED, TERMINAL, WORKING, TaskBook, TaskRecord
@@ -178,8 +179,13 @@ class McpTasks:
         cell_ids = list(record.cell_ids)
         if await self._agent.running(record.path, cell_ids):
             return record  # followed again on a kept kernel: it ends when they do
-        views = [await self._agent.outputs(record.path, cell_id, caller) for cell_id in cell_ids]
-        text = "\n\n".join(view.text for view in views)
+        parts: list[str] = []
+        for cell_id in cell_ids:
+            try:
+                parts.append((await self._agent.outputs(record.path, cell_id, caller)).text)
+            except JupyterLoopError as e:  # the cell (or the notebook) is gone since
+                parts.append(f"cell {cell_id}: {e.message}")
+        text = "\n\n".join(parts)
         message = (
             "The server restarted during this task; its result is the cells' outputs as "
             "the notebook shows them now."
