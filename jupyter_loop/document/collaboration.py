@@ -70,7 +70,8 @@ async def stored_document(extension: Any, file_id: str) -> Doc[Any] | None:
     notebook's room."""
     store = extension.ystore_class(path=f".notebook:{file_id}.y", log=extension.log)
     database = getattr(store, "db_path", None)  # an SQLite store (the default, and ours)
-    if database is not None and not _holds(Path(database), store.path):
+    # Off the event loop: SQLite waits (up to seconds) while a room's store writes.
+    if database is not None and not await asyncio.to_thread(_holds, Path(database), store.path):
         return None  # starting the store would create its database, racing a room's start
     document: Doc[Any] = Doc()
     async with store:
