@@ -13,9 +13,11 @@ flushes and ``fsync``s it, gives it the target's permission bits (and owner, whe
 allowed), renames it over the target with ``os.replace`` (atomic on POSIX and Windows)
 and ``fsync``s the directory so the rename itself survives a power cut. A reader opens
 either the old file or the new one, whole. A file that another program replaced while the
-save was being written (a ``git checkout`` in the moment between the room's check of the
-file's time and the rename) is not renamed over: the save fails with a 409 and the file
-stays as that program left it, for the room to reload.
+save was being written is not renamed over: the save fails with a 409 and the file stays
+as that program left it, for the room to reload. So is a file that a check set by a
+service refuses just before the rename (:meth:`ReplacingSavesMixin.check_before_replacing`):
+a ``git checkout`` in the moment between the room's check of the file's time and the start
+of the write is seen only by what knows the room (``document.missed_reloads``).
 
 Everything else stays jupyter_server's: the layer overrides only
 ``FileManagerMixin.atomic_writing``, the one place both the sync and the async file
@@ -74,6 +76,10 @@ Manager = TypeVar("Manager")
 TEMP_SUFFIX = ".saving"
 FileStamp = tuple[int, int, int]
 """``(st_mtime_ns, st_size, st_ino)``: a file as a save left it."""
+
+BeforeReplace = Callable[[str, "FileStamp | None"], None]
+"""A check just before a save is renamed over ``os_path`` (given the file as it is now,
+``None``: no file); it refuses the save by raising ``HTTPError`` (a 409)."""
 
 
 def file_stamp(os_path: str) -> FileStamp | None:
@@ -163,11 +169,13 @@ def replacing_writing(
     encoding: str = "utf-8",
     log: Any = None,
     written: Callable[[FileStamp], None] | None = None,
+    before_replace: Callable[[FileStamp | None], None] | None = None,
     **kwargs: Any,
 ) -> Iterator[IO[Any]]:
     """Write ``path`` through a temporary file renamed over it once whole and synced;
-    ``written`` is told the :data:`FileStamp` the rename left (not called for a file
-    written in place)."""
+    ``before_replace`` may refuse the rename (it raises), given the file as it is then;
+    ``written`` is told the :data:`FileStamp` the rename left (neither is called for a
+    file written in place)."""
     target = os.path.realpath(path)  # through symlinks, to the file they point to
     directory = os.path.dirname(target)
     try:
@@ -200,13 +208,16 @@ def replacing_writing(
             file.flush()
             os.fsync(file.fileno())
             status = os.fstat(file.fileno())  # a rename keeps mtime, size and inode
-        if file_stamp(target) != _stamp_of(original):
+        found = file_stamp(target)
+        if found != _stamp_of(original):
             raise HTTPError(
                 409,
                 f"{os.path.basename(target)} changed on disk while it was being saved "
                 "(another program wrote it); it was left as that program wrote it.",
             )
-        os.replace(temp, target)
+        if before_replace is not None:
+            before_replace(found)
+        os.replace(temp, target)  # no await since the checks: nothing of ours runs between
         if written is not None:
             written((status.st_mtime_ns, status.st_size, status.st_ino))
     except BaseException:
@@ -232,8 +243,20 @@ class ReplacingSavesMixin(FileManagerMixin):
         with self.perm_to_403(os_path):
             kwargs["log"] = self.log
             kwargs["written"] = partial(stamps.__setitem__, os_path)
+            kwargs["before_replace"] = partial(self._check_before_replacing, os_path)
             with replacing_writing(os_path, *args, **kwargs) as file:
                 yield file
+
+    before_replacing: tuple[BeforeReplace, ...] = ()
+
+    def check_before_replacing(self, check: BeforeReplace) -> None:
+        """Run ``check`` just before each save is renamed into place (see
+        :data:`BeforeReplace`): the last moment another program's write can be told apart."""
+        self.before_replacing = (*self.before_replacing, check)
+
+    def _check_before_replacing(self, os_path: str, found: FileStamp | None) -> None:
+        for check in self.before_replacing:
+            check(os_path, found)
 
     def written_stamp(self, os_path: str) -> FileStamp | None:
         """How this manager's last save of ``os_path`` left the file, if it renamed a new
@@ -300,6 +323,7 @@ def choose_replacing_saves(server: ServerApp) -> None:
 
 
 __all__ = [
+    "BeforeReplace",
     "ReplacingAsyncLargeFileManager",
     "ReplacingSavesMixin",
     "choose_replacing_saves",

@@ -15,6 +15,9 @@ chosen point and kill the server there, which no real save can be asked to do:
   the window in which another program can write the file before the server reads it back.
   ``rename_delay``: seconds a save waits with its bytes written and not yet renamed into
   place (``rename_file`` is created then), blocking, as a slow disk or a big notebook does.
+  ``write_delay``: seconds between a notebook save's pre-save hooks and its write
+  (``write_file`` is created then), as on a busy machine: the room has checked the file's
+  time, and another program can write the file before the save begins to.
 
 Both override only jupyter_server's own methods (``atomic_writing``, ``save``) and reach
 the real ones through ``super()``, so whatever layer the server puts under them (jupyter-loop's
@@ -101,6 +104,10 @@ class DelayedSavesContentsManager(AsyncLargeFileManager):
         help="Seconds each save waits with its bytes written but not yet in place (blocking).",
     )
     rename_file = Unicode("", config=True, help="Created when a save waits to be put in place.")
+    write_delay = Float(
+        0.0, config=True, help="Seconds between a notebook save's pre-save hooks and its write."
+    )
+    write_file = Unicode("", config=True, help="Created when a save waits to write.")
 
     @contextmanager
     def atomic_writing(self, os_path: str, *args: Any, **kwargs: Any) -> Iterator[Any]:
@@ -113,6 +120,10 @@ class DelayedSavesContentsManager(AsyncLargeFileManager):
                 time.sleep(self.rename_delay)  # another program may write the file meanwhile
 
     async def _save_notebook(self, os_path: str, nb: Any, *args: Any, **kwargs: Any) -> None:
+        if self.write_delay > 0:
+            if self.write_file:
+                Path(self.write_file).touch()
+            await asyncio.sleep(self.write_delay)
         await super()._save_notebook(os_path, nb, *args, **kwargs)
         if self.hooks_delay > 0:
             if self.hooks_file:

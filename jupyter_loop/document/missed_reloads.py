@@ -9,8 +9,11 @@ the room's next save writes the old notebook over the checked-out file
 
 Here a pre-save hook (jupyter_server's public API) refuses, with a 409, a save of a notebook
 whose room is open while the file on disk is neither the server's own last write nor read
-by the room since it changed. "Read" is what jupyter-collaboration's room events say:
-``load`` and ``initialize`` (the room was built from the file) and ``overwrite`` (a reload).
+by the room since it changed. The same check runs again just before the save is renamed
+into place (``saves``): serializing a notebook and the other hooks take a moment, and a
+checkout landing in it was renamed over (chaos seed 2029 trial 3, under load). "Read" is
+what jupyter-collaboration's room events say: ``load`` and ``initialize`` (the room was
+built from the file) and ``overwrite`` (a reload).
 On the first refusal the room is made to reload the file from a task of ours, where nothing
 cancels it: the loader is told its file is older than it is, and its own out-of-band check
 (``maybe_notify``) then reloads the room as the file's watcher would. Saves stay refused
@@ -33,9 +36,10 @@ import logging
 import time
 from typing import Any
 
+from jupyter_server.utils import to_api_path
 from tornado.web import HTTPError
 
-from ..saves import FileStamp, file_stamp, written_stamp
+from ..saves import FileStamp, ReplacingSavesMixin, file_stamp, written_stamp
 from . import collaboration
 from .live import LiveDocuments
 
@@ -62,6 +66,11 @@ class MissedReloads:
         self._events.add_listener(schema_id=collaboration.EVENTS_SCHEMA, listener=self._heard)
         contents_manager.register_pre_save_hook(self._before_save)
         contents_manager.register_post_save_hook(self._after_save)
+        if isinstance(contents_manager, ReplacingSavesMixin):
+            root = str(contents_manager.root_dir)  # type: ignore[attr-defined]  # a manager's
+            contents_manager.check_before_replacing(
+                lambda os_path, found: self._check(to_api_path(os_path, root), os_path, found)
+            )
 
     async def stop(self) -> None:
         for task in list(self._reloading.values()):
@@ -82,21 +91,35 @@ class MissedReloads:
         if not isinstance(model, dict) or model.get("type") != "notebook":
             return
         try:
-            loaded = self._documents.loaded_room(path)
             os_path = str(contents_manager._get_os_path(path))
-        except Exception:  # no file id, no such path: the save itself will say so
+        except Exception:  # no such path: the save itself will say so
+            return
+        self._check(path, os_path, file_stamp(os_path))
+
+    def _check(self, path: str, os_path: str, found: FileStamp | None) -> None:
+        """Refuse a save of ``path`` (409) while its open room has not read the file as it
+        is now (``found``), and have the room reload it."""
+        if not path.endswith(".ipynb"):
+            return
+        try:
+            loaded = self._documents.loaded_room(path)
+        except Exception:  # no file id: the save itself will say so
             return
         if loaded is None:
             return
         room_id, room = loaded
         if room_id not in self._reloading:
-            found = file_stamp(os_path)
             if found is None or found == self._own.get(os_path):
                 return  # a new file, or the server's own last write
             read_at = self._read_at.get(room_id)
             if read_at is None or found[0] <= read_at * 1e9:
                 return  # the room has read the file since it changed (or never said)
-            self._reloading[room_id] = asyncio.ensure_future(self._reload(room_id, room, path))
+            try:
+                reload = asyncio.get_running_loop().create_task(self._reload(room_id, room, path))
+            except RuntimeError:  # a save from a thread: the file's watcher reloads the room
+                pass
+            else:
+                self._reloading[room_id] = reload
         raise HTTPError(
             409,
             f"{path} changed on disk and its open notebook is reloading it; "
@@ -106,7 +129,8 @@ class MissedReloads:
     async def _reload(self, room_id: str, room: Any, path: str) -> None:
         self._log.warning(
             "jupyter-loop: the room of %s was about to save over the file changed on disk "
-            "without having read it (a reload cancelled upstream); reloading it",
+            "without having read it (a reload cancelled upstream, or a change during the "
+            "save); reloading it",
             path,
         )
         try:
