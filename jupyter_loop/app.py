@@ -15,12 +15,12 @@ from traitlets import Bool, Enum, Float, Int, Unicode, default
 
 from .access_token_handlers import route_table as token_routes
 from .access_tokens import AccessTokens
-from .agent.config import AgentConfig
 from .agent.handlers import route_table as agent_routes
 from .agent.service import AgentService
-from .completion.config import CompletionConfig
+from .agent.traits import AgentConfig
 from .completion.handlers import route_table as completion_routes
 from .completion.service import CompletionService
+from .completion.traits import CompletionConfig
 from .completion.variables import KernelVariables
 from .document import LiveDocuments
 from .document.lagging_files import LaggingFiles
@@ -29,17 +29,17 @@ from .document.saved_hash import SavedHashes
 from .execution.handlers import route_table as execution_routes
 from .execution.history import RunHistory
 from .execution.ledger import RunLedger
-from .execution.outputs_config import OutputsConfig
 from .execution.outputs_handlers import route_table as output_routes
+from .execution.outputs_traits import OutputsConfig
 from .execution.queue import QueueSettings
 from .execution.run_socket import route_table as run_socket_routes
 from .execution.service import ExecutionService
 from .keeper.adoption import KeptKernels, adopt_kept_kernels, kept_kernel_ids, let_kernels_live
 from .keeper.settings import keep_kernels_config, kernels_root
-from .masking_config import MaskingConfig
-from .mcp_server.config import ExternalConfig
+from .masking_traits import MaskingConfig
 from .mcp_server.endpoint import McpEndpoint
 from .mcp_server.endpoint import route_table as mcp_routes
+from .mcp_server.traits import ExternalConfig
 from .one_session import give_one_session
 from .private import tighten
 from .saves import choose_replacing_saves

@@ -19,8 +19,8 @@ from .agent import proposals
 from .document import ORIGIN, CellNotFound, find_cell, source_hash
 from .document.reference import NotebookRef
 from .errors import Conflict, NotFound
-from .execution.outputs_config import OUTPUTS_PATH
 from .execution.outputs_store import FileOutputStore, RunKey
+from .execution.outputs_traits import OUTPUTS_PATH
 from .execution.run_origin import RunEntry, outputs_digest
 from .notebook_view.snapshot import sources_with_outputs
 

@@ -20,8 +20,8 @@ from ..errors import NotFound
 from ..handlers import LoopHandler
 from ..rights import Ability, requires
 from .budget import value_size
-from .outputs_config import OUTPUTS_PATH
 from .outputs_store import NAME_PATTERN, FileOutputStore, RunKey, StoredPart
+from .outputs_traits import OUTPUTS_PATH
 from .terminal import strip_ansi
 
 _BINARY = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp", "application/pdf")
