@@ -36,8 +36,9 @@ def jp_server_config(jp_server_config: Config) -> Config:
 
 
 @pytest.mark.timeout(90)
+@pytest.mark.parametrize("a_tab_joins", [False, True], ids=["one-tab", "a-tab-joins"])
 async def test_a_checkout_is_not_saved_over_when_a_keystroke_cancels_its_reload(
-    jp_root_dir: Path, open_tab: Any
+    jp_root_dir: Path, open_tab: Any, a_tab_joins: bool
 ) -> None:
     path = "checkout.ipynb"
     target = jp_root_dir / path
@@ -52,6 +53,10 @@ async def test_a_checkout_is_not_saved_over_when_a_keystroke_cancels_its_reload(
         # reading it (READ_DELAY): a keystroke in that read cancels the reload.
         await asyncio.sleep(SAVE_DELAY + READ_DELAY / 2)
         type_in(tab, "c1", " # b")
+        if a_tab_joins:  # a client joining is no reading of the file (the room says
+            # "initialize" for it, as it does when it loads the file)
+            async with open_tab(path) as other:
+                await wait_for(lambda: len(other.notebook.ycells) == 2)
         await asyncio.sleep(SAVE_DELAY + READ_DELAY + 2)  # the next autosave, and more
         assert source_on_disk(target, 0) == "x = 'checked out'"
         await wait_for(lambda: tab.cell("c0")["source"] == "x = 'checked out'", timeout=10)

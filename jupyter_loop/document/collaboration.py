@@ -155,7 +155,9 @@ async def look_at_file(room: Any) -> None:
 
 async def reload_file(room: Any) -> None:
     """Reload the room from its file even though its loader believes it has read it (the
-    loader took the file's time for a reload that was then cancelled)."""
+    loader took the file's time for a reload that was then cancelled, or for its own save
+    that another program's write followed at once)."""
     loader = loader_of(room)
-    loader.last_modified = _LONG_AGO
+    async with loader_lock(loader):  # a save under way sets the loader's time as it ends
+        loader.last_modified = _LONG_AGO
     await loader.maybe_notify()

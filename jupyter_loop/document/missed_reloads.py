@@ -12,12 +12,17 @@ whose room is open while the file on disk is neither the server's own last write
 by the room since it changed. The same check runs again just before the save is renamed
 into place (``saves``): serializing a notebook and the other hooks take a moment, and a
 checkout landing in it was renamed over (chaos seed 2029 trial 3, under load). "Read" is
-what jupyter-collaboration's room events say: ``load`` and ``initialize`` (the room was
-built from the file) and ``overwrite`` (a reload).
+what jupyter-collaboration's room events say: ``load`` (the room was built from the file,
+or from its store checked against the file) and ``overwrite`` (a reload); not
+``initialize``, which it also says for each client that connects.
 On the first refusal the room is made to reload the file from a task of ours, where nothing
 cancels it: the loader is told its file is older than it is, and its own out-of-band check
 (``maybe_notify``) then reloads the room as the file's watcher would. Saves stay refused
 until that reload is done; the reload changes the document, so the room saves again.
+
+A post-save hook does the same for a file another program wrote just after a save's
+rename: jupyter_server reads the saved file's time back for the room's loader, which then
+takes that program's time for its own write, and its watcher never sees the change.
 
 The stance: until the room has read it, the file on disk wins. A contents API ``PUT`` of an
 open notebook in the moment before its room reloads a changed file is refused too (409:
@@ -43,7 +48,7 @@ from ..saves import FileStamp, ReplacingSavesMixin, file_stamp, written_stamp
 from . import collaboration
 from .live import LiveDocuments
 
-READ_ACTIONS = frozenset({"load", "initialize", "overwrite"})
+READ_ACTIONS = frozenset({"load", "overwrite"})
 """Room events after which the room has read its file."""
 
 
@@ -83,9 +88,20 @@ class MissedReloads:
             self._read_at[str(data.get("room"))] = time.time()
 
     def _after_save(self, model: Any, os_path: str, contents_manager: Any, **_: Any) -> None:
-        own = written_stamp(contents_manager, os_path) or file_stamp(os_path)
+        written = written_stamp(contents_manager, os_path)
+        own = written or file_stamp(os_path)
         if own is not None:
             self._own[os_path] = own
+        if written is None or file_stamp(os_path) == written:
+            return
+        # Another program wrote the file the moment this save put it in place.
+        path = to_api_path(os_path, contents_manager.root_dir)
+        try:
+            loaded = self._documents.loaded_room(path)
+        except Exception:  # no file id: nothing to reload
+            return
+        if loaded is not None and loaded[0] not in self._reloading:
+            self._start_reload(*loaded, path, "was written just after a save")
 
     def _before_save(self, model: Any, path: str, contents_manager: Any, **_: Any) -> None:
         if not isinstance(model, dict) or model.get("type") != "notebook":
@@ -114,25 +130,22 @@ class MissedReloads:
             read_at = self._read_at.get(room_id)
             if read_at is None or found[0] <= read_at * 1e9:
                 return  # the room has read the file since it changed (or never said)
-            try:
-                reload = asyncio.get_running_loop().create_task(self._reload(room_id, room, path))
-            except RuntimeError:  # a save from a thread: the file's watcher reloads the room
-                pass
-            else:
-                self._reloading[room_id] = reload
+            self._start_reload(room_id, room, path, "was about to be saved over unread")
         raise HTTPError(
             409,
             f"{path} changed on disk and its open notebook is reloading it; "
             "save again once it shows the file's content.",
         )
 
+    def _start_reload(self, room_id: str, room: Any, path: str, why: str) -> None:
+        try:
+            reload = asyncio.get_running_loop().create_task(self._reload(room_id, room, path))
+        except RuntimeError:  # a save from a thread: the file's watcher reloads the room
+            return
+        self._reloading[room_id] = reload
+        self._log.warning("jupyter-loop: %s changed on disk and %s; its room reloads it", path, why)
+
     async def _reload(self, room_id: str, room: Any, path: str) -> None:
-        self._log.warning(
-            "jupyter-loop: the room of %s was about to save over the file changed on disk "
-            "without having read it (a reload cancelled upstream, or a change during the "
-            "save); reloading it",
-            path,
-        )
         try:
             await collaboration.reload_file(room)
         except Exception as e:
