@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
@@ -19,20 +18,19 @@ from typing import Any
 from jupyter_ydoc import YNotebook
 from pycrdt import Map
 
-from ..document import ORIGIN, LiveDocuments, source_hash
+from ..document import ORIGIN, LiveDocuments
 from ..errors import JupyterLoopError
 from ..tasks import BackgroundTasks
-from . import board
 from .cell_marks import (
     failure_note,
     mark_dropped,
     mark_finished,
     mark_handed_over,
     note_line,
-    source_of,
     write_failure,
 )
 from .cell_writers import CellWriters
+from .handover import Handover
 from .history import RunHistory
 from .kept import forget_request
 from .kernel_line import KernelLine
@@ -59,8 +57,6 @@ HANDED_AHEAD = 0
 the moment the one before ends, before that one's results are written, so the kernel
 runs it meanwhile. Handing one more ahead kept the kernel no busier: with two requests
 in flight, pyzmq's asyncio poll missed replies (see ``kernel.POLL_TIMEOUT``)."""
-
-SOURCE_CHANGED = "This cell was not run: its source changed after the run was approved."
 
 
 class KernelQueue:
@@ -103,6 +99,7 @@ class KernelQueue:
         self._handed: deque[CellRun] = deque()  # in the kernel's order, not yet settled
         self._current: CellRun | None = None  # the one the kernel runs, while it does
         self._writers = CellWriters(docs, settings.batch_interval, settings.outputs, log)
+        self._handover = Handover(kernel_id, self.line, self._writers, docs, self._ledger, log)
         self._worker: asyncio.Task[None] | None = None
         self._outcomes: dict[str, asyncio.Future[RunOutcome]] = {}
         self._closing = False
@@ -126,7 +123,7 @@ class KernelQueue:
             # starts afresh after the send (no message is read before the next turn); the
             # marker written next clears the cell's outputs.
             run = self._take(self._jobs.popleft())
-            self._send(run, first.code)
+            self._handover.send(run, first.code)
             run.writer.reset(first.run_id)
         self._start_worker()
         return outcomes
@@ -209,7 +206,7 @@ class KernelQueue:
         if outcome.stops_queue:  # not the cells run again since it ended: they run
             await self.drop_queued(queued_by=run.ended_at)
 
-    # -- handing cells to the kernel -------------------------------------------------
+    # -- handing cells to the kernel (when; how is ``handover``'s) --------------------
 
     async def _hand_over_more(self) -> None:
         while self._jobs and not self._closing and self._waiting_in_kernel() <= HANDED_AHEAD:
@@ -225,96 +222,19 @@ class KernelQueue:
         return sum(1 for run in self._handed if not run.done.done())
 
     def _take(self, job: CellJob, kind: type[CellRun] = CellRun) -> CellRun:
-        """The job's run, handed over from now on (it answers the messages of its request)."""
-        run = kind(
+        """The job's run, last among those handed to the kernel."""
+        run = self._handover.run_of(
             job,
-            self._writers.of(job.room_id, job.cell_id, job.index_hint),
+            kind,
             on_display_update=self._writers.update_display,
             on_input_request=self._input_requested,
-            on_count=lambda count: self._ledger.mark_counted(job.run_id, count),
         )
         self._handed.append(run)
-        self._ledger.mark_running(job.run_id)
         return run
 
-    def _record(self, job: CellJob, outcome: RunOutcome, run: CellRun | None) -> None:
-        """Hand the run's record to the history (its writer thread stores it)."""
-        history = self._settings.history
-        if history is not None:
-            path = self._docs.path_of(job.room_id) or ""
-            masker = self._settings.outputs.masker
-            history.record(
-                entry_for(job, outcome, run, path, self.kernel_id, self.line.kernel_run, masker)
-            )
-
-    def _send(self, run: CellRun, code: str) -> None:
-        run.source, run.started_at, run.kernel_run = code, time.time(), self.line.kernel_run
-        try:
-            run.msg_id = self.line.channel.execute(code, run)
-            self._ledger.mark_sent(run.job.run_id, self.kernel_id, run.msg_id)
-        except Exception as e:
-            self._log.exception("jupyter-loop failed running cell %s", run.job.cell_id)
-            run.end(RunOutcome("error", note=failure_note("running this cell", e)))
-
     async def _hand_over(self, job: CellJob) -> None:
-        """Send the job's execute request; whatever fails ends its run with a note."""
         run = self._take(job)
-        try:
-            code = await self._start(run)
-        except Exception as e:
-            self._log.exception("jupyter-loop failed to start cell %s", job.cell_id)
-            run.end(RunOutcome("error", note=failure_note("running this cell", e)))
-            return
-        if code is None or not code.strip():
-            run.end(RunOutcome("ok"))  # gone, or emptied while it waited: nothing to run
-        elif job.approved_hash is not None and source_hash(code) != job.approved_hash:
-            run.end(RunOutcome("error", note=SOURCE_CHANGED))
-        elif await self._connected(run):
-            self._send(run, code)
-
-    async def _start(self, run: CellRun) -> str | None:
-        """Clear the cell's outputs and take its source: the kernel runs the source the
-        cell has when it is handed over. ``None``: the cell is gone or no longer code.
-
-        A cell handed over as the one before it ends is cleared in that one's last
-        transaction (see :meth:`_end`); otherwise in a transaction of its own.
-        """
-        job = run.job
-        if job.marked_running:
-            run.writer.reset(job.run_id)  # cleared when queued, in the same transaction
-            return job.code
-        if len(self._handed) > 1:
-            run.writer.begin(job.run_id)
-            notebook = await self._docs.notebook(job.room_id)
-            return source_of(notebook, job)
-        taken: list[str | None] = []
-
-        def start(notebook: YNotebook, ycell: Map) -> None:
-            board.mark_started(notebook, ycell, job.run_id)
-            taken.append(str(ycell.get("source", "")))
-
-        await run.writer.start_run(job.run_id, then=start)
-        return taken[0] if taken else None
-
-    async def _connected(self, run: CellRun) -> bool:
-        """Wait until the kernel can take requests, or the run was ended meanwhile (the
-        kernel restarted, the server stops). A failure ends the run with a note."""
-        if self.line.channel.connected:
-            return True
-        connecting = asyncio.ensure_future(self.line.ready())
-        either: set[asyncio.Future[Any]] = {connecting, run.done}
-        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
-        if not connecting.done():
-            connecting.cancel()
-            return False
-        try:
-            connecting.result()
-        except JupyterLoopError as e:
-            run.end(RunOutcome("error", note=e.message))
-        except Exception as e:
-            self._log.exception("jupyter-loop could not connect to kernel %s", self.kernel_id)
-            run.end(RunOutcome("error", note=failure_note("connecting to the kernel", e)))
-        return not run.done.done()
+        await self._handover.hand_over(run, behind_another=len(self._handed) > 1)
 
     async def _outcome_of(self, run: CellRun) -> RunOutcome:
         """How the run ended; a kernel found dead meanwhile ends it (and those after it)."""
@@ -360,6 +280,16 @@ class KernelQueue:
         # Within half a second, not at once: a save competed with sending this end to the
         # tabs, and runs ending meanwhile share it (the output journal covers a crash).
         self._docs.save_soon(job.room_id, delay=0.5)
+
+    def _record(self, job: CellJob, outcome: RunOutcome, run: CellRun | None) -> None:
+        """Hand the run's record to the history (its writer thread stores it)."""
+        history = self._settings.history
+        if history is not None:
+            path = self._docs.path_of(job.room_id) or ""
+            masker = self._settings.outputs.masker
+            history.record(
+                entry_for(job, outcome, run, path, self.kernel_id, self.line.kernel_run, masker)
+            )
 
     def end_handed(self, note: str | None) -> None:
         """The kernel is gone: the cell it ran is cut off, those handed after it never ran."""
