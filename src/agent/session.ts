@@ -4,7 +4,9 @@ import { ISignal, Signal } from '@lumino/signaling';
 import { ApprovalDecision, ITurnRequest } from '../tokens';
 import { ConversationModel } from './conversation';
 import { mentionedCells, union } from './mentions';
-import { ProposalModel, StaleProposalError } from './proposals';
+import { PendingActions } from './pending';
+import { ProposalActions } from './proposalActions';
+import { ProposalModel } from './proposals';
 import type { AgentService, IAgentNotebook } from './service';
 
 /** A message sent but whose turn has not reached the shared document yet. */
@@ -16,8 +18,8 @@ export interface IOutgoing {
 /**
  * The agent for one notebook: its conversation and proposals (observed in the
  * shared document), the cells in focus and the draft, and the user's actions
- * (send, stop, approve, accept, reject, regenerate, new conversation) as REST
- * calls.
+ * (send, stop, approve, new conversation; the answers to proposals are
+ * {@link ProposalActions}) as REST calls.
  */
 export class AgentSession implements IDisposable {
   constructor(options: AgentSession.IOptions) {
@@ -26,6 +28,23 @@ export class AgentSession implements IDisposable {
     const ydoc = this._notebook.sharedModel.ydoc;
     this.conversation = new ConversationModel(ydoc);
     this.proposals = new ProposalModel(this._notebook.sharedModel);
+    this._pending = new PendingActions(
+      (error, failure) => this._service.report(error, failure),
+      () => {
+        if (!this._isDisposed) {
+          this._changed.emit();
+        }
+      }
+    );
+    this.proposalActions = new ProposalActions({
+      service: this._service,
+      proposals: this.proposals,
+      pending: this._pending,
+      path: () => this.path,
+      isBusy: () => this.conversation.isBusy,
+      focus: cellIds => this.addFocus(cellIds),
+      ask: message => this.send(message, null)
+    });
     this.conversation.turnChanged.connect(this._onTurnChanged, this);
     this.conversation.changed.connect(this._onConversationChanged, this);
     this._service.reconnected.connect(this._onReconnected, this);
@@ -33,6 +52,8 @@ export class AgentSession implements IDisposable {
 
   readonly conversation: ConversationModel;
   readonly proposals: ProposalModel;
+  /** Accept, reject or regenerate the proposals. */
+  readonly proposalActions: ProposalActions;
 
   /** Focus, draft, outgoing message or actions in flight changed. */
   get changed(): ISignal<this, void> {
@@ -172,8 +193,10 @@ export class AgentSession implements IDisposable {
       request.active_cell_id = activeCellId;
     }
     this._outgoing = { text: message, turnId: null };
-    const started = await this._run('send', 'The message was not sent', () =>
-      this._service.client.startTurn(request)
+    const started = await this._pending.run(
+      'send',
+      'The message was not sent',
+      () => this._service.client.startTurn(request)
     );
     if (started === undefined) {
       this._outgoing = null;
@@ -194,7 +217,7 @@ export class AgentSession implements IDisposable {
     if (!turn) {
       return;
     }
-    await this._run('stop', 'The turn could not be stopped', () =>
+    await this._pending.run('stop', 'The turn could not be stopped', () =>
       this._service.client.stopTurn(this.path, turn.id)
     );
   }
@@ -211,7 +234,7 @@ export class AgentSession implements IDisposable {
     if (this.conversation.isBusy) {
       return false;
     }
-    const started = await this._run(
+    const started = await this._pending.run(
       'new-conversation',
       'A new conversation could not be started',
       () => this._service.client.newConversation(this.path)
@@ -230,7 +253,7 @@ export class AgentSession implements IDisposable {
     if (!approval) {
       return;
     }
-    await this._run(approval.id, 'The answer was not sent', () =>
+    await this._pending.run(approval.id, 'The answer was not sent', () =>
       // The hashes of the sources this panel showed: only those may run.
       this._service.client.answerApproval(
         this.path,
@@ -239,107 +262,6 @@ export class AgentSession implements IDisposable {
         approval.source_hashes
       )
     );
-  }
-
-  /**
-   * Accept a proposal exactly once: ask the server for the claim (one tab at a
-   * time gets it), then apply it in this tab's notebook (so undo reverts it) and
-   * mark it accepted in the same transaction (docs/agent.md).
-   */
-  async accept(proposalId: string): Promise<boolean> {
-    const view = this.proposals.get(proposalId);
-    if (view?.state !== 'pending') {
-      const reason = view?.reason ?? `The proposal was already ${view?.state}.`;
-      this._service.report(
-        new StaleProposalError(view ? reason : 'The proposal is gone.'),
-        'The proposal cannot be accepted'
-      );
-      return false;
-    }
-    const asked = Date.now();
-    const claim = await this._run(
-      proposalId,
-      'The proposal could not be accepted',
-      () => this._service.client.claimProposal(this.path, proposalId)
-    );
-    if (claim === undefined) {
-      return false;
-    }
-    try {
-      if (Date.now() - asked >= claim.expires_in * 1000) {
-        throw new StaleProposalError(
-          'The claim lapsed before it could be used.'
-        );
-      }
-      this.proposals.apply(proposalId, claim);
-    } catch (error) {
-      if (error instanceof StaleProposalError) {
-        this._service.report(error, 'The proposal cannot be accepted');
-        return false;
-      }
-      throw error;
-    }
-    return true;
-  }
-
-  /** Reject a proposal; the notebook is left as it is. */
-  async reject(proposalId: string): Promise<boolean> {
-    if (this._pending.has(proposalId)) {
-      return false;
-    }
-    const done = await this._run(
-      proposalId,
-      'The proposal could not be rejected',
-      async () => {
-        await this._service.client.rejectProposal(this.path, proposalId);
-        return true;
-      }
-    );
-    return done === true;
-  }
-
-  /** Accept every pending (not stale) proposal of a turn, in order. */
-  async acceptAll(turnId: string): Promise<void> {
-    for (const view of this.proposals.forTurn(turnId)) {
-      if (view.state === 'pending' && !(await this.accept(view.proposal.id))) {
-        break;
-      }
-    }
-  }
-
-  /** Reject every open proposal of a turn. */
-  async rejectAll(turnId: string): Promise<void> {
-    for (const view of this.proposals.forTurn(turnId)) {
-      if (view.state === 'pending' || view.state === 'stale') {
-        await this.reject(view.proposal.id);
-      }
-    }
-  }
-
-  /**
-   * Replace a stale proposal: reject it and ask the agent to propose the edit
-   * again against the cell as it is now.
-   */
-  async regenerate(proposalId: string): Promise<boolean> {
-    const view = this.proposals.get(proposalId);
-    if (!view || this.conversation.isBusy) {
-      return false;
-    }
-    const { proposal } = view;
-    if (proposal.status === 'pending' && !(await this.reject(proposal.id))) {
-      return false;
-    }
-    const target = proposal.cell_id;
-    const position = this.proposals.position(target);
-    const where = position > 0 ? `cell ${position}` : 'the notebook';
-    const what = proposal.summary ? ` ("${proposal.summary}")` : '';
-    const message =
-      `Your proposed ${proposal.kind} for ${where}${what} no longer fits: ` +
-      'the notebook changed since. Look at the current source and propose it again.';
-    if (target && position > 0) {
-      this.addFocus([target]);
-    }
-    return this.send(message, null);
   }
 
   dispose(): void {
@@ -351,30 +273,6 @@ export class AgentSession implements IDisposable {
     this.conversation.dispose();
     this.proposals.dispose();
     Signal.clearData(this);
-  }
-
-  /** Run an action once at a time under `key`; failures are reported, not thrown. */
-  private async _run<T>(
-    key: string,
-    failure: string,
-    action: () => Promise<T>
-  ): Promise<T | undefined> {
-    if (this._pending.has(key)) {
-      return undefined;
-    }
-    this._pending.add(key);
-    this._changed.emit();
-    try {
-      return await action();
-    } catch (error) {
-      this._service.report(error, failure);
-      return undefined;
-    } finally {
-      this._pending.delete(key);
-      if (!this._isDisposed) {
-        this._changed.emit();
-      }
-    }
   }
 
   private _onTurnChanged(): void {
@@ -405,7 +303,7 @@ export class AgentSession implements IDisposable {
   private _loadError: string | null = null;
   private _loading: Promise<void> | null = null;
   private _reloadAfter = false;
-  private _pending = new Set<string>();
+  private _pending: PendingActions;
   private _isDisposed = false;
   private _changed = new Signal<this, void>(this);
 }

@@ -192,13 +192,17 @@ export function TurnView(props: {
               <button
                 className="jp-Button jp-mod-styled jp-mod-accept jp-Loop-accept-all"
                 disabled={pending.length === 0}
-                onClick={() => void session.acceptAll(view.turnId)}
+                onClick={() =>
+                  void session.proposalActions.acceptAll(view.turnId)
+                }
               >
                 Accept all ({pending.length})
               </button>
               <button
                 className="jp-Button jp-mod-styled jp-mod-reject jp-Loop-reject-all"
-                onClick={() => void session.rejectAll(view.turnId)}
+                onClick={() =>
+                  void session.proposalActions.rejectAll(view.turnId)
+                }
               >
                 Reject all ({open.length})
               </button>

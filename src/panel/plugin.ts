@@ -135,7 +135,9 @@ export const panelPlugin: JupyterFrontEndPlugin<void> = {
       isEnabled: () => lastTurnHasProposals('pending'),
       execute: () => {
         const turnId = lastTurnId();
-        return turnId ? currentSession()?.acceptAll(turnId) : undefined;
+        return turnId
+          ? currentSession()?.proposalActions.acceptAll(turnId)
+          : undefined;
       }
     });
     app.commands.addCommand(CommandIDs.rejectAll, {
@@ -143,7 +145,9 @@ export const panelPlugin: JupyterFrontEndPlugin<void> = {
       isEnabled: () => lastTurnHasProposals('pending', 'stale'),
       execute: () => {
         const turnId = lastTurnId();
-        return turnId ? currentSession()?.rejectAll(turnId) : undefined;
+        return turnId
+          ? currentSession()?.proposalActions.rejectAll(turnId)
+          : undefined;
       }
     });
     app.commands.addCommand(CommandIDs.showJournal, {

@@ -127,7 +127,7 @@ export function ProposalCard(props: {
             <button
               className="jp-Button jp-mod-styled jp-mod-accept jp-Loop-accept"
               disabled={busy}
-              onClick={() => void session.accept(proposal.id)}
+              onClick={() => void session.proposalActions.accept(proposal.id)}
               aria-label={`Accept: ${label}`}
             >
               Accept
@@ -136,7 +136,9 @@ export function ProposalCard(props: {
             <button
               className="jp-Button jp-mod-styled jp-mod-accept jp-Loop-regenerate"
               disabled={busy || session.conversation.isBusy}
-              onClick={() => void session.regenerate(proposal.id)}
+              onClick={() =>
+                void session.proposalActions.regenerate(proposal.id)
+              }
               aria-label={`Regenerate: ${label}`}
               title="Ask the assistant to propose it again for the cell as it is now"
             >
@@ -146,7 +148,7 @@ export function ProposalCard(props: {
           <button
             className="jp-Button jp-mod-styled jp-mod-reject jp-Loop-reject"
             disabled={busy}
-            onClick={() => void session.reject(proposal.id)}
+            onClick={() => void session.proposalActions.reject(proposal.id)}
             aria-label={`Reject: ${label}`}
           >
             Reject

@@ -93,7 +93,7 @@ function ProposalOnCellView(
             <button
               className="jp-Button jp-mod-styled jp-mod-accept jp-Loop-accept"
               disabled={busy}
-              onClick={() => void session.accept(proposalId)}
+              onClick={() => void session.proposalActions.accept(proposalId)}
             >
               Accept
             </button>
@@ -101,7 +101,9 @@ function ProposalOnCellView(
             <button
               className="jp-Button jp-mod-styled jp-mod-accept jp-Loop-regenerate"
               disabled={busy || session.conversation.isBusy}
-              onClick={() => void session.regenerate(proposalId)}
+              onClick={() =>
+                void session.proposalActions.regenerate(proposalId)
+              }
               title="Ask the assistant to propose it again for the cell as it is now"
             >
               Regenerate
@@ -110,7 +112,7 @@ function ProposalOnCellView(
           <button
             className="jp-Button jp-mod-styled jp-mod-reject jp-Loop-reject"
             disabled={busy}
-            onClick={() => void session.reject(proposalId)}
+            onClick={() => void session.proposalActions.reject(proposalId)}
           >
             Reject
           </button>

@@ -175,7 +175,7 @@ describe('AgentSession', () => {
         (server.proposals.get('p1') as IProposal).status
       ])
     );
-    expect(await session.accept('p1')).toBe(true);
+    expect(await session.proposalActions.accept('p1')).toBe(true);
     expect(client.calls).toEqual([
       { name: 'claimProposal', args: ['work/nb.ipynb', 'p1'] }
     ]);
@@ -200,7 +200,7 @@ describe('AgentSession', () => {
       cell_type: 'code',
       new_source: 'x = 1'
     });
-    expect(await session.accept('p1')).toBe(true);
+    expect(await session.proposalActions.accept('p1')).toBe(true);
     const accepted = server.proposals.get('p1') as IProposal;
     expect(accepted.new_cell_id).toBe(model.sharedModel.cells[1].getId());
     expect(model.sharedModel.cells[1].getSource()).toBe('x = 1');
@@ -218,7 +218,7 @@ describe('AgentSession', () => {
       'claimProposal',
       responseError(409, 'bob is accepting this proposal in another tab.')
     );
-    expect(await session.accept('p1')).toBe(false);
+    expect(await session.proposalActions.accept('p1')).toBe(false);
     expect(model.sharedModel.cells[0].getSource()).toBe('1/0');
     expect(server.proposals.get('p1')).toMatchObject({ status: 'pending' });
     expect(notices[0]).toContain('another tab');
@@ -232,7 +232,7 @@ describe('AgentSession', () => {
       base_source: 'old',
       new_source: 'new'
     });
-    expect(await session.accept('p1')).toBe(false);
+    expect(await session.proposalActions.accept('p1')).toBe(false);
     expect(model.sharedModel.cells[0].getSource()).toBe('1/0');
     expect(client.calls).toEqual([]);
     expect(notices[0]).toContain('The cell changed since this was proposed.');
@@ -245,7 +245,7 @@ describe('AgentSession', () => {
       cell_id: ids[1],
       base_source: 'print("ok")'
     });
-    expect(await session.reject('p1')).toBe(true);
+    expect(await session.proposalActions.reject('p1')).toBe(true);
     expect(client.calls).toEqual([
       { name: 'rejectProposal', args: ['work/nb.ipynb', 'p1'] }
     ]);
@@ -276,7 +276,7 @@ describe('AgentSession', () => {
       base_source: 'print("ok")',
       created_at: '2025-01-01T00:00:03Z'
     });
-    await session.acceptAll('t1');
+    await session.proposalActions.acceptAll('t1');
     expect(client.calls.map(c => c.args[1])).toEqual(['a', 'c']);
     expect(model.sharedModel.cells.map(c => c.getSource())).toEqual(['1/1']);
   });
@@ -290,7 +290,7 @@ describe('AgentSession', () => {
       new_source: 'new',
       summary: 'fix the division'
     });
-    expect(await session.regenerate('p1')).toBe(true);
+    expect(await session.proposalActions.regenerate('p1')).toBe(true);
     expect(client.names()).toEqual(['rejectProposal', 'startTurn']);
     const request = client.calls[1].args[0] as {
       message: string;
