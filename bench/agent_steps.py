@@ -37,7 +37,7 @@ from context_build import (  # noqa: E402
 
 from jupyter_loop.agent.context import (  # noqa: E402
     RESULT_SHARE,
-    ConversationTurn,
+    ConversationMessage,
     ToolStep,
     TurnOverview,
     build_context,
@@ -84,7 +84,7 @@ def main() -> None:
     print(f"live notebook: {CELLS} cells, {output_megabytes(make_notebook()):.0f} MB of outputs "
           f"(loaded in {time.perf_counter() - began:.1f} s)")  # fmt: skip
     rng = random.Random(3)
-    conversation = [ConversationTurn("user", "Why does the training loop fail? Fix it.")]
+    conversation = [ConversationMessage("user", "Why does the training loop fail? Fix it.")]
     steps: list[ToolStep] = []
     touched: list[str] = []
     overview: TurnOverview | None = None

@@ -24,7 +24,7 @@ from typing import Any
 from jupyter_loop.agent.context import (
     CellSnapshot,
     ContextWindow,
-    ConversationTurn,
+    ConversationMessage,
     ToolResult,
     ToolStep,
     TurnOverview,
@@ -156,7 +156,7 @@ def main() -> None:
     print(f"notebook: {len(cells)} cells, {output_megabytes(cells):.0f} MB of outputs "
           f"(made in {time.perf_counter() - started:.1f} s)")  # fmt: skip
     rng = random.Random(2)
-    conversation = [ConversationTurn("user", "Why does the training loop fail? Fix it.")]
+    conversation = [ConversationMessage("user", "Why does the training loop fail? Fix it.")]
     steps: list[ToolStep] = []
     memory: list[str] = []
     touched: list[str] = []

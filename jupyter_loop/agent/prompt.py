@@ -19,7 +19,7 @@ from ..providers import ChatMessage
 from ..rights import Ability, rights_text
 from ..secrets import SecretMasker
 from . import proposals
-from .context import ConversationTurn, ToolStep, TurnOverview, build_context, new_nonce
+from .context import ConversationMessage, ToolStep, TurnOverview, build_context, new_nonce
 from .plan import TurnPlan
 
 MAX_FOCUS = 4
@@ -64,12 +64,12 @@ class TurnPrompt:
     def __init__(
         self,
         plan: TurnPlan,
-        history: Sequence[ConversationTurn],
+        history: Sequence[ConversationMessage],
         masker: SecretMasker | None,
     ) -> None:
         """``history`` and ``plan.message`` come masked; ``masker`` masks the cells read."""
         self._plan = plan
-        self._conversation = [*history, ConversationTurn("user", plan.message)]
+        self._conversation = [*history, ConversationMessage("user", plan.message)]
         self._snapshots = NotebookSnapshots(masker)  # cells are read masked
         self._nonce = new_nonce()
         self._overview: TurnOverview | None = None

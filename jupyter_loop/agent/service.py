@@ -27,7 +27,7 @@ from ..records import TokenUsage, TurnRecord, UserEntry
 from ..rights import Ability, Grants
 from .approvals import ApprovalDesk
 from .asking import ApprovalPath
-from .context import ConversationTurn
+from .context import ConversationMessage
 from .decisions import ProposalDecisions
 from .journal import AgentJournal
 from .outside import OutsideAgents
@@ -215,7 +215,7 @@ class AgentService:
             withheld=frozenset(a for a in WITHHELD if not grants.allows(a)),
         )
         history = [
-            ConversationTurn(m["role"], str(m.get("text", "")), earlier=True)
+            ConversationMessage(m["role"], str(m.get("text", "")), earlier=True)
             for m in self.store.messages(file_id)
             if m.get("role") in ("user", "assistant")
         ][-HISTORY_MESSAGES:]

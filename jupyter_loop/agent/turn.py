@@ -37,7 +37,7 @@ from ..providers import (
 from ..providers.token_budgets import BudgetAccount
 from ..secrets import SecretMasker
 from .asking import ApprovalPath
-from .context import RESULT_SHARE, ConversationTurn, ToolResult, ToolStep
+from .context import RESULT_SHARE, ConversationMessage, ToolResult, ToolStep
 from .journal import AgentJournal
 from .permission import TurnPermission
 from .plan import RunCells, TurnPlan
@@ -70,7 +70,7 @@ class Turn:
         store: ConversationStore,
         journal: AgentJournal,
         masker: SecretMasker | None,
-        history: list[ConversationTurn],
+        history: list[ConversationMessage],
         log: logging.Logger,
         read_stale: ReadStale | None = None,
         budget: BudgetAccount | None = None,

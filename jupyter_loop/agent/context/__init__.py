@@ -36,7 +36,7 @@ Example:
     >>> cells = [CellSnapshot("c1", "code", "1/0", 1, "idle", (
     ...     {"output_type": "error", "ename": "ZeroDivisionError",
     ...      "evalue": "division by zero", "traceback": []},))]
-    >>> window = build_context(cells, conversation=[ConversationTurn("user", "why?")],
+    >>> window = build_context(cells, conversation=[ConversationMessage("user", "why?")],
     ...                        nonce="n0")
     >>> [message.role for message in window.messages]
     ['user', 'user', 'user']
@@ -56,7 +56,7 @@ from jupyter_loop.notebook_view.notebook_map import CellSnapshot, estimate_token
 from jupyter_loop.notebook_view.summary import ImageAttachment, head_tail
 from jupyter_loop.providers import ToolCall
 
-from ._conversation import ConversationTurn, conversation_messages
+from ._conversation import ConversationMessage, conversation_messages
 from ._steps import (
     RECEIPT_CHARS,
     StepMessage,
@@ -77,7 +77,7 @@ __all__ = [
     "CellSnapshot",
     "ContextMessage",
     "ContextWindow",
-    "ConversationTurn",
+    "ConversationMessage",
     "ToolResult",
     "ToolStep",
     "TurnOverview",
@@ -192,7 +192,7 @@ def focus_cells(cells: Sequence[CellSnapshot], ids: Sequence[str], budget_tokens
 def build_context(
     cells: Sequence[CellSnapshot],
     *,
-    conversation: Sequence[ConversationTurn] = (),
+    conversation: Sequence[ConversationMessage] = (),
     steps: Sequence[ToolStep] = (),
     focus_ids: Sequence[str] = (),
     detail_ids: Sequence[str] = (),
@@ -252,7 +252,7 @@ def build_context(
 def _assemble(
     cells: Sequence[CellSnapshot],
     *,
-    conversation: Sequence[ConversationTurn],
+    conversation: Sequence[ConversationMessage],
     steps: Sequence[ToolStep],
     focus_ids: Sequence[str],
     detail_ids: Sequence[str],

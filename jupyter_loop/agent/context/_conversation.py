@@ -4,15 +4,15 @@ Earlier turns may quote the notebook, so they go inside the untrusted-data envel
 ``wrap`` function) like the notebook itself; the user's message of this turn does not.
 
 Example:
-    >>> turns = [ConversationTurn("user", "What is x?", earlier=True),
-    ...          ConversationTurn("assistant", "x = 1; " * 40, earlier=True),
-    ...          ConversationTurn("user", "And y?")]
+    >>> turns = [ConversationMessage("user", "What is x?", earlier=True),
+    ...          ConversationMessage("assistant", "x = 1; " * 40, earlier=True),
+    ...          ConversationMessage("user", "And y?")]
     >>> cut = []
     >>> said = conversation_messages(turns, 120, 1_000, cut, lambda text: f"[{text}]")
     >>> said[0].content.splitlines()[:2]
     ['Earlier conversation, one line a turn:', '[user: What is x?']
     >>> said[1]
-    ConversationTurn(role='user', content='And y?', earlier=False)
+    ConversationMessage(role='user', content='And y?', earlier=False)
     >>> cut
     ['conversation: 2 older turns summarised, 0 omitted']
 """
@@ -30,7 +30,7 @@ OLDER_TURN_CHARS = 120
 
 
 @dataclass(frozen=True)
-class ConversationTurn:
+class ConversationMessage:
     """One message of the conversation (``role`` is ``"user"`` or ``"assistant"``).
 
     ``earlier``: from an earlier turn; it may quote the notebook, so it goes to the model
@@ -43,12 +43,12 @@ class ConversationTurn:
 
 
 def conversation_messages(
-    turns: Sequence[ConversationTurn],
+    turns: Sequence[ConversationMessage],
     recent_chars: int,
     older_chars: int,
     cut: list[str],
     wrap: Callable[[str], str],
-) -> list[ConversationTurn]:
+) -> list[ConversationMessage]:
     """The messages to send: recent turns within ``recent_chars`` (the newest always,
     shortened if needed), preceded by one message summing up the older ones within
     ``older_chars``. What was shortened or left out is noted in ``cut``."""
@@ -56,17 +56,17 @@ def conversation_messages(
     if not older:
         return recent
     summary = "Earlier conversation, one line a turn:\n" + wrap(_older(older, older_chars, cut))
-    return [ConversationTurn("user", summary), *recent]
+    return [ConversationMessage("user", summary), *recent]
 
 
 def _split(
-    turns: Sequence[ConversationTurn],
+    turns: Sequence[ConversationMessage],
     budget_chars: int,
     cut: list[str],
     wrap: Callable[[str], str],
-) -> tuple[list[ConversationTurn], list[ConversationTurn]]:
+) -> tuple[list[ConversationMessage], list[ConversationMessage]]:
     """Recent turns that fit in full (the newest always, shortened if needed), and the rest."""
-    recent: list[ConversationTurn] = []
+    recent: list[ConversationMessage] = []
     left = budget_chars
     start = len(turns)
     for position in range(len(turns) - 1, -1, -1):
@@ -77,14 +77,14 @@ def _split(
         if excerpt.truncated:
             cut.append(f"conversation: turn {position} shortened")
         text = wrap(excerpt.text) if turn.earlier else excerpt.text
-        recent.append(ConversationTurn(turn.role, text))
+        recent.append(ConversationMessage(turn.role, text))
         left -= len(excerpt.text)
         start = position
     recent.reverse()
     return recent, list(turns[:start])
 
 
-def _older(turns: Sequence[ConversationTurn], budget_chars: int, cut: list[str]) -> str:
+def _older(turns: Sequence[ConversationMessage], budget_chars: int, cut: list[str]) -> str:
     lines = (f"{turn.role}: {one_line(turn.content, OLDER_TURN_CHARS)}" for turn in turns)
     kept = newest_within(list(lines), budget_chars)
     omitted = len(turns) - len(kept)
