@@ -98,7 +98,7 @@ async def propose_run_source(
     if str(ycell.get("source", "")) == run.source:
         raise Conflict("The cell's source is already the source of this run.")
     with notebook.ydoc.transaction(origin=ORIGIN):
-        proposal: dict[str, Any] = proposals.create(
+        proposed = proposals.create(
             notebook,
             turn_id=RESTORE_TURN,
             kind="modify",
@@ -106,4 +106,4 @@ async def propose_run_source(
             new_source=run.source,
             summary=f"Restore the source of run {run_id} (History, {by})",
         )
-    return proposal
+    return {**proposed.proposal.to_y(), "replaced": list(proposed.replaced)}

@@ -15,6 +15,7 @@ from pycrdt import Map, Subscription
 
 from ..document import ORIGIN, LiveDocuments, NotebookRef
 from ..errors import Conflict
+from ..records import Proposal
 from . import proposals
 from .claims import Claim, ClaimDesk
 from .journal import AgentJournal
@@ -43,7 +44,7 @@ class ProposalDecisions:
             with notebook.ydoc.transaction(origin=ORIGIN):
                 proposal = proposals.apply(notebook, proposal_id, user)
         self._record(room_id, proposal, "accept", user)
-        return proposal
+        return proposal.to_y()
 
     async def claim(self, proposal_id: str, path: str, user: str) -> dict[str, Any]:
         """Let one tab apply a proposal itself (see ``claims``); 409 if another tab may."""
@@ -61,7 +62,7 @@ class ProposalDecisions:
             with notebook.ydoc.transaction(origin=ORIGIN):
                 proposal = proposals.reject(notebook, proposal_id, user)
         self._record(room_id, proposal, "reject", user)
-        return proposal
+        return proposal.to_y()
 
     def _unclaimed(self, room_id: str, proposal_id: str) -> None:
         held = self._claims.holder(room_id, proposal_id)
@@ -79,7 +80,8 @@ class ProposalDecisions:
             if not isinstance(new, dict) or new.get("claim") != claim.token:
                 return
             if new.get("status") == "accepted" and self._claims.used(*key, claim.token):
-                self._record(room_id, new, "accept", str(new.get("resolved_by")))
+                accepted = Proposal.from_y(new)
+                self._record(room_id, accepted, "accept", str(accepted.resolved_by))
             asyncio.get_running_loop().call_soon(self._unwatch, key)
 
         self._claim_watches[key] = (ymap, ymap.observe(seen))
@@ -89,14 +91,14 @@ class ProposalDecisions:
         if watch is not None:
             watch[0].unobserve(watch[1])
 
-    def _record(self, room_id: str, proposal: dict[str, Any], action: str, user: str) -> None:
+    def _record(self, room_id: str, proposal: Proposal, action: str, user: str) -> None:
         self._journal.record(
             NotebookRef.of_room(room_id).file_id,
-            proposal.get("turn_id"),
+            proposal.turn_id,
             action,
             user,
-            proposal_id=proposal["id"],
-            kind=proposal["kind"],
-            cell_id=proposal.get("cell_id"),
-            new_cell_id=proposal.get("new_cell_id"),
+            proposal_id=proposal.id,
+            kind=proposal.kind,
+            cell_id=proposal.cell_id,
+            new_cell_id=proposal.new_cell_id,
         )

@@ -230,11 +230,12 @@ class OutsideAgents:
         room_id = await self._docs.room_id(path)
         notebook = await self._docs.notebook(room_id)
         found = proposals.get(notebook, proposal_id)
-        if found.get("status") == "pending" and proposals.is_stale(notebook, found):
-            found["status"] = "pending but stale (the cell changed since; propose again)"
+        shown = found.to_y()
+        if found.status == "pending" and proposals.is_stale(notebook, found):
+            shown["status"] = "pending but stale (the cell changed since; propose again)"
         self._record(room_id, caller, "proposal_status", ok=True, receipt=proposal_id)
         keys = ("id", "kind", "cell_id", "new_cell_id", "status", "summary", "resolved_by")
-        return self._mask_value({key: found.get(key) for key in keys if key in found})
+        return self._mask_value({key: shown.get(key) for key in keys if key in shown})
 
     # -- the agent's tools -------------------------------------------------------------
 

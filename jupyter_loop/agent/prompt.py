@@ -135,11 +135,11 @@ class TurnPrompt:
     def _memory(self, notebook: Any, notes: Sequence[str]) -> list[str]:
         memory = []
         for proposal in proposals.of_turn(notebook, self._plan.turn_id):
-            status = str(proposal.get("status"))
+            status = proposal.status
             if status == "pending" and proposals.is_stale(notebook, proposal):
                 status = "pending but stale (the cell changed since; propose again)"
             elif proposals.is_undone(notebook, proposal):
                 status = "accepted, then undone by the user (the notebook is back as before)"
-            where = proposal.get("cell_id") or "the top"
-            memory.append(f"proposal {proposal['id']} ({proposal['kind']} {where}): {status}")
+            where = proposal.cell_id or "the top"
+            memory.append(f"proposal {proposal.id} ({proposal.kind} {where}): {status}")
         return [*memory, *notes]

@@ -14,13 +14,17 @@ Example:
     >>> nb = YNotebook()
     >>> nb.append_cell({"id": "c0", "cell_type": "code", "source": "1/0", "metadata": {}})
     >>> p = create(nb, turn_id="t", kind="modify", cell_id="c0", new_source="1/1", summary="fix")
-    >>> is_stale(nb, p), apply(nb, p["id"], "ada")["status"], str(nb.ycells[0]["source"])
-    (False, 'accepted', '1/1')
+    >>> p.replaced
+    ()
+    >>> is_stale(nb, p.proposal), apply(nb, p.proposal.id, "ada").status
+    (False, 'accepted')
+    >>> str(nb.ycells[0]["source"])
+    '1/1'
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from jupyter_ydoc import YNotebook
@@ -40,18 +44,27 @@ def proposals_map(notebook: YNotebook) -> Map:
     return notebook.ydoc.get(PROPOSALS_MAP, type=Map)
 
 
-def get(notebook: YNotebook, proposal_id: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Proposed:
+    """A proposal just made, and the ids of the turn's pending proposals it replaced."""
+
+    proposal: Proposal
+    replaced: tuple[str, ...] = ()
+
+
+def get(notebook: YNotebook, proposal_id: str) -> Proposal:
     value = proposals_map(notebook).get(proposal_id)
     if not isinstance(value, dict):
         raise NotFound(f"No proposal with id '{proposal_id}' in this notebook.")
-    return dict(value)
+    return Proposal.from_y(dict(value))
 
 
-def of_turn(notebook: YNotebook, turn_id: str) -> list[dict[str, Any]]:
+def of_turn(notebook: YNotebook, turn_id: str) -> list[Proposal]:
     """The proposals of a turn, oldest first."""
-    found = [dict(v) for v in proposals_map(notebook).values() if isinstance(v, dict)]
-    mine = [p for p in found if p.get("turn_id") == turn_id]
-    return sorted(mine, key=lambda p: str(p.get("created_at", "")))
+    found = [Proposal.from_y(dict(v)) for v in proposals_map(notebook).values()
+             if isinstance(v, dict)]  # fmt: skip
+    mine = [p for p in found if p.turn_id == turn_id]
+    return sorted(mine, key=lambda p: p.created_at or "")
 
 
 def _source(notebook: YNotebook, cell_id: str) -> str | None:
@@ -71,12 +84,12 @@ def create(
     new_source: str | None = None,
     cell_type: str | None = None,
     summary: str = "",
-) -> dict[str, Any]:
+) -> Proposed:
     """Record a pending proposal against the cell as it is now.
 
     An edit or deletion of a cell replaces the turn's pending edit or deletion of that cell
-    (the model changed its mind: one card per cell, not a pile); the ids it replaced are
-    returned under ``"replaced"`` (not stored).
+    (the model changed its mind: one card per cell, not a pile); the ids it replaced come
+    back with it.
 
     Raises:
         CellNotFound: The target (or the cell to insert after) does not exist.
@@ -98,82 +111,77 @@ def create(
         summary=summary,
         status="pending",
         created_at=now_iso("microseconds"),  # orders a turn's proposals
-    ).to_y()
+    )
     replaced = _replace_pending(notebook, turn_id, cell_id) if kind != "insert" else []
-    proposals_map(notebook)[proposal["id"]] = proposal
-    return {**proposal, "replaced": replaced}
+    proposals_map(notebook)[proposal.id] = proposal.to_y()
+    return Proposed(proposal, tuple(replaced))
 
 
 def _replace_pending(notebook: YNotebook, turn_id: str, cell_id: str | None) -> list[str]:
     """Remove the turn's pending edits and deletions of ``cell_id``; returns their ids."""
     board = proposals_map(notebook)
     gone = [
-        p["id"]
+        p.id
         for p in of_turn(notebook, turn_id)
-        if p.get("status") == "pending"
-        and p.get("kind") != "insert"
-        and p.get("cell_id") == cell_id
+        if p.status == "pending" and p.kind != "insert" and p.cell_id == cell_id
     ]
     for proposal_id in gone:
         del board[proposal_id]
     return gone
 
 
-def is_stale(notebook: YNotebook, proposal: dict[str, Any]) -> bool:
+def is_stale(notebook: YNotebook, proposal: Proposal) -> bool:
     """Whether the cell changed since the proposal was made (or is gone).
 
     An insert is stale when the cell it goes after is gone (``cell_id`` null: never).
     """
-    cell_id = proposal.get("cell_id")
-    if cell_id is None:
+    if proposal.cell_id is None:
         return False
-    current = _source(notebook, str(cell_id))
+    current = _source(notebook, proposal.cell_id)
     if current is None:
         return True
-    if proposal.get("kind") == "insert":
+    if proposal.kind == "insert":
         return False
-    return current != proposal.get("base_source")
+    return current != proposal.base_source
 
 
-def is_undone(notebook: YNotebook, proposal: dict[str, Any]) -> bool:
+def is_undone(notebook: YNotebook, proposal: Proposal) -> bool:
     """Whether the notebook no longer holds an accepted proposal's change.
 
     A tab's Ctrl-Z reverts the cell but not the proposal's status (its undo manager does
     not track this map), so this is read from the cells, as the panel does: only a return
     to exactly the state before the change counts (a cell edited further is the user's).
     """
-    if proposal.get("status") != "accepted":
+    if proposal.status != "accepted":
         return False
-    kind, cell_id = proposal.get("kind"), proposal.get("cell_id")
-    if kind == "insert":
-        new_cell_id = proposal.get("new_cell_id")
+    if proposal.kind == "insert":
+        new_cell_id = proposal.new_cell_id
         return bool(new_cell_id) and _source(notebook, str(new_cell_id)) is None
-    if cell_id is None:
+    if proposal.cell_id is None:
         return False
-    current = _source(notebook, str(cell_id))
-    if kind == "delete":
+    current = _source(notebook, proposal.cell_id)
+    if proposal.kind == "delete":
         return current is not None
-    before = proposal.get("base_source") or ""
-    return current == before and before != (proposal.get("new_source") or "")
+    before = proposal.base_source or ""
+    return current == before and before != (proposal.new_source or "")
 
 
-def _pending(notebook: YNotebook, proposal_id: str) -> dict[str, Any]:
+def _pending(notebook: YNotebook, proposal_id: str) -> Proposal:
     proposal = get(notebook, proposal_id)
-    if proposal.get("status") != "pending":
-        raise Conflict(f"The proposal was already {proposal.get('status')}.")
+    if proposal.status != "pending":
+        raise Conflict(f"The proposal was already {proposal.status}.")
     return proposal
 
 
 def _resolve(
-    notebook: YNotebook, proposal: dict[str, Any], status: str, by: str, **extra: Any
-) -> dict[str, Any]:
-    record = Proposal.from_y({**proposal, **extra})
-    resolved = replace(record, status=status, resolved_by=by, resolved_at=now_iso()).to_y()
-    proposals_map(notebook)[record.id] = resolved
+    notebook: YNotebook, proposal: Proposal, status: str, by: str, **extra: Any
+) -> Proposal:
+    resolved = replace(proposal, status=status, resolved_by=by, resolved_at=now_iso(), **extra)
+    proposals_map(notebook)[resolved.id] = resolved.to_y()
     return resolved
 
 
-def acceptable(notebook: YNotebook, proposal_id: str) -> dict[str, Any]:
+def acceptable(notebook: YNotebook, proposal_id: str) -> Proposal:
     """A proposal that can be accepted now: pending, and its cell unchanged.
 
     Raises:
@@ -188,7 +196,7 @@ def acceptable(notebook: YNotebook, proposal_id: str) -> dict[str, Any]:
     return proposal
 
 
-def apply(notebook: YNotebook, proposal_id: str, by: str) -> dict[str, Any]:
+def apply(notebook: YNotebook, proposal_id: str, by: str) -> Proposal:
     """Apply a pending, fresh proposal to the cells and mark it accepted (REST, no tab).
 
     A tab applies it itself instead (``src/agent/proposals.ts``), after a claim.
@@ -197,19 +205,18 @@ def apply(notebook: YNotebook, proposal_id: str, by: str) -> dict[str, Any]:
         Conflict: It is stale or already resolved.
     """
     proposal = acceptable(notebook, proposal_id)
-    kind = proposal["kind"]
-    new_source = str(proposal.get("new_source") or "")
-    if kind == "modify":
-        _, ycell = find_cell(notebook, str(proposal["cell_id"]))
+    new_source = proposal.new_source or ""
+    if proposal.kind == "modify":
+        _, ycell = find_cell(notebook, str(proposal.cell_id))
         set_source(ycell, new_source)
         return _resolve(notebook, proposal, "accepted", by)
-    if kind == "delete":
-        index, _ = find_cell(notebook, str(proposal["cell_id"]))
+    if proposal.kind == "delete":
+        index, _ = find_cell(notebook, str(proposal.cell_id))
         del notebook.ycells[index]
         return _resolve(notebook, proposal, "accepted", by)
-    anchor = proposal.get("cell_id")
-    index = 0 if anchor is None else find_cell(notebook, str(anchor))[0] + 1
-    cell_type = str(proposal.get("cell_type") or "code")
+    anchor = proposal.cell_id
+    index = 0 if anchor is None else find_cell(notebook, anchor)[0] + 1
+    cell_type = proposal.cell_type or "code"
     cell: dict[str, Any] = {"cell_type": cell_type, "source": new_source, "metadata": {}}
     if cell_type == "code":
         cell.update(outputs=[], execution_count=None)
@@ -218,6 +225,6 @@ def apply(notebook: YNotebook, proposal_id: str, by: str) -> dict[str, Any]:
     return _resolve(notebook, proposal, "accepted", by, new_cell_id=str(ycell["id"]))
 
 
-def reject(notebook: YNotebook, proposal_id: str, by: str) -> dict[str, Any]:
+def reject(notebook: YNotebook, proposal_id: str, by: str) -> Proposal:
     """Mark a pending proposal rejected; the cells are left as they are."""
     return _resolve(notebook, _pending(notebook, proposal_id), "rejected", by)

@@ -186,22 +186,23 @@ class Toolbox:
 
     # -- proposing -------------------------------------------------------------------
 
-    async def _propose(self, **fields: Any) -> tuple[dict[str, Any], int | None]:
+    async def _propose(self, **fields: Any) -> tuple[proposals.Proposed, int | None]:
         notebook = await self._notebook()
         with notebook.ydoc.transaction(origin=ORIGIN):
-            proposal = proposals.create(notebook, turn_id=self._turn_id, **fields)
+            proposed = proposals.create(notebook, turn_id=self._turn_id, **fields)
+        proposal = proposed.proposal
         index = None
-        if proposal["cell_id"] is not None:
-            index = find_cell(notebook, str(proposal["cell_id"]))[0]
+        if proposal.cell_id is not None:
+            index = find_cell(notebook, proposal.cell_id)[0]
         self._record(
             "proposal",
-            proposal_id=proposal["id"],
-            kind=proposal["kind"],
-            cell_id=proposal["cell_id"],
-            summary=proposal["summary"],
-            replaced=proposal.get("replaced", []),
+            proposal_id=proposal.id,
+            kind=proposal.kind,
+            cell_id=proposal.cell_id,
+            summary=proposal.summary,
+            replaced=list(proposed.replaced),
         )
-        return proposal, index
+        return proposed, index
 
     async def _propose_modify(self, args: dict[str, Any]) -> ToolOutcome:
         cell_id = _str(args, "cell_id")
@@ -248,11 +249,11 @@ class Toolbox:
         return await self._runner.run_cells(args)
 
 
-def _proposed(proposal: dict[str, Any]) -> str:
-    replaced = proposal.get("replaced") or []
+def _proposed(proposed: proposals.Proposed) -> str:
+    proposal, replaced = proposed.proposal, proposed.replaced
     return (
-        f"Proposal {proposal['id']} ({proposal['kind']}"
-        f"{' cell ' + str(proposal['cell_id']) if proposal['cell_id'] else ' at the top'}) "
+        f"Proposal {proposal.id} ({proposal.kind}"
+        f"{' cell ' + str(proposal.cell_id) if proposal.cell_id else ' at the top'}) "
         "is shown to the user, who will accept or reject it; until then the notebook is "
         "unchanged. Its status appears in your working memory."
         + (f" It replaces your pending proposal {', '.join(replaced)}." if replaced else "")
