@@ -34,6 +34,58 @@ def ts_interfaces(text: str) -> dict[str, dict[str, tuple[bool, bool]]]:
     return found
 
 
+TYPE_ALIAS = re.compile(r"^export type (\w+) =\s*(.*?);$", re.M | re.S)
+PY_KINDS = {"str": "string", "int": "number", "float": "number", "bool": "boolean"}
+
+
+def ts_kinds(kind: str, aliases: dict[str, str]) -> frozenset[str]:
+    """What a TypeScript field type admits, in coarse kinds (aliases resolved).
+
+    >>> sorted(ts_kinds("'a' | Level | number | null", {"Level": "'x' | 'y'"}))
+    ['number', 'string']
+    >>> sorted(ts_kinds("string[] | { [id: string]: string } | IThing", {}))
+    ['IThing', 'array', 'object']
+    """
+    found: set[str] = set()
+    for part in (p.strip() for p in kind.split("|")):
+        if part in ("", "null", "undefined"):
+            continue
+        if part in aliases:
+            found |= ts_kinds(aliases[part], aliases)
+        elif part == "string" or part[0] in "'\"":
+            found.add("string")
+        elif part in ("number", "boolean"):
+            found.add(part)
+        elif part.endswith("[]") or part.startswith(("ReadonlyArray<", "Array<")):
+            found.add("array")
+        elif part.startswith("{"):
+            found.add("object")
+        else:
+            found.add(part)  # an interface
+    return frozenset(found)
+
+
+def py_kinds(annotation: str) -> frozenset[str]:
+    """What a record's field may hold, in the same kinds (a nested record: its interface).
+
+    >>> sorted(py_kinds("tuple[str, ...] | None")), sorted(py_kinds("TokenUsage | None"))
+    (['array'], ['ITokenUsage'])
+    """
+    found: set[str] = set()
+    for part in (p.strip() for p in annotation.split("|")):
+        if part == "None":
+            continue
+        if part in PY_KINDS:
+            found.add(PY_KINDS[part])
+        elif part.startswith(("tuple[", "list[")):
+            found.add("array")
+        elif part.startswith("dict["):
+            found.add("object")
+        else:
+            found.add(getattr(records, part).TS)
+    return frozenset(found)
+
+
 def py_fields(record: type[records.Record]) -> dict[str, tuple[bool, bool]]:
     return {
         f.name: (f.default is not MISSING, f.name in record.NULLABLE)
@@ -46,6 +98,25 @@ def test_each_record_matches_its_typescript_interface(record: type[records.Recor
     interfaces = ts_interfaces(TOKENS.read_text())
     assert record.TS in interfaces, f"src/tokens.ts has no interface {record.TS}"
     assert py_fields(record) == interfaces[record.TS]
+
+
+@pytest.mark.parametrize("record", records.RECORDS, ids=lambda r: r.__name__)
+def test_what_each_record_writes_its_typescript_interface_reads(
+    record: type[records.Record],
+) -> None:
+    """Field by field, every kind of value the server may write (a string, a number, an
+    array, a nested record) is one the panel's type admits; TypeScript may admit more (a
+    time written as a number by older servers)."""
+    text = TOKENS.read_text()
+    aliases = {name: body for name, body in TYPE_ALIAS.findall(text)}
+    fields_ts = {}
+    for match in re.finditer(rf"^export interface {record.TS} \{{\n(.*?)^\}}", text, re.M | re.S):
+        for line in match.group(1).splitlines():
+            if field := FIELD.match(line):
+                fields_ts[field.group(1)] = ts_kinds(field.group(3), aliases)
+    for f in fields(record):  # type: ignore[arg-type]
+        written = py_kinds(str(f.type))
+        assert written and written <= fields_ts[f.name], (f.name, written, fields_ts[f.name])
 
 
 def test_records_leave_out_absent_fields_and_write_null_where_typescript_allows_it() -> None:
