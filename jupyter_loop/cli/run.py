@@ -20,6 +20,7 @@ from jupyter_ydoc import YNotebook
 from pycrdt import Map
 
 from ..execution.board import BOARD, DONE, QUEUED
+from ..records import CellMarker
 from .connection import Api, CliError
 from .render import BOLD, GREEN, RED, OutputFollower, Style, visible
 
@@ -114,9 +115,9 @@ class RunFollower:
                 return index, ycell
         return None
 
-    def _marker(self, cell_id: str) -> dict[str, Any]:
+    def _marker(self, cell_id: str) -> CellMarker | None:
         value = self._notebook.ydoc.get(BOARD, type=Map).get(cell_id)
-        return dict(value) if isinstance(value, dict) else {}
+        return CellMarker.from_y(dict(value)) if isinstance(value, dict) else None
 
     async def follow(self, cells: list[dict[str, Any]]) -> list[str]:
         """Follow every cell to its end; returns how each ended (``ok``, ``error``, ...)."""
@@ -141,24 +142,24 @@ class RunFollower:
                 self._say(style.paint("  deleted while it ran", RED))
                 return "deleted"
             marker = self._marker(cell_id)
-            state, status = marker.get("state"), marker.get("status")
-            if marker.get("run_id") != run_id or state == QUEUED:
+            this_run = marker is not None and marker.run_id == run_id
+            if marker is None or not this_run or marker.state == QUEUED:
                 # Outputs are cleared when a run starts: until this run has started, the
                 # outputs shown are those of the run before.
-                if marker.get("run_id") != run_id and loop.time() >= ask_at:
+                if not this_run and loop.time() >= ask_at:
                     ask_at = loop.time() + self._ask_after
                     ended = await self._ask_ended(cell_id, run_id)
                     if ended is not None:
                         return ended
                 await self._next_change()
                 continue
-            if status != "aborted":  # a dropped run never started: nothing of it to show
+            if marker.status != "aborted":  # a dropped run never started: nothing to show
                 outputs = found[1].get("outputs")
                 self._write(follower.update(outputs.to_py() if outputs is not None else []))
-            if state == DONE:
+            if marker.state == DONE:
                 self._write(follower.finish())
-                status = visible(str(marker.get("status") or "ok"))
-                note = f": {visible(str(marker['note']))}" if marker.get("note") else ""
+                status = visible(marker.status or "ok")
+                note = f": {visible(marker.note)}" if marker.note else ""
                 # "aborted" is the board's word for a cell dropped before it started (a cell
                 # before it failed): a user reads "aborted" as stopped midway.
                 shown = "not run" if status == "aborted" else status
