@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import BadRequest, NotFound
-from .private import replace_private
+from .owner_only import replace_private
 from .rights import Right
 
 PREFIX = "jlt_"

@@ -41,7 +41,7 @@ from .mcp_server.endpoint import McpEndpoint
 from .mcp_server.endpoint import route_table as mcp_routes
 from .mcp_server.traits import ExternalConfig
 from .one_session import give_one_session
-from .private import tighten
+from .owner_only import tighten
 from .saves import choose_replacing_saves
 from .status_handlers import route_table as status_routes
 from .stopping import release_worker_threads_at_exit, stop_on_sigint

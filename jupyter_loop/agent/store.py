@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BadRequest
-from ..private import open_private, private_dir
+from ..owner_only import open_private, private_dir
 
 _FILE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 log = logging.getLogger(__name__)

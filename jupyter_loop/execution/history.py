@@ -34,7 +34,7 @@ import threading
 import time
 from pathlib import Path
 
-from ..private import open_private, private_dir
+from ..owner_only import open_private, private_dir
 from .run_origin import LastRun, RunEntry, RunOrigin
 
 SCHEMA = """

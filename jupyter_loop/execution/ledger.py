@@ -46,7 +46,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
-from ..private import open_private, private_dir, replace_private
+from ..owner_only import open_private, private_dir, replace_private
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..errors import NotFound
-from ..private import open_private, private_dir
+from ..owner_only import open_private, private_dir
 from .budget import dumps, human_bytes
 
 NAME_PATTERN = r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}"

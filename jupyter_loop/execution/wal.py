@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..private import FILE_MODE, private_dir
+from ..owner_only import FILE_MODE, private_dir
 from .ops import AppendOutput, AppendStream, ClearOutputs, OutputOp, UpdateDisplay
 
 SUFFIX = ".jsonl"

@@ -35,7 +35,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..private import FILE_MODE, private_dir
+from ..owner_only import FILE_MODE, private_dir
 from ..secrets import SecretMasker
 
 DELIMITER = b"<IDS|MSG>"

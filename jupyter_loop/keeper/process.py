@@ -30,7 +30,7 @@ from typing import Any
 
 import zmq
 
-from ..private import open_private
+from ..owner_only import open_private
 from .journal import IopubJournal, masker_from
 from .registry import (
     EXITED,

@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..private import replace_private
+from ..owner_only import replace_private
 
 ENTRY = "entry.json"
 SEGMENTS = "iopub"

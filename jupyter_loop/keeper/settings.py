@@ -19,7 +19,7 @@ from typing import Any
 from jupyter_client.provisioning import KernelProvisionerFactory
 from traitlets.config import Config
 
-from ..private import FILE_MODE, open_private, private_dir
+from ..owner_only import FILE_MODE, open_private, private_dir
 from .provisioner import NAME, register
 
 

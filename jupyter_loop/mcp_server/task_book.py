@@ -33,7 +33,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..private import private_dir, replace_private
+from ..owner_only import private_dir, replace_private
 
 WORKING = "working"
 COMPLETED = "completed"

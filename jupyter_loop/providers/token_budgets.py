@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Forbidden
-from ..private import replace_private
+from ..owner_only import replace_private
 
 WRITE_DELAY = 1.0
 """Seconds a changed count waits before it is written (changes meanwhile share the write)."""

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..private import open_private, private_dir
+from ..owner_only import open_private, private_dir
 
 SAVED = "saved"
 """A save the server made (a tab's Save, the room's autosave, jupyter-loop's saves)."""

@@ -6,7 +6,7 @@ import os
 import stat
 
 from jupyter_loop import private
-from jupyter_loop.private import open_private, private_dir
+from jupyter_loop.owner_only import open_private, private_dir
 
 
 def test_a_permissive_umask_does_not_widen_them(tmp_path):
