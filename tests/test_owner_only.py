@@ -1,11 +1,11 @@
-"""Private files and directories, whatever the umask."""
+"""Owner-only files and directories, whatever the umask."""
 
 from __future__ import annotations
 
 import os
 import stat
 
-from jupyter_loop import private
+from jupyter_loop import owner_only
 from jupyter_loop.owner_only import open_private, private_dir
 
 
@@ -31,8 +31,8 @@ def test_tighten_takes_rights_away_only_from_group_and_others(tmp_path):
     for path, loose in zip(ours, (0o755, 0o775, 0o755), strict=True):
         path.chmod(loose)
     outside.chmod(0o644)
-    changed = private.tighten(root)
+    changed = owner_only.tighten(root)
     modes = [stat.S_IMODE(p.stat().st_mode) for p in ours]
     assert (modes, len(changed)) == ([0o700, 0o700, 0o700], 3)  # the owner keeps execute
     assert stat.S_IMODE(outside.stat().st_mode) == 0o644  # a link is not followed
-    assert private.tighten(root) == []  # nothing left to do
+    assert owner_only.tighten(root) == []  # nothing left to do
