@@ -371,7 +371,7 @@ class AgentService:
         )
         notebook = await self._docs.notebook(room_id)
         shown = current_turn(notebook)
-        if shown is not None and shown.get("id") == record["id"]:
+        if shown is not None and shown.id == record["id"]:
             live = LiveTurn(self._docs, room_id, TurnRecord.from_y(record))
             await live.set_approval(None)
             await live.update()

@@ -32,9 +32,9 @@ def agent_map(notebook: YNotebook) -> Map:
     return notebook.ydoc.get(AGENT_MAP, type=Map)
 
 
-def current_turn(notebook: YNotebook) -> dict[str, Any] | None:
+def current_turn(notebook: YNotebook) -> TurnRecord | None:
     value = agent_map(notebook).get("turn")
-    return TurnRecord.from_y(value).to_y() if isinstance(value, dict) else None
+    return TurnRecord.from_y(value) if isinstance(value, dict) else None
 
 
 def current_approval(notebook: YNotebook) -> dict[str, Any] | None:
