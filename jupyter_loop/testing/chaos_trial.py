@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
+from jupyter_ydoc import YNotebook
+
 from .chaos_checks import Violation, check_file, check_room, check_store, store_rows
 from .chaos_events import _run, plan
 from .chaos_world import ChaosTab, World
@@ -24,6 +26,11 @@ from .yjs import read_with_yjs
 
 CLEANUP_DELAY = 1.0
 EVENT_TIMEOUT = 120.0
+FILE_CATCH_UP = 10.0
+"""How long the ``.ipynb`` may trail the room once runs are over. The file follows the
+room by a save: half a second after a run ends, or the save interval; on a loaded machine
+later (seed 2029 trials 74 and 91 read the file in that moment). A file still behind after
+this long lost a save, and that is a violation."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +100,19 @@ async def final_run(world: World) -> None:
     await _run(world, "post", [cell.cell_id for cell in world.expected.cells])
 
 
+async def file_caught_up(
+    world: World, notebook: YNotebook, phase: str, *, exact: bool
+) -> list[Violation]:
+    """The file's violations once it has caught up with the room (or after
+    :data:`FILE_CATCH_UP`)."""
+    deadline = time.monotonic() + FILE_CATCH_UP
+    while True:
+        found = check_file(world.expected, world.file_json(), notebook, phase, exact=exact)
+        if not found or time.monotonic() >= deadline:
+            return found
+        await asyncio.sleep(0.2)
+
+
 async def check(world: World, phase: str, *, exact: bool) -> list[Violation]:
     found = [Violation(phase, "requests", error) for error in world.errors]
     world.errors = []
@@ -108,7 +128,7 @@ async def check(world: World, phase: str, *, exact: bool) -> list[Violation]:
         # One node process reads both: the state a joining tab gets, and the store's rows.
         yjs = read_with_yjs({"room": [notebook.ydoc.get_update()], "store": rows})
         found += check_room(world.expected, notebook, yjs["room"], phase, exact=exact)
-        found += check_file(world.expected, world.file_json(), notebook, phase, exact=exact)
+        found += await file_caught_up(world, notebook, phase, exact=exact)
         found += check_store(world.expected, rows, yjs["store"], notebook, phase)
     finally:
         await checker.disconnect()
