@@ -61,9 +61,8 @@ def get(notebook: YNotebook, proposal_id: str) -> Proposal:
 
 def of_turn(notebook: YNotebook, turn_id: str) -> list[Proposal]:
     """The proposals of a turn, oldest first."""
-    found = [Proposal.from_y(dict(v)) for v in proposals_map(notebook).values()
-             if isinstance(v, dict)]  # fmt: skip
-    mine = [p for p in found if p.turn_id == turn_id]
+    values = [dict(v) for v in proposals_map(notebook).values() if isinstance(v, dict)]
+    mine = [p for p in map(Proposal.from_y, values) if p.turn_id == turn_id]
     return sorted(mine, key=lambda p: p.created_at or "")
 
 

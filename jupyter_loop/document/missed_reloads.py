@@ -96,10 +96,7 @@ class MissedReloads:
             return
         # Another program wrote the file the moment this save put it in place.
         path = to_api_path(os_path, contents_manager.root_dir)
-        try:
-            loaded = self._documents.loaded_room(path)
-        except Exception:  # no file id: nothing to reload
-            return
+        loaded = self._open_room(path)
         if loaded is not None and loaded[0] not in self._reloading:
             self._start_reload(*loaded, path, "was written just after a save")
 
@@ -115,12 +112,7 @@ class MissedReloads:
     def _check(self, path: str, os_path: str, found: FileStamp | None) -> None:
         """Refuse a save of ``path`` (409) while its open room has not read the file as it
         is now (``found``), and have the room reload it."""
-        if not path.endswith(".ipynb"):
-            return
-        try:
-            loaded = self._documents.loaded_room(path)
-        except Exception:  # no file id: the save itself will say so
-            return
+        loaded = self._open_room(path) if path.endswith(".ipynb") else None
         if loaded is None:
             return
         room_id, room = loaded
@@ -136,6 +128,14 @@ class MissedReloads:
             f"{path} changed on disk and its open notebook is reloading it; "
             "save again once it shows the file's content.",
         )
+
+    def _open_room(self, path: str) -> tuple[str, Any] | None:
+        """The notebook's loaded room (``None``: none, or no file id, which the save itself
+        reports)."""
+        try:
+            return self._documents.loaded_room(path)
+        except Exception:
+            return None
 
     def _start_reload(self, room_id: str, room: Any, path: str, why: str) -> None:
         try:
