@@ -310,6 +310,12 @@ export interface ICompletionRequest {
   model?: string;
   /** The cells on screen: their recent outputs join the prompt. */
   visible_cell_ids?: string[];
+  /**
+   * This tab's count of its requests: each travels on its own connection, so the
+   * server may get a keystroke's request after the next one's; the number says
+   * which is newer.
+   */
+  sequence?: number;
 }
 
 /** One line of a streamed completion: text, or the end (with an error). */

@@ -136,12 +136,29 @@ async def test_two_requests_at_once_from_one_editor_make_one_model_call(
 ):
     path = notebook_with_table(jp_root_dir)  # not loaded yet: the first prompt takes a while
     model_server.set_default_reply(say(ANSWER, delay=0.05))
+    # Two connections: the server may get them in either order; the numbers tell.
     answers = await asyncio.gather(
-        stream(jp_fetch, request(path)), stream(jp_fetch, request(path, before='df["pri'))
+        stream(jp_fetch, request(path, sequence=1)),
+        stream(jp_fetch, request(path, before='df["pri', sequence=2)),
     )
     assert sorted(text_of(answer) for answer in answers) == ["", 'ce_eur_2024"]']
     answered = len(model_server.bodies(OPENAI_CHAT)) - len(model_server.aborted)
     assert answered == 1
+
+
+async def test_an_older_request_arriving_late_leaves_the_newer_one_alone(
+    jp_fetch, jp_root_dir, model_server
+):
+    """The browser sends a request per keystroke; over several connections an earlier
+    keystroke's request can reach the server after a later one's."""
+    path = notebook_with_table(jp_root_dir)
+    model_server.set_default_reply(say(ANSWER, chunk_size=2, delay=0.05))
+    newer = asyncio.ensure_future(stream(jp_fetch, request(path, before='df["pri', sequence=8)))
+    await wait_for(lambda: model_server.bodies(OPENAI_CHAT))
+    older = await stream(jp_fetch, request(path, sequence=7))
+    assert text_of(older) == ""
+    assert text_of(await asyncio.wait_for(newer, 10)) == 'ce_eur_2024"]'
+    assert len(model_server.bodies(OPENAI_CHAT)) == 1 and model_server.aborted == []
 
 
 async def test_outputs_of_cells_in_view_reach_the_prompt(jp_fetch, jp_root_dir, model_server):
@@ -167,6 +184,8 @@ async def test_outputs_of_cells_in_view_reach_the_prompt(jp_fetch, jp_root_dir, 
         (request(before=3), "'before'", 400),
         (request(visible_cell_ids="c0"), "'visible_cell_ids'", 400),
         (request(visible_cell_ids=["c0", 7]), "'visible_cell_ids'", 400),
+        (request(sequence="2"), "'sequence'", 400),
+        (request(sequence=-1), "'sequence'", 400),
         (request(path="../x.ipynb"), "not a path", 400),
         (request(path="missing.ipynb"), "No notebook", 404),
         (request(cell_id="nope"), "No cell with id", 404),

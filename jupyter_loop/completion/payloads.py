@@ -52,6 +52,13 @@ def _names(data: dict[str, Any], key: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _count(data: dict[str, Any], key: str) -> int:
+    value = data.get(key, 0)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise BadRequest(f"'{key}' must be a whole number, 0 or more.")
+    return value
+
+
 @dataclass(frozen=True)
 class CompletionRequest:
     """Complete the text at the cursor of one cell's editor.
@@ -68,6 +75,9 @@ class CompletionRequest:
         model: The model to use; None: the configured completion model.
         visible_cell_ids: The cells the editor's notebook shows on screen (empty: not
             known); their recent outputs join the neighbouring cells in the prompt.
+        sequence: The editor's count of its requests (0: not counted). Each request
+            travels on its own connection, so a keystroke's request can reach the server
+            after the next keystroke's; the number says which is newer.
     """
 
     path: str
@@ -77,6 +87,7 @@ class CompletionRequest:
     after: str
     model: str | None = None
     visible_cell_ids: tuple[str, ...] = ()
+    sequence: int = 0
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> CompletionRequest:
@@ -89,4 +100,5 @@ class CompletionRequest:
             after=_text(data, "after")[:MAX_CELL_CHARS],
             model=_optional_name(data, "model"),
             visible_cell_ids=_names(data, "visible_cell_ids"),
+            sequence=_count(data, "sequence"),
         )

@@ -78,6 +78,7 @@ class CompletionJob:
     """One request's model call, as the handler sees it."""
 
     editor_id: str
+    sequence: int = 0  # the editor's number for the request (see CompletionRequest)
     queue: asyncio.Queue[CompletionChunk | None] = field(default_factory=asyncio.Queue)
     task: asyncio.Task[None] | None = None
     budget: BudgetAccount | None = None  # whose daily token cap the call counts against
@@ -157,10 +158,14 @@ class CompletionService:
         budget = self._budgets.account(principal, request.path) if self._budgets else None
         if budget is not None:
             budget.check()  # 403 when today's cap is reached
-        previous = self._jobs.pop(request.editor_id, None)
+        job = CompletionJob(request.editor_id, request.sequence, budget=budget)
+        previous = self._jobs.get(request.editor_id)
+        if previous is not None and request.sequence < previous.sequence:
+            job.end()  # an earlier keystroke's request, overtaken on the way here
+            return job
         if previous is not None:
+            del self._jobs[request.editor_id]
             previous.cancel()
-        job = CompletionJob(request.editor_id, budget=budget)
         if self._provider is None:
             job.end()
             return job

@@ -105,7 +105,8 @@ export class LoopInlineProvider implements IInlineCompletionProvider {
           before: request.text.slice(0, request.offset),
           after: request.text.slice(request.offset),
           model: this._model || undefined,
-          visible_cell_ids: visibleCellIds(panel.content)
+          visible_cell_ids: visibleCellIds(panel.content),
+          sequence: ++this._sequence
         },
         controller.signal
       ),
@@ -186,6 +187,7 @@ export class LoopInlineProvider implements IInlineCompletionProvider {
   }
 
   private _model = '';
+  private _sequence = 0;
   private _landed = new Signal<this, void>(this);
   private _lastReported = '';
   private readonly _tab = UUID.uuid4();
