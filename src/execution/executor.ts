@@ -1,4 +1,9 @@
-import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
+import {
+  Dialog,
+  ISessionContext,
+  Notification,
+  showDialog
+} from '@jupyterlab/apputils';
 import { Cell, CodeCell, MarkdownCell } from '@jupyterlab/cells';
 import type { IOutput } from '@jupyterlab/nbformat';
 import {
@@ -75,13 +80,32 @@ export class ServerCellExecutor implements INotebookCellExecutor {
       });
       return null;
     }
+    if (!sessionContext.session?.kernel && !sessionContext.hasNoKernel) {
+      // The notebook opened a moment ago: its session and kernel are still being
+      // created. Run once they are there, as a kernel connection queues its first
+      // requests, rather than drop the run without a word.
+      await kernelSettled(sessionContext, KERNEL_START_WAIT_MS);
+    }
     if (sessionContext.hasNoKernel) {
       const shouldSelect = await sessionContext.startKernel();
       if (shouldSelect && sessionDialogs) {
         await sessionDialogs.selectKernel(sessionContext);
       }
+      if (sessionContext.hasNoKernel) {
+        return null; // "No Kernel" chosen: nothing to run, as in stock JupyterLab
+      }
     }
-    return sessionContext.session?.kernel?.id ?? null;
+    const kernelId = sessionContext.session?.kernel?.id ?? null;
+    if (!kernelId) {
+      Notification.error(
+        trans.__(
+          'The cell was not run: the kernel of %1 has not started yet. Run it again in a moment.',
+          sessionContext.path
+        ),
+        { autoClose: 8000 }
+      );
+    }
+    return kernelId;
   }
 
   private async _run(
@@ -167,6 +191,36 @@ export class ServerCellExecutor implements INotebookCellExecutor {
   private _batchers = new Map<string, RunBatcher>();
   private _socket = new RunSocket();
   private _tracker: INotebookTracker | null = null;
+}
+
+/** How long a run waits for a kernel that is being started when it is asked for. */
+const KERNEL_START_WAIT_MS = 120000;
+
+/**
+ * Resolves once the session has a kernel or will have none (its start ended, or
+ * "No Kernel" was chosen), or after `timeoutMs`.
+ */
+function kernelSettled(
+  context: ISessionContext,
+  timeoutMs: number
+): Promise<void> {
+  return new Promise(resolve => {
+    const settle = () => {
+      clearTimeout(timer);
+      context.kernelChanged.disconnect(check);
+      resolve();
+    };
+    const check = () => {
+      if (context.session?.kernel || context.hasNoKernel) {
+        settle();
+      }
+    };
+    const timer = setTimeout(settle, timeoutMs);
+    context.kernelChanged.connect(check);
+    if (!context.isReady) {
+      void context.ready.then(settle, settle); // its first start ended, however
+    }
+  });
 }
 
 /**
