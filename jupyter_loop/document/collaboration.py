@@ -35,6 +35,24 @@ EVENTS_SCHEMA = "https://schema.jupyter.org/jupyter_collaboration/session/v1"
 """The schema of the rooms' events: ``load``/``initialize`` (built from the file),
 ``overwrite`` (reloaded from the file), ``save``."""
 
+
+def built_from_file(event: Any) -> bool:
+    """Whether a room event says the room's notebook now holds what its file held: the
+    room was initialized (from the file, or from a store that matched it) or reloaded
+    from the file after an out-of-band change (the event comes before that reload ends).
+
+    >>> built_from_file({"action": "initialize", "msg": "Room initialized", "path": "a"})
+    True
+    >>> built_from_file({"action": "initialize", "msg": "The file is out-of-sync with …"})
+    False
+    """
+    if not isinstance(event, dict):
+        return False
+    action = event.get("action")
+    initialized = action == "initialize" and event.get("msg") == "Room initialized"
+    return initialized or action == "overwrite"
+
+
 _LONG_AGO = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 

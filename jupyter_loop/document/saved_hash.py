@@ -24,6 +24,14 @@ it, under the room's update lock as jupyter-collaboration does, so the change do
 itself start a save. A file changed by anyone else (``last_modified`` differs) is left to
 jupyter-collaboration's out-of-band watcher.
 
+A room that has loaded its file has no hash recorded until its first save completes, so
+a stored notebook whose room was freed (or its server killed) before that save says
+nothing about which file it knew, and upstream's "out-of-sync" reload then sets the file
+over the lines typed since (``lagging_files``). So the same check follows a room's
+initialization and its reloads from the file (its events), with one more condition: the
+room's notebook must hold what the file holds, which a room still loading progressively
+does not yet.
+
 That leaves the moment between a save's write and that record: a Ctrl-S then reads the new
 file's hash while the tab still knows the old one. So a check of the file's hash (a read
 with ``hash`` and no content, what JupyterLab's Save asks first) waits, at most
@@ -42,12 +50,14 @@ import asyncio
 import logging
 import time
 import weakref
+from collections.abc import Coroutine
 from typing import Any
 
 from jupyter_server.utils import ensure_async, to_api_path
 
 from ..reads import ReadAsked, WaitingReads
 from . import collaboration
+from .lagging_files import comparable
 from .reference import NotebookRef
 
 SETTLE_SECONDS = 2.0
@@ -75,6 +85,14 @@ class SavedHashes:
         contents_manager.register_post_save_hook(self._after_save)
         if isinstance(contents_manager, WaitingReads):
             contents_manager.wait_before_reads(self._before_read)
+        events = self._settings.get("event_logger")
+        if events is not None:
+            events.add_listener(schema_id=collaboration.EVENTS_SCHEMA, listener=self._heard)
+
+    async def _heard(self, logger: Any, schema_id: str, data: Any) -> None:
+        # A listener that raises breaks the room that emitted the event: nothing here may.
+        if collaboration.built_from_file(data) and str(data.get("path", "")).endswith(".ipynb"):
+            self._spawn(self.catch_up(str(data["path"]).strip("/"), loaded=True))
 
     async def _before_read(self, path: str, asked: ReadAsked) -> None:
         if not asked.content and asked.require_hash:
@@ -125,14 +143,22 @@ class SavedHashes:
             if not saving:
                 del self._saving[path]
         try:
-            task = asyncio.get_running_loop().create_task(self.catch_up(path))
+            task = self._spawn(self.catch_up(path))
         except RuntimeError:  # a save made outside the server's event loop: no room to tell
             return
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
         catching_up = self._catching_up.setdefault(path, set())
         catching_up.add(task)
         task.add_done_callback(lambda done: self._caught_up(path, done))
+
+    def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        try:
+            task = asyncio.get_running_loop().create_task(coroutine)
+        except RuntimeError:
+            coroutine.close()
+            raise
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
 
     def _caught_up(self, path: str, task: asyncio.Task[None]) -> None:
         tasks = self._catching_up.get(path)
@@ -141,15 +167,15 @@ class SavedHashes:
             if not tasks:
                 del self._catching_up[path]
 
-    async def catch_up(self, path: str) -> None:
-        """Record the file's hash in the notebook's room, if the room wrote the file and
-        its recorded hash is not the file's."""
+    async def catch_up(self, path: str, loaded: bool = False) -> None:
+        """Record the file's hash in the notebook's room, if the room wrote (or, with
+        ``loaded``, read) the file and its recorded hash is not the file's."""
         try:
-            await self._catch_up(path)
+            await self._catch_up(path, loaded)
         except Exception as e:  # a check that fails leaves the room as upstream left it
             self._log.debug("jupyter-loop could not check the saved hash of %s: %s", path, e)
 
-    async def _catch_up(self, path: str) -> None:
+    async def _catch_up(self, path: str, loaded: bool) -> None:
         extension = collaboration.extension(self._settings)
         file_id = self._settings["file_id_manager"].get_id(path)
         if extension is None or file_id is None:
@@ -163,14 +189,18 @@ class SavedHashes:
         # The loader's lock is held for the whole of a room's save (write, then its hash):
         # once we have it, that save is over and its last_modified recorded.
         async with collaboration.loader_lock(loader):
-            disk = await ensure_async(contents.get(path, content=False, require_hash=True))
-            written_by_room = disk["last_modified"] == loader.last_modified
-        if not written_by_room or document.hash == disk["hash"]:
+            disk = await ensure_async(contents.get(path, content=loaded, require_hash=True))
+            known_to_room = disk["last_modified"] == loader.last_modified
+        if not known_to_room or document.hash == disk["hash"]:
             return
+        # Under the lock the room holds while it sets its notebook from the file.
         async with collaboration.update_lock(room):
-            if loader.last_modified == disk["last_modified"] and document.hash != disk["hash"]:
-                document.hash = disk["hash"]
-                self._log.debug("jupyter-loop recorded the hash of a save of %s", path)
+            if loader.last_modified != disk["last_modified"] or document.hash == disk["hash"]:
+                return
+            if loaded and comparable(document.get()) != comparable(disk["content"]):
+                return  # still loading, or changed since: this hash does not describe it
+            document.hash = disk["hash"]
+            self._log.debug("jupyter-loop recorded the hash of %s in its room", path)
 
 
 def _in_event_loop() -> bool:
