@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..agent.callers import Caller
-from ..agent.outside import AgentView, OutsideAgents
+from ..agent.outside import OutsideAgents
+from ..agent.outside_reads import AgentView
 from ..agent.tools import AGENT_TOOLS_BY_NAME
 from ..notebook_view.summary import ImageAttachment
 from ..notebook_view.vision import ImageBudget, ImageShrinker
