@@ -258,6 +258,43 @@ class Proposal(Record):
         return cls(**{k: v for k, v in value.items() if k in names})
 
 
+# -- presence: each tab's field in the notebook's awareness (not in the document) ---------
+
+FOCUS_FIELD = "jupyter_loop_focus"
+"""The awareness field where a tab says which cell its person has focused and selected."""
+
+
+@dataclass(frozen=True)
+class CellFocus(Record):
+    """The cell a person's tab has active and the cells selected with it (in notebook
+    order; the active one among them). Read from any client's awareness, so it is
+    checked field by field and anything else is dropped.
+
+    >>> CellFocus.from_json({"cell_id": "c2", "selected_cell_ids": ["c2", "c3", 7]})
+    CellFocus(cell_id='c2', selected_cell_ids=('c2', 'c3'))
+    >>> CellFocus.from_json("nonsense") is None
+    True
+    """
+
+    TS = "ICellFocus"
+    NULLABLE = frozenset({"cell_id"})
+    cell_id: str | None
+    selected_cell_ids: tuple[str, ...] = ()
+
+    @classmethod
+    def from_json(cls, value: Any) -> CellFocus | None:
+        if not isinstance(value, dict):
+            return None
+        cell_id = value.get("cell_id")
+        selected = value.get("selected_cell_ids")
+        return cls(
+            cell_id if isinstance(cell_id, str) and cell_id else None,
+            tuple(c for c in selected if isinstance(c, str) and c)[:200]
+            if isinstance(selected, list)
+            else (),
+        )
+
+
 RECORDS: tuple[type[Record], ...] = (
     InputRequest,
     CellMarker,
@@ -269,5 +306,6 @@ RECORDS: tuple[type[Record], ...] = (
     NoticeEntry,
     ApprovalRequest,
     Proposal,
+    CellFocus,
 )
 """Every record type, for the test that compares them with ``src/tokens.ts``."""

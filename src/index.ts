@@ -4,6 +4,7 @@ import { agentPlugin } from './agent/plugin';
 import { completionPlugin } from './completion/plugin';
 import { executorPlugin, markersPlugin } from './execution/plugin';
 import { panelPlugin } from './panel/plugin';
+import { presencePlugin } from './presence/plugin';
 import { cellHistoryPlugin } from './history/plugin';
 import { proposalsPlugin } from './proposals/plugin';
 
@@ -14,7 +15,8 @@ const plugins: JupyterFrontEndPlugin<unknown>[] = [
   panelPlugin,
   proposalsPlugin,
   completionPlugin,
-  cellHistoryPlugin
+  cellHistoryPlugin,
+  presencePlugin
 ];
 
 export default plugins;

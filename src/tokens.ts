@@ -36,6 +36,18 @@ export interface IRunTicket {
 
 export type RunStatus = 'ok' | 'error' | 'aborted' | 'cut_off';
 
+/**
+ * The cell a person's tab has active and the cells selected with it, in the
+ * notebook's awareness under {@link FOCUS_FIELD}: outside agents read it.
+ */
+export interface ICellFocus {
+  cell_id: string | null;
+  selected_cell_ids?: string[];
+}
+
+/** The awareness field of {@link ICellFocus}. */
+export const FOCUS_FIELD = 'jupyter_loop_focus';
+
 /** A pending `input()` prompt of a running cell. */
 export interface IInputRequest {
   request_id: string;

@@ -9,7 +9,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from jupyter_ydoc import YNotebook
-from pycrdt import Map, Provider
+from pycrdt import Awareness, Map, Provider, create_awareness_message
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
 
@@ -20,8 +20,17 @@ from jupyter_loop.document import NotebookRef
 class Tab:
     """What one browser tab sees of a notebook."""
 
-    def __init__(self, notebook: YNotebook) -> None:
+    def __init__(self, notebook: YNotebook, connection: Any = None) -> None:
         self.notebook = notebook
+        self._connection = connection
+        self._awareness = Awareness(notebook.ydoc)
+
+    async def say(self, state: dict[str, Any] | None) -> None:
+        """Publish the tab's awareness state (``None``: it leaves, as a closing tab says),
+        as a browser's provider does."""
+        self._awareness.set_local_state(state)
+        update = self._awareness.encode_awareness_update([self._awareness.client_id])
+        await self._connection.write_message(create_awareness_message(update), binary=True)
 
     def cell(self, cell_id: str) -> dict[str, Any]:
         for ycell in self.notebook.ycells:
@@ -71,7 +80,7 @@ def open_tab_factory(
         try:
             async with Provider(notebook.ydoc, TornadoChannel(connection, room)):
                 await _synced(notebook)
-                yield Tab(notebook)
+                yield Tab(notebook, connection)
         finally:
             connection.close()
 

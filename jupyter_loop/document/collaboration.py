@@ -153,6 +153,17 @@ def update_lock(room: Any) -> asyncio.Lock:
     return lock
 
 
+def awareness_states(room: Any) -> dict[int, dict[str, Any]]:
+    """What each client connected to the room says of itself (its awareness state: the
+    user it acts for, its cursors, its fields), by Yjs client id; the room's own entry
+    left out."""
+    awareness = getattr(room, "awareness", None)
+    if awareness is None:
+        return {}
+    own = awareness.client_id
+    return {c: dict(state) for c, state in awareness.states.items() if c != own and state}
+
+
 def loader_of(room: Any) -> Any:
     """The room's ``FileLoader``: ``last_modified`` is the file's time as the room last
     read or wrote it; its lock is held for the whole of a room's save."""

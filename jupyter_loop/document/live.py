@@ -29,6 +29,7 @@ from tornado.web import HTTPError
 
 from ..errors import BadRequest, JupyterLoopError, NotFound, Unavailable
 from . import collaboration
+from .presence import PersonFocus, people_of
 from .reference import NotebookRef, canonical_path
 from .update_holes import own_structs
 
@@ -189,6 +190,12 @@ class LiveDocuments:
         room_id = NotebookRef(canonical_path(path), str(file_id)).room_id
         room = self._room(room_id)
         return None if room is None else (room_id, room)
+
+    def people(self, room_id: str) -> tuple[PersonFocus, ...]:
+        """Who has the notebook open in a tab now, and the cells in their hand there
+        (none when no room is loaded: then no tab is open)."""
+        room = self._room(room_id)
+        return () if room is None else people_of(collaboration.awareness_states(room))
 
     def is_loaded(self, room_id: str) -> bool:
         """Whether the notebook's room is in memory (a tab or a run has it open)."""

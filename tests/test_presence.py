@@ -1,0 +1,64 @@
+"""Who has a notebook open and which cell they have in hand, read by an outside agent:
+a tab publishes its person's active and selected cells in the room's awareness (as the
+browser extension does), and MCP's ``read_notebook`` says where each person is and
+shows their active cell in full, so "fix this cell" works from outside JupyterLab."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import mcp_types as types
+from mcp_helpers import call
+
+from jupyter_loop.records import FOCUS_FIELD
+
+pytest_plugins = ["mcp_fixtures"]
+
+MANY = [f"x{i} = {i}" for i in range(12)]
+
+
+def text_of(result: types.CallToolResult) -> str:
+    return "".join(item.text for item in result.content if isinstance(item, types.TextContent))
+
+
+async def test_read_notebook_says_which_cell_each_person_has_in_hand(
+    mcp_session: Any, write_notebook: Any, open_tab: Any
+) -> None:
+    path = write_notebook("where.ipynb", *MANY, "def broken(:\n    return 'needle-7c1'")
+    async with open_tab(path) as ada, open_tab(path) as bob, mcp_session() as session:
+        await ada.say(
+            {
+                "user": {"name": "ada", "display_name": "Ada Lovelace"},
+                FOCUS_FIELD: {"cell_id": "c12", "selected_cell_ids": ["c11", "c12"]},
+            }
+        )
+        await bob.say({"user": {"name": "bob"}})
+
+        text = await read_until(session, path, lambda t: '"Ada Lovelace"' in t and '"bob"' in t)
+        assert '- "Ada Lovelace": cell 13 (id c12) active; also selected: cell 12 (id c11)' in text
+        assert '- "bob": no cell active' in text
+        assert "needle-7c1" in text  # her cell is shown in full, though it never ran
+
+        await ada.say(None)  # she closes her tab
+        text = await read_until(session, path, lambda t: "Ada Lovelace" not in t)
+        assert '- "bob": no cell active' in text
+
+
+async def read_until(session: Any, path: str, wanted: Any, timeout: float = 10.0) -> str:
+    """``read_notebook``'s text once ``wanted(text)``; fails with the last text after
+    ``timeout`` (awareness reaches the server on its own connection, a moment later)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        text = text_of(await call(session, "read_notebook", path=path))
+        if wanted(text) or asyncio.get_running_loop().time() > deadline:
+            assert wanted(text), text
+            return text
+        await asyncio.sleep(0.1)
+
+
+async def test_a_notebook_nobody_has_open_lists_nobody(mcp_session: Any, write_notebook: Any):
+    path = write_notebook("alone.ipynb", "x = 1")
+    async with mcp_session() as session:
+        text = text_of(await call(session, "read_notebook", path=path))
+    assert "People with this notebook open" not in text and "x = 1" in text

@@ -1,0 +1,99 @@
+import { expect, test } from '@jupyterlab/galata';
+import { APIRequestContext } from '@playwright/test';
+
+import { notebookWithCells } from './helpers';
+
+const MCP = 'api/jupyter-loop/mcp';
+const ACCEPT = 'application/json, text/event-stream';
+
+/** The JSON-RPC reply in a Streamable HTTP response (plain JSON or one SSE event). */
+function replyOf(body: string): any {
+  const data = body
+    .split('\n')
+    .filter(line => line.startsWith('data:'))
+    .map(line => line.slice(5).trim())
+    .join('');
+  return JSON.parse(data || body);
+}
+
+/** Call one MCP tool as an outside agent would (initialize, then tools/call). */
+async function callTool(
+  request: APIRequestContext,
+  name: string,
+  args: Record<string, unknown>
+): Promise<string> {
+  const init = await request.post(MCP, {
+    headers: { Accept: ACCEPT, 'Content-Type': 'application/json' },
+    data: {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        clientInfo: { name: 'galata-agent', version: '1' }
+      }
+    }
+  });
+  expect(init.ok()).toBe(true);
+  const session = init.headers()['mcp-session-id'];
+  const headers: Record<string, string> = {
+    Accept: ACCEPT,
+    'Content-Type': 'application/json',
+    'MCP-Protocol-Version': '2025-06-18'
+  };
+  if (session) {
+    headers['Mcp-Session-Id'] = session;
+  }
+  await request.post(MCP, {
+    headers,
+    data: { jsonrpc: '2.0', method: 'notifications/initialized' }
+  });
+  const called = await request.post(MCP, {
+    headers,
+    data: {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name, arguments: args }
+    }
+  });
+  const reply = replyOf(await called.text());
+  return (reply.result?.content ?? [])
+    .map((item: { text?: string }) => item.text ?? '')
+    .join('');
+}
+
+/**
+ * The cell a person has active in their tab is what an outside agent reads as
+ * theirs (issue 21, item 4): the browser publishes it in the notebook's awareness,
+ * MCP's `read_notebook` says where each person is.
+ */
+test('an outside agent reads which cell the person has active', async ({
+  page
+}) => {
+  const name = await notebookWithCells(page, 'a = 1', 'b = 2', 'c = 3');
+  const path = await page.evaluate(
+    () => (window.galata.app.shell.currentWidget as any).context.path as string
+  );
+  await page.notebook.selectCells(1);
+  const secondId = await page.evaluate(
+    () =>
+      (window.galata.app.shell.currentWidget as any).content.activeCell.model
+        .id as string
+  );
+
+  await expect
+    .poll(async () => await callTool(page.request, 'read_notebook', { path }), {
+      timeout: 20000
+    })
+    .toContain(`: cell 2 (id ${secondId}) active`);
+
+  await page.notebook.selectCells(2);
+  await expect
+    .poll(async () => await callTool(page.request, 'read_notebook', { path }), {
+      timeout: 20000
+    })
+    .toMatch(/: cell 3 \(id [^)]+\) active/);
+  expect(name).toBeTruthy();
+});
