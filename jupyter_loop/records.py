@@ -295,6 +295,22 @@ class CellFocus(Record):
         )
 
 
+AGENT_FIELD = "jupyter_loop_agent"
+"""The awareness field of an agent at work in the notebook (the server publishes it)."""
+
+
+@dataclass(frozen=True)
+class AgentAtWork(Record):
+    """What an agent (the panel's assistant, an MCP client, the terminal client) is doing
+    in the notebook, shown on the cell it names; its name and colour are the awareness
+    state's ``user``, as a person's are."""
+
+    TS = "IAgentAtWork"
+    NULLABLE = frozenset({"cell_id"})
+    cell_id: str | None
+    action: str
+
+
 RECORDS: tuple[type[Record], ...] = (
     InputRequest,
     CellMarker,
@@ -307,5 +323,6 @@ RECORDS: tuple[type[Record], ...] = (
     ApprovalRequest,
     Proposal,
     CellFocus,
+    AgentAtWork,
 )
 """Every record type, for the test that compares them with ``src/tokens.ts``."""

@@ -48,6 +48,18 @@ export interface ICellFocus {
 /** The awareness field of {@link ICellFocus}. */
 export const FOCUS_FIELD = 'jupyter_loop_focus';
 
+/**
+ * What an agent is doing in the notebook (the server publishes it in the
+ * notebook's awareness under {@link AGENT_FIELD}, its name in the state's `user`).
+ */
+export interface IAgentAtWork {
+  cell_id: string | null;
+  action: string;
+}
+
+/** The awareness field of {@link IAgentAtWork}. */
+export const AGENT_FIELD = 'jupyter_loop_agent';
+
 /** A pending `input()` prompt of a running cell. */
 export interface IInputRequest {
   request_id: string;

@@ -62,3 +62,30 @@ async def test_a_notebook_nobody_has_open_lists_nobody(mcp_session: Any, write_n
     async with mcp_session() as session:
         text = text_of(await call(session, "read_notebook", path=path))
     assert "People with this notebook open" not in text and "x = 1" in text
+
+
+async def test_an_agent_at_work_is_shown_in_the_tabs_on_the_cell_it_works_on(
+    mcp_session: Any, write_notebook: Any, open_tab: Any
+) -> None:
+    path = write_notebook("watched.ipynb", "a = 1", "b = 2")
+    async with open_tab(path) as tab, mcp_session(name="claude-code") as session:
+        await call(session, "read_cell", path=path, cell_id="c1")
+        await wait_until(lambda: tab.agents())
+        [(name, work)] = tab.agents()
+        assert work == {"cell_id": "c1", "action": "reading"}
+        assert name.startswith("claude-code for ")
+
+        await call(session, "propose_modify", path=path, cell_id="c0", source="a = 2", summary="s")
+        await wait_until(lambda: tab.agents() and tab.agents()[0][1]["cell_id"] == "c0")
+        assert tab.agents() == [(name, {"cell_id": "c0", "action": "proposing a change"})]
+
+        # People in the notebook are the tabs' people: the agent is not one of them.
+        text = text_of(await call(session, "read_notebook", path=path))
+        assert "claude-code for" not in text
+
+
+async def wait_until(predicate: Any, timeout: float = 10.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        assert asyncio.get_running_loop().time() < deadline, "timed out"
+        await asyncio.sleep(0.05)

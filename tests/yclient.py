@@ -9,21 +9,39 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from jupyter_ydoc import YNotebook
-from pycrdt import Awareness, Map, Provider, create_awareness_message
+from pycrdt import (
+    Awareness,
+    Map,
+    Provider,
+    YMessageType,
+    create_awareness_message,
+    read_message,
+)
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
 
 from jupyter_loop.cli.ychannel import TornadoChannel
 from jupyter_loop.document import NotebookRef
+from jupyter_loop.records import AGENT_FIELD
 
 
 class Tab:
     """What one browser tab sees of a notebook."""
 
-    def __init__(self, notebook: YNotebook, connection: Any = None) -> None:
+    def __init__(
+        self, notebook: YNotebook, connection: Any = None, awareness: Awareness | None = None
+    ) -> None:
         self.notebook = notebook
         self._connection = connection
-        self._awareness = Awareness(notebook.ydoc)
+        self._awareness = awareness or Awareness(notebook.ydoc)
+
+    def agents(self) -> list[tuple[str, dict[str, Any]]]:
+        """The agents at work the tab is shown: name, and what they do to which cell."""
+        return [
+            (state["user"]["name"], state[AGENT_FIELD])
+            for state in self._awareness.states.values()
+            if state and AGENT_FIELD in state
+        ]
 
     async def say(self, state: dict[str, Any] | None) -> None:
         """Publish the tab's awareness state (``None``: it leaves, as a closing tab says),
@@ -47,6 +65,21 @@ class Tab:
         board = self.notebook.ydoc.get("jupyter_loop:execution", type=Map)
         value = board.get(cell_id)
         return dict(value) if isinstance(value, dict) else None
+
+
+class AwareChannel(TornadoChannel):
+    """The channel of a tab that also hears the room's awareness, as a browser's provider
+    does (pycrdt's ``Provider`` syncs the document only)."""
+
+    def __init__(self, connection: Any, path: str, awareness: Awareness) -> None:
+        super().__init__(connection, path)
+        self._awareness = awareness
+
+    async def __anext__(self) -> bytes:
+        message = await super().__anext__()
+        if message and message[0] == YMessageType.AWARENESS:
+            self._awareness.apply_awareness_update(read_message(message[1:]), "remote")
+        return message
 
 
 async def _synced(notebook: YNotebook, timeout: float = 20.0) -> None:
@@ -77,10 +110,11 @@ def open_tab_factory(
         url = f"{base_ws_url}api/collaboration/room/{room}?sessionId={session['sessionId']}"
         connection = await websocket_connect(HTTPRequest(url, headers=headers))
         notebook = YNotebook()
+        awareness = Awareness(notebook.ydoc)
         try:
-            async with Provider(notebook.ydoc, TornadoChannel(connection, room)):
+            async with Provider(notebook.ydoc, AwareChannel(connection, room, awareness)):
                 await _synced(notebook)
-                yield Tab(notebook, connection)
+                yield Tab(notebook, connection, awareness)
         finally:
             connection.close()
 

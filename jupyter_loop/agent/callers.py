@@ -37,6 +37,16 @@ class Caller:
         claim = f', calling itself "{self.client}"' if self.client else ""
         return f"an MCP client of {self.user}{claim}"
 
+    @property
+    def shown_as(self) -> str:
+        """Its name at work in the notebook's tabs: the program, and whose it is ("for"
+        names the user the server knows, whatever the program calls itself).
+
+        >>> Caller("ada", "claude-code").shown_as, Caller("ada", "").shown_as
+        ('claude-code for ada', 'an MCP client for ada')
+        """
+        return f"{self.client or 'an MCP client'} for {self.user}"
+
     def session_in(self, room_id: str) -> str:
         """The ``x…`` turn id of this caller's proposals in a notebook: one per client and
         notebook, so a client sees the status of its own proposals."""

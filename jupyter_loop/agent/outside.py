@@ -114,6 +114,7 @@ class OutsideAgents(OutsideReads):
             result_chars=RESULT_CHARS,
             masker=self._masker,  # reads cells masked, before paging or summarising them
             result_images=True,  # no context of its own to carry a cell's images
+            shown_as=caller.shown_as,
         )
         outcome = await toolbox.call(ToolCall(new_id("c"), name, json.dumps(arguments)))
         self._record(

@@ -143,6 +143,7 @@ class Turn:
             result_chars=int(budget * 4 * RESULT_SHARE) - 300,
             masker=self._masker,
             withheld=plan.withheld,
+            shown_as=f"Assistant for {plan.user}",
         )
         await self._refresh_variables()
         for step in range(1, plan.max_steps + 1):

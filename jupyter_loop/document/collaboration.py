@@ -164,6 +164,15 @@ def awareness_states(room: Any) -> dict[int, dict[str, Any]]:
     return {c: dict(state) for c, state in awareness.states.items() if c != own and state}
 
 
+def announce(room: Any, update: bytes) -> None:
+    """Apply an awareness update of the server's making to the room and send it to every
+    tab: pycrdt-websocket's room sends on the changes its awareness hears with the origin
+    ``"local"`` (its own), and keeps the others to itself."""
+    awareness = getattr(room, "awareness", None)
+    if awareness is not None:
+        awareness.apply_awareness_update(update, "local")
+
+
 def loader_of(room: Any) -> Any:
     """The room's ``FileLoader``: ``last_modified`` is the file's time as the room last
     read or wrote it; its lock is held for the whole of a room's save."""

@@ -29,7 +29,7 @@ from tornado.web import HTTPError
 
 from ..errors import BadRequest, JupyterLoopError, NotFound, Unavailable
 from . import collaboration
-from .presence import PersonFocus, people_of
+from .presence import AgentPresence, PersonFocus, people_of
 from .reference import NotebookRef, canonical_path
 from .update_holes import own_structs
 
@@ -71,6 +71,8 @@ class LiveDocuments:
         self._before_save: list[Callable[[], Awaitable[None]]] = []
         self._whole: weakref.WeakSet[Any] = weakref.WeakSet()
         self._overwrites: Counter[str] = Counter()
+        self.agents = AgentPresence(self._room)
+        """Agents at work, shown to the tabs of the notebook they work in."""
         events = settings.get("event_logger")
         if events is not None:
             events.add_listener(schema_id=collaboration.EVENTS_SCHEMA, listener=self._heard)

@@ -1,4 +1,5 @@
-"""Who is in a notebook now and which cell each has in hand, as their tabs say.
+"""Who is in a notebook now: people and the cell each has in hand, as their tabs say,
+and agents at work, as the server says.
 
 Each tab publishes the cell its person has active and the cells selected with it in the
 notebook room's awareness (``records.FOCUS_FIELD``), beside the ``user`` field that
@@ -6,6 +7,14 @@ jupyter-collaboration's tabs publish. The server only reads it: the room's aware
 what every tab already sees of the others, so an outside agent asking "which cell is
 this?" gets what a person in another tab sees, no more. A tab stops being counted when it
 leaves or its state goes stale (the protocol's 30 s without renewal).
+
+Agents are shown the same way, by the server: each agent (the panel's assistant for a
+person, an MCP client, the terminal client) gets an awareness entry of its own in the
+room, with a name and colour in ``user`` like a person's and what it does to which cell
+(``records.AGENT_FIELD``), renewed at each of its tool calls; tabs forget it 30 s after
+its last, as they forget a closed tab. Rejected: a field in the server's own awareness
+state, one for all agents: two agents at work would overwrite each other, and a tab could
+not tell one that left from one that is quiet.
 
 Example:
     >>> states = {
@@ -19,10 +28,17 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
+import json
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..records import FOCUS_FIELD, CellFocus
+from pycrdt import Encoder
+
+from ..records import AGENT_FIELD, FOCUS_FIELD, AgentAtWork, CellFocus
+from . import collaboration
 
 MAX_PEOPLE = 50
 """People listed at most (a lecture's room can hold hundreds of tabs)."""
@@ -53,6 +69,66 @@ def people_of(states: dict[int, dict[str, Any]]) -> tuple[PersonFocus, ...]:
     people = [
         PersonFocus(person_name(state), CellFocus.from_json(state.get(FOCUS_FIELD)))
         for _, state in sorted(states.items())
+        if AGENT_FIELD not in state  # an agent at work, not a person
     ]
     people.sort(key=lambda p: p.focus is None or p.focus.cell_id is None)
     return tuple(people[:MAX_PEOPLE])
+
+
+COLOURS = 7
+"""JupyterLab's collaborator colours (``--jp-collaborator-color1`` … ``7``)."""
+
+
+class AgentPresence:
+    """Puts agents at work into their notebook's awareness (see the module docstring)."""
+
+    def __init__(self, room_of: Callable[[str], Any | None]) -> None:
+        self._room_of = room_of
+        self._clocks: dict[tuple[str, str], int] = {}
+
+    def show(self, room_id: str, name: str, cell_id: str | None, action: str) -> None:
+        """Show ``name`` doing ``action`` to ``cell_id`` in the notebook, if a room (so a
+        tab) has it open."""
+        room = self._room_of(room_id)
+        if room is None:
+            return
+        # Each renewal must be newer than the last, or the tabs keep the last: the time in
+        # tenths of a second (newer than what tabs hold from before a server restart), and
+        # one more than the last for calls that come closer together.
+        last = self._clocks.get((room_id, name), 0)
+        clock = self._clocks[(room_id, name)] = max(last + 1, int(time.time() * 10))
+        work = AgentAtWork(cell_id, action)
+        collaboration.announce(room, agent_update(room_id, name, work, clock))
+
+
+def agent_update(room_id: str, name: str, work: AgentAtWork, clock: int) -> bytes:
+    """An awareness update with one entry: the agent ``name`` in this room, at ``work``.
+    Its client id is the same for the same agent in the same room, so each call renews
+    one entry.
+
+    >>> from pycrdt import Awareness, Doc
+    >>> tab = Awareness(Doc())
+    >>> tab.apply_awareness_update(agent_update("r", "bot", AgentAtWork("c1", "running"), 1), "")
+    >>> [(s["user"]["name"], s["jupyter_loop_agent"]) for s in tab.states.values() if s]
+    [('bot', {'cell_id': 'c1', 'action': 'running'})]
+    """
+    digest = hashlib.sha256(f"{room_id}\0{name}".encode()).digest()
+    client_id = int.from_bytes(digest[:4], "big") or 1  # a Yjs client id: 32 bits
+    colour = digest[4] % COLOURS + 1
+    initials = "".join(word[0] for word in name.split()[:2]).upper() or "A"
+    state = {
+        "user": {
+            "username": f"agent:{name}",
+            "name": name,
+            "display_name": name,
+            "initials": initials,
+            "color": f"var(--jp-collaborator-color{colour})",
+        },
+        AGENT_FIELD: work.to_y(),
+    }
+    encoder = Encoder()
+    encoder.write_var_uint(1)
+    encoder.write_var_uint(client_id)
+    encoder.write_var_uint(clock)
+    encoder.write_var_string(json.dumps(state, separators=(",", ":")))
+    return encoder.to_bytes()

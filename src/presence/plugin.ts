@@ -9,6 +9,7 @@ import {
 } from '@jupyterlab/notebook';
 
 import { FOCUS_FIELD, ICellFocus } from '../tokens';
+import { AgentsAtWork } from './agents';
 
 /**
  * What this tab's person has in hand: the active cell and the cells selected with
@@ -48,7 +49,7 @@ function publish(panel: NotebookPanel): void {
 export const presencePlugin: JupyterFrontEndPlugin<void> = {
   id: 'jupyter-loop:presence',
   description:
-    'Tells the others in a notebook (people and outside agents) which cell you have in hand.',
+    'Tells the others in a notebook which cell you have in hand, and shows agents at work on cells.',
   autoStart: true,
   requires: [INotebookTracker],
   activate: (_: JupyterFrontEnd, tracker: INotebookTracker): void => {
@@ -57,6 +58,8 @@ export const presencePlugin: JupyterFrontEndPlugin<void> = {
       panel.content.activeCellChanged.connect(update);
       panel.content.selectionChanged.connect(update);
       void panel.context.ready.then(update);
+      const agents = new AgentsAtWork(panel);
+      panel.disposed.connect(() => agents.dispose());
     });
   }
 };

@@ -97,3 +97,31 @@ test('an outside agent reads which cell the person has active', async ({
     .toMatch(/: cell 3 \(id [^)]+\) active/);
   expect(name).toBeTruthy();
 });
+
+/**
+ * An agent at work is shown on the cell it works on, in every tab (issue 21, item 4):
+ * an MCP client reading cell 2 shows "galata-agent for … · reading" there.
+ */
+test('an outside agent at work is shown on its cell', async ({ page }) => {
+  await notebookWithCells(page, 'a = 1', 'b = 2');
+  const [path, secondId] = await page.evaluate(() => {
+    const panel = window.galata.app.shell.currentWidget as any;
+    return [
+      panel.context.path as string,
+      panel.content.widgets[1].model.id as string
+    ];
+  });
+  await callTool(page.request, 'read_cell', { path, cell_id: secondId });
+  const badge = page
+    .locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell')
+    .nth(1)
+    .locator('.jp-Loop-agentAtWork');
+  await expect(badge).toContainText('galata-agent for');
+  await expect(badge).toContainText('reading');
+  await expect(
+    page
+      .locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell')
+      .nth(0)
+      .locator('.jp-Loop-agentAtWork')
+  ).toHaveCount(0);
+});

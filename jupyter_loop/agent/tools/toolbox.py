@@ -64,8 +64,10 @@ class Toolbox:
         masker: SecretMasker | None,
         withheld: frozenset[Ability] = frozenset(),
         result_images: bool = False,
+        shown_as: str = "",
     ) -> None:
         self._docs = docs
+        self._shown_as = shown_as  # the agent's name in the notebook's tabs ("": not shown)
         self._masker = masker  # cells are read masked, before anything is cut
         self._room_id = room_id
         self._turn_id = turn_id
@@ -110,6 +112,10 @@ class Toolbox:
             if problem is not None:
                 raise ToolError(
                     f"{problem} Call {call.name} again with arguments as its schema says."
+                )
+            if self._shown_as:
+                self._docs.agents.show(
+                    self._room_id, self._shown_as, _cell_named(arguments), tool.activity
                 )
             outcome = await tool.handler(self, arguments)
         except ToolError as e:
@@ -270,6 +276,15 @@ def _raw_output_text(output: dict[str, Any], budget: int) -> str:
     return summarize_output(output, budget * 8)[0]
 
 
+def _cell_named(arguments: dict[str, Any]) -> str | None:
+    """The cell a call is about (the first, for several), for the tabs to show it on."""
+    cell_id = arguments.get("cell_id") or arguments.get("after_cell_id")
+    cell_ids = arguments.get("cell_ids")
+    if not cell_id and isinstance(cell_ids, list) and cell_ids:
+        cell_id = cell_ids[0]
+    return cell_id if isinstance(cell_id, str) else None
+
+
 def _one_line(text: str, limit: int = 80) -> str:
     line = next((part.strip() for part in text.splitlines() if part.strip()), "")
     return line if len(line) <= limit else line[: limit - 1] + "…"
@@ -289,19 +304,21 @@ class AgentTool:
     spec: ToolSpec
     ability: Ability
     handler: Callable[[Toolbox, dict[str, Any]], Awaitable[ToolOutcome]]
+    activity: str
+    """What the tabs show the agent doing while it calls the tool (on the cell it names)."""
 
 
-def _registered(name: str, ability: Ability, handler: Any) -> AgentTool:
-    return AgentTool(next(s for s in TOOL_SPECS if s.name == name), ability, handler)
+def _registered(name: str, ability: Ability, handler: Any, activity: str) -> AgentTool:
+    return AgentTool(next(s for s in TOOL_SPECS if s.name == name), ability, handler, activity)
 
 
 AGENT_TOOLS: tuple[AgentTool, ...] = (
-    _registered("notebook_map", Ability.READ, Toolbox._notebook_map),
-    _registered("read_cell", Ability.READ, Toolbox._read_cell),
-    _registered("list_variables", Ability.VARIABLES, Toolbox._list_variables),
-    _registered("propose_modify", Ability.PROPOSE, Toolbox._propose_modify),
-    _registered("propose_insert", Ability.PROPOSE, Toolbox._propose_insert),
-    _registered("propose_delete", Ability.PROPOSE, Toolbox._propose_delete),
-    _registered("run_cells", Ability.RUN, Toolbox._run_cells),
+    _registered("notebook_map", Ability.READ, Toolbox._notebook_map, "reading the notebook"),
+    _registered("read_cell", Ability.READ, Toolbox._read_cell, "reading"),
+    _registered("list_variables", Ability.VARIABLES, Toolbox._list_variables, "reading variables"),
+    _registered("propose_modify", Ability.PROPOSE, Toolbox._propose_modify, "proposing a change"),
+    _registered("propose_insert", Ability.PROPOSE, Toolbox._propose_insert, "proposing a cell"),
+    _registered("propose_delete", Ability.PROPOSE, Toolbox._propose_delete, "proposing a deletion"),
+    _registered("run_cells", Ability.RUN, Toolbox._run_cells, "running"),
 )
 AGENT_TOOLS_BY_NAME = {tool.spec.name: tool for tool in AGENT_TOOLS}
