@@ -31,6 +31,12 @@ it, and a stored document with such holes (written before this was so) is droppe
 the room loads from the file: ``docs/upstream/room-first-write.md`` has the minimal
 reproduction.
 
+A store says when it holds a document as it is (:meth:`CompactSQLiteYStore.holds`): it
+keeps the state vector of what it wrote. A restarted server closes the runs the previous
+process left in flight, and lets a run's line leave its run ledger only once the store
+holds the close: otherwise a kill inside ``write_interval`` left a cell ``[*]`` with
+nothing to close it (chaos seed 2031, trial 151).
+
 pycrdt-store applies the updates it squashes only through its decompression hook, so
 without one a squash would store an empty document: the store registers identity hooks
 (compression itself is not used, as pycrdt-store 0.1.5 loads rooms without decompressing).
@@ -53,7 +59,7 @@ from typing import Any
 import anyio
 from jupyter_server.serverapp import ServerApp
 from jupyter_server_ydoc.stores import SQLiteYStore
-from pycrdt import Doc, merge_updates
+from pycrdt import Decoder, Doc, get_state, merge_updates
 from pycrdt.store import YDocNotFound
 from traitlets import Float, Int
 from traitlets.config import Config
@@ -63,6 +69,20 @@ from .document.update_holes import holes, own_structs
 
 def unchanged(update: bytes) -> bytes:
     return update
+
+
+def state_vector(update: bytes) -> dict[int, int]:
+    """The next clock of each client in a Y update (what a document that applied it knows).
+
+    >>> from pycrdt import Map
+    >>> doc = Doc()
+    >>> doc.get("m", type=Map)["a"] = 1
+    >>> state_vector(doc.get_update()) == {doc.client_id: 1}
+    True
+    """
+    decoder = Decoder(get_state(update))
+    count = decoder.read_var_uint()
+    return {decoder.read_var_uint(): decoder.read_var_uint() for _ in range(count)}
 
 
 def choose_compact_store(config: Config) -> None:
@@ -170,6 +190,22 @@ class CompactSQLiteYStore(SQLiteYStore):
         self.register_compression_callbacks(unchanged, unchanged)
         self._waiting: list[bytes] = []
         self._room_document: Doc[Any] | None = None
+        self._stored: dict[int, int] = {}  # the state vector of what is written
+
+    async def holds(self, ydoc: Doc[Any], timeout: float) -> bool:
+        """Wait until the store holds every struct ``ydoc`` has now; False after
+        ``timeout`` seconds (a store that does not write, or a write that failed)."""
+        wanted = state_vector(ydoc.get_update())
+        deadline = time.monotonic() + timeout
+        while any(self._stored.get(client, 0) < clock for client, clock in wanted.items()):
+            if time.monotonic() > deadline:
+                return False
+            await anyio.sleep(0.02)
+        return True
+
+    def _wrote(self, update: bytes) -> None:
+        for client, clock in state_vector(update).items():
+            self._stored[client] = max(self._stored.get(client, 0), clock)
 
     async def apply_updates(self, ydoc: Doc) -> None:
         """Load the stored document into the room's.
@@ -192,6 +228,7 @@ class CompactSQLiteYStore(SQLiteYStore):
             await self._forget_document()
             raise YDocNotFound
         ydoc.apply_update(state)
+        self._wrote(state)
 
     async def encode_state_as_update(self, ydoc: Doc) -> None:
         """Store the room's whole document (it was loaded from its file)."""
@@ -230,6 +267,7 @@ class CompactSQLiteYStore(SQLiteYStore):
         """
         if self.write_interval <= 0:
             await super().write(data)
+            self._wrote(data)
             return
         self._waiting.append(data)
         if len(self._waiting) > 1:
@@ -246,4 +284,6 @@ class CompactSQLiteYStore(SQLiteYStore):
     async def _write_waiting(self) -> None:
         updates, self._waiting = self._waiting, []
         if updates:
-            await super().write(updates[0] if len(updates) == 1 else merge_updates(*updates))
+            update = updates[0] if len(updates) == 1 else merge_updates(*updates)
+            await super().write(update)
+            self._wrote(update)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from conftest import notebook_json, wait_for
 from jupyter_ydoc import YNotebook
-from pycrdt import Provider
+from pycrdt import Map, Provider
 
 from jupyter_loop.cli.ychannel import TornadoChannel
 from jupyter_loop.testing.server_process import ServerProcess
@@ -222,3 +222,50 @@ async def test_a_run_asked_for_as_the_server_comes_back_replaces_the_replayed_on
         outputs = reopened.get_cell(0)["outputs"]
         assert printed(outputs) == list(range(12))
         assert "cut off" not in str(outputs)
+
+
+@pytest.mark.timeout(240)
+async def test_a_run_closed_at_a_restart_is_closed_again_when_a_kill_beats_the_store(
+    tmp_path: Path,
+):
+    """A restarted server closes the run the last one left in flight; a kill before the
+    store holds that close must leave the run listed, for the next start to close again
+    (chaos seed 2031, trial 151: the cell stayed ``[*]`` for good). The second server's
+    store writes every 5 s here (its rooms load no faster), so the kill comes first."""
+    path = "closing.ipynb"
+    first = ServerProcess(tmp_path)
+    try:
+        channel, live = await start_with_notebook(first, path, LOOP)
+        async with Provider(live.ydoc, channel):
+            await wait_for(lambda: live.cell_number == 1)
+            await run_first_cell(first, path)
+            await wait_for(lambda: len(printed(live.get_cell(0)["outputs"])) >= 10, timeout=60)
+            first.kill()
+    finally:
+        first.kill()
+
+    slow_store = ServerProcess(tmp_path, "--CompactSQLiteYStore.write_interval=5")
+    try:
+        slow_store.start()
+        await slow_store.ready()
+        await wait_for(
+            lambda: (nb := slow_store.saved(path)) and "cut off" in str(nb.cells[0].outputs),
+            timeout=60,
+        )
+        slow_store.kill()
+    finally:
+        slow_store.kill()
+
+    third = ServerProcess(tmp_path)
+    try:
+        third.start()
+        await third.ready()
+        await third.api("api", "jupyter-loop", "runs?path=" + path)  # after the take-up
+        channel, reopened = await third.open_room(path)
+        async with Provider(reopened.ydoc, channel):
+            await wait_for(lambda: reopened.cell_number == 1)
+            board = reopened.ydoc.get("jupyter_loop:execution", type=Map)
+            await wait_for(lambda: (board.get("c0") or {}).get("state") == "done", timeout=20)
+            assert "cut off" in str(reopened.get_cell(0)["outputs"])
+    finally:
+        third.kill()

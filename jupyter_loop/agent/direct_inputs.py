@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from ..errors import Conflict, JupyterLoopError
 from ..execution import board
 from ..execution.payloads import InputReply
-from ..records import CellMarker, InputRequest
+from ..records import InputRequest
 from .asking import DirectPrompt
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ async def answer_prompts(
 async def _prompt(execution: ExecutionService, path: str, cell_id: str) -> InputRequest | None:
     _, notebook = await execution.live_notebook(path)
     entry = board.marker(notebook, cell_id)
-    return None if entry is None else CellMarker.from_y(entry).input
+    return None if entry is None else entry.input
 
 
 async def _ask_one(

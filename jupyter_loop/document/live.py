@@ -258,6 +258,22 @@ class LiveDocuments:
             await collaboration.delete_room(extension, room, NotebookRef.of_room(room_id).file_id)
             self._log.info("jupyter-loop released room %s", room_id)
 
+    async def stored(self, room_id: str, timeout: float = 10.0) -> bool:
+        """Whether the room's store holds its notebook as it is now, once it does (False:
+        not within ``timeout`` seconds, or the room is gone). A store of another class than
+        jupyter-loop's cannot say: it is given a moment, as its writes take."""
+        room = self._room(room_id)
+        ystore = getattr(room, "ystore", None)
+        if room is None:
+            return False
+        if ystore is None:
+            return True  # no store: nothing outlives the server but the file
+        holds = getattr(ystore, "holds", None)
+        if holds is None:
+            await asyncio.sleep(0.5)
+            return True
+        return bool(await holds(room.ydoc, timeout))
+
     # -- saving --------------------------------------------------------------------
 
     async def save(self, room_id: str) -> None:

@@ -12,7 +12,6 @@ All functions here mutate: call them inside a transaction with our origin.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from jupyter_ydoc import YNotebook
 from pycrdt import Array, Map
@@ -28,16 +27,24 @@ def board(notebook: YNotebook) -> Map:
     return notebook.ydoc.get(BOARD, type=Map)
 
 
-def marker(notebook: YNotebook, cell_id: str) -> dict[str, Any] | None:
+def marker(notebook: YNotebook, cell_id: str) -> CellMarker | None:
+    """The cell's marker, ``None`` for a cell jupyter-loop never marked."""
     value = board(notebook).get(cell_id)
-    return dict(value) if isinstance(value, dict) else None
+    return CellMarker.from_y(value) if isinstance(value, dict) else None
+
+
+def owned_by(notebook: YNotebook, cell_id: str, run_id: str) -> bool:
+    """Whether the cell's markers are the run's to change: marked by it, or by no run
+    (False once the cell was queued again: that later run owns them)."""
+    found = marker(notebook, cell_id)
+    return found is None or found.run_id in ("", run_id)
 
 
 def shown_run(notebook: YNotebook, cell_id: str) -> str:
     """The run whose outputs the cell shows (or is about to: a run queued or running);
     ``"file"`` for a cell jupyter-loop never ran, whose outputs came with the file."""
     found = marker(notebook, cell_id)
-    return str(found.get("run_id") or "file") if found else "file"
+    return found.run_id or "file" if found else "file"
 
 
 def _put(notebook: YNotebook, cell_id: str, record: CellMarker) -> None:
@@ -76,9 +83,9 @@ def mark_started(notebook: YNotebook, ycell: Map, run_id: str) -> None:
     ycell["execution_state"] = "running"
     cell_id = str(ycell["id"])
     entry = marker(notebook, cell_id)
-    if entry is None or entry.get("run_id") != run_id:
-        entry = {"run_id": run_id}
-    _put(notebook, cell_id, replace(CellMarker.from_y(entry), state=RUNNING))
+    if entry is None or entry.run_id != run_id:
+        entry = CellMarker(RUNNING, run_id)
+    _put(notebook, cell_id, replace(entry, state=RUNNING))
 
 
 def mark_done(
@@ -92,14 +99,15 @@ def mark_done(
 ) -> None:
     """End a run: count and idle state together (an early count would clear ``[*]``)."""
     cell_id = str(ycell["id"])
-    entry = marker(notebook, cell_id) or {}
-    if entry.get("run_id") not in (None, run_id):
+    if not owned_by(notebook, cell_id, run_id):
         return  # the cell was queued again since: that run owns the markers now
+    entry = marker(notebook, cell_id)
     if execution_count is not None:
         ycell["execution_count"] = execution_count
     ycell["execution_state"] = "idle"
     # who ran it (a user, or the agent for one) stays visible
-    done = CellMarker(DONE, run_id, by=entry.get("by") or None, status=status, note=note or None)
+    by = entry.by if entry is not None else None
+    done = CellMarker(DONE, run_id, by=by or None, status=status, note=note or None)
     _put(notebook, cell_id, done)
 
 
@@ -114,7 +122,7 @@ def set_input_request(notebook: YNotebook, cell_id: str, request: InputRequest |
     entry = marker(notebook, cell_id)
     if entry is None:
         return
-    _put(notebook, cell_id, replace(CellMarker.from_y(entry), input=request))
+    _put(notebook, cell_id, replace(entry, input=request))
 
 
 def set_timing(ycell: Map, timing: dict[str, str] | None) -> None:

@@ -27,7 +27,7 @@ from jupyter_ydoc import YNotebook
 from pycrdt import Map
 
 from ..document import LiveDocuments
-from ..records import CellMarker, InputRequest
+from ..records import InputRequest
 from . import board
 from .cell_marks import note_line
 from .ledger import LedgerEntry
@@ -229,7 +229,8 @@ async def resume_run(
 
     def restart(notebook: YNotebook, ycell: Map) -> None:
         board.mark_started(notebook, ycell, job.run_id)
-        waiting = CellMarker.from_y(board.marker(notebook, job.cell_id) or {}).input
+        shown = board.marker(notebook, job.cell_id)
+        waiting = shown.input if shown is not None else None
         if waiting is not None:  # still shown: the kernel still waits for its answer
             run.pending_input = (waiting, prompt_header(waiting))
 
@@ -276,7 +277,7 @@ async def replay_ended_run(
     off gets."""
     async with docs.pinned(entry.room_id):
         notebook = await docs.notebook(entry.room_id)
-        if (board.marker(notebook, entry.cell_id) or {}).get("run_id") not in (None, entry.run_id):
+        if not board.owned_by(notebook, entry.cell_id, entry.run_id):
             return 0  # the cell ran again since
         writer = CellWriter(docs, entry.room_id, entry.cell_id, interval=0, log=log, policy=policy)
         job = CellJob(entry.room_id, entry.cell_id, "", entry.run_id, entry.by)

@@ -16,6 +16,11 @@ saves the notebook): the end is then written first (:meth:`RunLedger.drop_now`),
 the journal goes. A run listed with no journal is a run still in flight; one listed after
 its journal went came back with nothing replayed over its lines (chaos seed 2028, trial 69).
 
+The runs a previous process left stay listed while a restarted server closes them, each
+until the collaboration store holds its close (:meth:`RunLedger.keep_until_settled`): the
+close's markers live in the store only, so a kill before the store wrote them, with the
+run no longer listed, left the cell ``[*]`` for good (chaos seed 2031, trial 151).
+
 Each change is one line appended to a log (``{"put": entry}`` or ``{"drop": run_id}``):
 a write of a few hundred bytes, whatever else is in flight. No fsync: the ledger is for a
 server process that dies (SIGKILL, OOM), whose written pages the system keeps; a machine
@@ -83,6 +88,7 @@ class RunLedger:
         self._ending: dict[str, LedgerEntry] = {}  # ended, still listed for DROP_DELAY
         self._timer: asyncio.TimerHandle | None = None
         self._journal_gone: set[str] = set()  # listed runs whose output journal went
+        self._unsettled: dict[str, LedgerEntry] = {}  # the previous process's, being closed
 
     def load(self) -> list[LedgerEntry]:
         """What the previous server process left in flight."""
@@ -169,8 +175,20 @@ class RunLedger:
         for run_id in ended:
             self._append({"drop": run_id})
 
+    def keep_until_settled(self, entries: list[LedgerEntry]) -> None:
+        """Keep these runs of the previous process listed through :meth:`forget_previous`
+        until :meth:`settled`: they are being closed, and a kill before the close is
+        stored must leave them for the next start to close."""
+        self._unsettled.update((entry.run_id, entry) for entry in entries)
+
+    def settled(self, run_id: str) -> None:
+        """A run of the previous process is closed, and the store holds its close."""
+        if self._unsettled.pop(run_id, None) is not None:
+            self._append({"drop": run_id})
+
     def forget_previous(self) -> None:
-        """Drop what the previous process left; keep what this one has in flight."""
+        """Drop what the previous process left (but the runs kept until settled); keep
+        what this one has in flight."""
         self._rewrite()
         self._path.with_name(LEGACY_NAME).unlink(missing_ok=True)
 
@@ -216,7 +234,7 @@ class RunLedger:
         if self._file is not None:
             self._file.close()
             self._file = None
-        listed = [*self._entries.values(), *self._ending.values()]
+        listed = [*self._entries.values(), *self._ending.values(), *self._unsettled.values()]
         lines = "".join(json.dumps({"put": asdict(e)}) + "\n" for e in listed)
         try:
             replace_private(self._path, lines)

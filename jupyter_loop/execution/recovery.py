@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Awaitable, Callable
 
 from jupyter_ydoc import YNotebook
 from pycrdt import Map
@@ -27,6 +28,14 @@ from .writer import CellWriter, OutputPolicy
 
 CUT_OFF = "This run was cut off by a restart of the Jupyter server; its later output is lost."
 
+Settle = Callable[[str, str], Awaitable[None]]
+"""Called with a run's room and run id once the run is closed (or found closed): its line
+may leave the run ledger once the store holds the close (``restart``)."""
+
+
+async def _nothing_to_settle(room_id: str, run_id: str) -> None:
+    return None
+
 
 async def close_interrupted_runs(
     entries: list[LedgerEntry],
@@ -35,6 +44,7 @@ async def close_interrupted_runs(
     *,
     journal: OutputJournal | None = None,
     policy: OutputPolicy | None = None,
+    settle: Settle = _nothing_to_settle,
 ) -> int:
     """Mark every listed run as ended, replaying journals; returns how many cells changed."""
     records = journal.leftovers() if journal is not None else []
@@ -44,7 +54,7 @@ async def close_interrupted_runs(
     changed = 0
     for record in records:
         try:
-            changed += await _replay(record, docs, replay_policy, log)
+            changed += await _replay(record, docs, replay_policy, log, settle)
         except JupyterLoopError as e:
             log.info("jupyter-loop could not replay run %s: %s", record.run_id, e.message)
         if journal is not None:
@@ -53,18 +63,23 @@ async def close_interrupted_runs(
         if entry.run_id in replayed:
             continue
         try:
-            changed += await _close(entry, docs, log)
+            changed += await _close(entry, docs, log, settle)
         except JupyterLoopError as e:
             log.info("jupyter-loop could not close run %s: %s", entry.run_id, e.message)
     return changed
 
 
 async def _replay(
-    record: JournalRecord, docs: LiveDocuments, policy: OutputPolicy, log: logging.Logger
+    record: JournalRecord,
+    docs: LiveDocuments,
+    policy: OutputPolicy,
+    log: logging.Logger,
+    settle: Settle,
 ) -> int:
     async with docs.pinned(record.room_id):
         notebook = await docs.notebook(record.room_id)
-        if not _owns_markers(notebook, record.cell_id, record.run_id):
+        if not board.owned_by(notebook, record.cell_id, record.run_id):
+            await settle(record.room_id, record.run_id)
             return 0
         writer = CellWriter(
             docs, record.room_id, record.cell_id, interval=0, log=log, policy=policy
@@ -79,14 +94,18 @@ async def _replay(
             writer.push(AppendStream("stderr", f"[jupyter-loop] {CUT_OFF}\n"))
         await writer.end_run(then=lambda nb, ycell: _mark(nb, ycell, record.run_id, ending))
         await docs.save(record.room_id)
+        await settle(record.room_id, record.run_id)
     log.info("jupyter-loop replayed run %s of cell %s", record.run_id, record.cell_id)
     return 1
 
 
-async def _close(entry: LedgerEntry, docs: LiveDocuments, log: logging.Logger) -> int:
+async def _close(
+    entry: LedgerEntry, docs: LiveDocuments, log: logging.Logger, settle: Settle
+) -> int:
     async with docs.pinned(entry.room_id):
         notebook = await docs.notebook(entry.room_id)
         if not _still_open(notebook, entry.cell_id, entry.run_id):
+            await settle(entry.room_id, entry.run_id)
             return 0
         if entry.state == "running":
             ending = RunEnd("cut_off", note=CUT_OFF)
@@ -98,25 +117,20 @@ async def _close(entry: LedgerEntry, docs: LiveDocuments, log: logging.Logger) -
             with notebook.ydoc.transaction(origin=ORIGIN):
                 _mark(notebook, ycell, entry.run_id, RunEnd("aborted"))
         await docs.save(entry.room_id)
+        await settle(entry.room_id, entry.run_id)
     log.info("jupyter-loop closed run %s of cell %s", entry.run_id, entry.cell_id)
     return 1
-
-
-def _owns_markers(notebook: YNotebook, cell_id: str, run_id: str) -> bool:
-    """False when the cell ran again since: that later run owns its markers."""
-    marker = board.marker(notebook, cell_id) or {}
-    return marker.get("run_id") in (None, run_id)
 
 
 def _still_open(notebook: YNotebook, cell_id: str, run_id: str) -> bool:
     """Whether a run the ledger lists still shows as queued or running: a clean stop
     leaves its runs listed (its room may have been freed before it ended them), and one
     whose end its room did save is not closed twice."""
-    if not _owns_markers(notebook, cell_id, run_id):
-        return False
+    if not board.owned_by(notebook, cell_id, run_id):
+        return False  # the cell ran again since: that later run owns its markers
     marker = board.marker(notebook, cell_id)
     if marker is not None:
-        return marker.get("state") != board.DONE
+        return marker.state != board.DONE
     _, ycell = find_cell(notebook, cell_id)  # no marks kept (a room rebuilt from the file)
     return ycell.get("execution_state") not in ("idle", None)
 

@@ -57,6 +57,14 @@ async def take_up_left_runs(
     if journal is not None:  # what the runs taken up had is in hand: no replay closes them
         for entry in resumed + ended:
             journal.forget_run(entry.run_id)
+
+    # Listed until their close is stored: a kill before that leaves them to the next start.
+    ledger.keep_until_settled(ended + closed)
+    closes: dict[str, list[str]] = {}  # room: the runs closed in it
+
+    async def settle(room_id: str, run_id: str) -> None:
+        closes.setdefault(room_id, []).append(run_id)
+
     changed = 0
     for entry in resumed:
         try:
@@ -87,12 +95,19 @@ async def take_up_left_runs(
             how = kept.how_ended(entry.kernel_id)
             try:
                 changed += await replay_ended_run(entry, segment, docs, replay, log, how=how)
+                await settle(entry.room_id, entry.run_id)
             except JupyterLoopError as e:
                 log.info("jupyter-loop could not replay %s: %s", entry.run_id, e)
         kept.forget_ended()
-    return changed + await close_interrupted_runs(
-        closed, docs, log, journal=outputs.journal, policy=outputs
+    changed += await close_interrupted_runs(
+        closed, docs, log, journal=outputs.journal, policy=outputs, settle=settle
     )
+    # Once per room, after every close: the cells do not wait on the store one by one.
+    for room_id, run_ids in closes.items():
+        if await docs.stored(room_id):
+            for run_id in run_ids:
+                ledger.settled(run_id)
+    return changed
 
 
 def sort_interrupted(

@@ -2,7 +2,7 @@ import { expect, test } from '@jupyterlab/galata';
 import * as fs from 'fs';
 import * as path from 'path';
 
-import { cellPrompt, cellText, SERVER_ROOT } from './helpers';
+import { cellPrompt, cellText, notebookJson, SERVER_ROOT } from './helpers';
 
 /**
  * Shift+Enter pressed the moment a notebook opens, while its kernel session is still
@@ -16,30 +16,9 @@ test('a cell run while the kernel session is still being created runs', async ({
   tmpPath
 }) => {
   const name = 'first-run.ipynb';
-  const notebook = {
-    cells: [
-      {
-        cell_type: 'code',
-        id: 'c0',
-        source: 'print("first run", 6 * 7)',
-        metadata: {},
-        outputs: [],
-        execution_count: null
-      }
-    ],
-    metadata: {
-      kernelspec: {
-        name: 'python3',
-        display_name: 'Python 3',
-        language: 'python'
-      }
-    },
-    nbformat: 4,
-    nbformat_minor: 5
-  };
   fs.writeFileSync(
     path.join(SERVER_ROOT, tmpPath, name),
-    JSON.stringify(notebook)
+    notebookJson(['print("first run", 6 * 7)'])
   );
   const fresh = await page.context().newPage();
   let slowed = 0;

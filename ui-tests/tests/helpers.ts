@@ -6,6 +6,32 @@ import * as path from 'path';
 /** Where the test server keeps its files (set in playwright.config.js). */
 export const SERVER_ROOT = process.env.JUPYTERLAB_GALATA_ROOT_DIR as string;
 
+/**
+ * A Python notebook of code cells `c0`, `c1`, … with these sources, never run, as
+ * the text of an `.ipynb`.
+ */
+export function notebookJson(sources: string[]): string {
+  const cells = sources.map((source, index) => ({
+    cell_type: 'code',
+    id: `c${index}`,
+    source,
+    metadata: {},
+    outputs: [],
+    execution_count: null
+  }));
+  const kernelspec = {
+    name: 'python3',
+    display_name: 'Python 3',
+    language: 'python'
+  };
+  return JSON.stringify({
+    cells,
+    metadata: { kernelspec },
+    nbformat: 4,
+    nbformat_minor: 5
+  });
+}
+
 /** Read a notebook as the server saved it on disk; null while it is being rewritten. */
 export function readNotebookOnDisk(relativePath: string): any | null {
   try {

@@ -3,6 +3,8 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 
+import { notebookJson } from './helpers';
+
 /**
  * A JupyterLab server of a test's own (the shared one cannot be restarted), with its
  * files, YStore and jupyter-loop state kept across restarts. It runs from `home`, so
@@ -84,30 +86,10 @@ export class OwnServer {
     }
   }
 
-  /** Write `name` in the server's root: a Python notebook of code cells `c0`, `c1`, …
-   * with these sources, never run. */
+  /** Write `name` in the server's root: see {@link notebookJson}. */
   writeNotebook(name: string, sources: string[]): void {
-    const cells = sources.map((source, index) => ({
-      cell_type: 'code',
-      id: `c${index}`,
-      source,
-      metadata: {},
-      outputs: [],
-      execution_count: null
-    }));
-    const kernelspec = {
-      name: 'python3',
-      display_name: 'Python 3',
-      language: 'python'
-    };
-    const notebook = {
-      cells,
-      metadata: { kernelspec },
-      nbformat: 4,
-      nbformat_minor: 5
-    };
     fs.mkdirSync(this.root, { recursive: true });
-    fs.writeFileSync(path.join(this.root, name), JSON.stringify(notebook));
+    fs.writeFileSync(path.join(this.root, name), notebookJson(sources));
   }
 
   /** A plain stop (SIGTERM to the server alone), waited for; kernels left are killed. */
