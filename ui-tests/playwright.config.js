@@ -53,6 +53,9 @@ module.exports = {
     env: { ...process.env },
     url: `http://localhost:${port}/lab`,
     timeout: 120000,
-    reuseExistingServer: !process.env.CI
+    reuseExistingServer: !process.env.CI,
+    // A plain stop, so the server ends its kernels: killed (Playwright's default), it
+    // left each kept kernel and its keeper running after the tests (keep_kernels=crash).
+    gracefulShutdown: { signal: 'SIGTERM', timeout: 20000 }
   }
 };
