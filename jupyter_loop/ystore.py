@@ -80,7 +80,11 @@ def state_vector(update: bytes) -> dict[int, int]:
     >>> state_vector(doc.get_update()) == {doc.client_id: 1}
     True
     """
-    decoder = Decoder(get_state(update))
+    return _decoded_state(get_state(update))
+
+
+def _decoded_state(state: bytes) -> dict[int, int]:
+    decoder = Decoder(state)
     count = decoder.read_var_uint()
     return {decoder.read_var_uint(): decoder.read_var_uint() for _ in range(count)}
 
@@ -195,7 +199,7 @@ class CompactSQLiteYStore(SQLiteYStore):
     async def holds(self, ydoc: Doc[Any], timeout: float) -> bool:
         """Wait until the store holds every struct ``ydoc`` has now; False after
         ``timeout`` seconds (a store that does not write, or a write that failed)."""
-        wanted = state_vector(ydoc.get_update())
+        wanted = _decoded_state(ydoc.get_state())  # not the whole document encoded
         deadline = time.monotonic() + timeout
         while any(self._stored.get(client, 0) < clock for client, clock in wanted.items()):
             if time.monotonic() > deadline:
