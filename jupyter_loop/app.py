@@ -15,6 +15,7 @@ from traitlets import Bool, Enum, Float, Int, Unicode, default
 
 from .access_token_handlers import route_table as token_routes
 from .access_tokens import AccessTokens
+from .agent import proposals
 from .agent.handlers import route_table as agent_routes
 from .agent.service import AgentService
 from .agent.traits import AgentConfig
@@ -25,6 +26,7 @@ from .completion.variables import KernelVariables
 from .document import LiveDocuments
 from .document.lagging_files import LaggingFiles
 from .document.missed_reloads import MissedReloads
+from .document.returning_tabs import ReturningTabs
 from .document.saved_hash import SavedHashes
 from .execution.handlers import route_table as execution_routes
 from .execution.history import RunHistory
@@ -229,6 +231,15 @@ class JupyterLoopApp(
         self.saved_hashes.start(server.contents_manager)
         # A file its room stopped before saving is saved from the store before it is read.
         LaggingFiles(server.web_app.settings, server.contents_manager, self.log).start()
+        # A tab back from offline after its file was reloaded: its edits of what changed
+        # meanwhile are offered back as proposals, not merged into the file's cells.
+        self.returning_tabs = ReturningTabs(
+            server.web_app.settings, proposals.keep_offline_edits, self.log
+        )
+        self.returning_tabs.start(server.contents_manager)
+        # jupyter_server_ydoc makes its rooms' server as it loads, after us: the loop's
+        # first turn comes once every extension has loaded, before any request is served.
+        IOLoop.current().add_callback(self.returning_tabs.watch_rooms)
         self.versions: VersionKeeper | None = None
         if self.versions_max > 0:
             store = VersionStore(

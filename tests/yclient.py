@@ -95,7 +95,9 @@ def open_tab_factory(
     jp_fetch: Any, base_ws_url: str, headers: dict[str, str]
 ) -> Callable[[str], Any]:
     @asynccontextmanager
-    async def open_tab(path: str) -> AsyncIterator[Tab]:
+    async def open_tab(path: str, notebook: YNotebook | None = None) -> AsyncIterator[Tab]:
+        """``notebook``: a tab coming back with the document it kept while offline (a new
+        browser tab starts empty)."""
         response = await jp_fetch(
             "api",
             "collaboration",
@@ -109,7 +111,7 @@ def open_tab_factory(
         # Unescaped, as browsers send it: the room id's colons tell a document room.
         url = f"{base_ws_url}api/collaboration/room/{room}?sessionId={session['sessionId']}"
         connection = await websocket_connect(HTTPRequest(url, headers=headers))
-        notebook = YNotebook()
+        notebook = notebook if notebook is not None else YNotebook()
         awareness = Awareness(notebook.ydoc)
         try:
             async with Provider(notebook.ydoc, AwareChannel(connection, room, awareness)):

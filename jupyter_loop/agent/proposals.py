@@ -24,6 +24,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -31,6 +32,7 @@ from jupyter_ydoc import YNotebook
 from pycrdt import Map
 
 from ..document import CellNotFound, find_cell, set_source
+from ..document.offline_edits import OfflineEdit
 from ..errors import BadRequest, Conflict, NotFound
 from ..records import Proposal
 from .store import new_id, now_iso
@@ -114,6 +116,36 @@ def create(
     replaced = _replace_pending(notebook, turn_id, cell_id) if kind != "insert" else []
     proposals_map(notebook)[proposal.id] = proposal.to_y()
     return Proposed(proposal, tuple(replaced))
+
+
+OFFLINE_SUMMARY = (
+    "Typed in a tab while it was offline; the notebook's file was replaced meanwhile, "
+    "so this was not merged"
+)
+
+
+def keep_offline_edits(notebook: YNotebook, edits: Sequence[OfflineEdit]) -> list[Proposal]:
+    """Offer back what a returning tab changed in cells that were reloaded from the file
+    while it was away (``document.returning_tabs``): one proposal per cell, under one turn
+    of their own, that a person accepts or rejects like the assistant's."""
+    turn_id = new_id("offline")
+    made = []
+    for edit in edits:
+        after = edit.after if edit.kind == "insert" else edit.cell_id
+        try:
+            proposed = create(
+                notebook,
+                turn_id=turn_id,
+                kind=edit.kind,
+                cell_id=after,
+                new_source=edit.source,
+                cell_type=edit.cell_type,
+                summary=OFFLINE_SUMMARY,
+            )
+        except CellNotFound:
+            continue  # its cell went meanwhile: nothing to propose against
+        made.append(proposed.proposal)
+    return made
 
 
 def _replace_pending(notebook: YNotebook, turn_id: str, cell_id: str | None) -> list[str]:

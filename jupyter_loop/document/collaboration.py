@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from collections.abc import Callable
 from contextlib import closing
 from datetime import datetime, timezone
 from pathlib import Path
@@ -51,6 +52,75 @@ def built_from_file(event: Any) -> bool:
     action = event.get("action")
     initialized = action == "initialize" and event.get("msg") == "Room initialized"
     return initialized or action == "overwrite"
+
+
+def reload_about_to_begin(event: Any) -> bool:
+    """Whether a room event comes just before the room sets its notebook from its file:
+    at its load, after the store's notebook was applied and found out-of-sync (or with no
+    store), and at an out-of-band change its watcher saw.
+
+    >>> reload_about_to_begin({"action": "load", "msg": "Content loaded from disk."})
+    True
+    >>> reload_about_to_begin({"action": "overwrite", "msg": "Out-of-band changes while saving."})
+    False
+    """
+    if not isinstance(event, dict):
+        return False
+    msg = str(event.get("msg", ""))
+    if event.get("action") == "load":
+        return msg.startswith("Content loaded from disk")
+    return event.get("action") == "overwrite" and "while saving" not in msg
+
+
+def reload_just_ended(event: Any) -> bool:
+    """Whether a room event comes just after the room set its notebook from its file: a
+    save that found the file changed on disk reloads it first, then says so.
+
+    >>> reload_just_ended({"action": "overwrite", "msg": "Out-of-band changes while saving."})
+    True
+    """
+    if not isinstance(event, dict):
+        return False
+    return event.get("action") == "overwrite" and "while saving" in str(event.get("msg", ""))
+
+
+class _HeardRooms(dict[str, Any]):
+    """The websocket server's rooms, telling of each room as it is put in."""
+
+    def __init__(self, rooms: dict[str, Any], heard: Callable[[str, Any], None]) -> None:
+        super().__init__(rooms)
+        self.heard = [heard]
+
+    def __setitem__(self, room_id: str, room: Any) -> None:
+        super().__setitem__(room_id, room)
+        for heard in self.heard:
+            heard(room_id, room)
+
+
+def hear_rooms(extension: Any, heard: Callable[[str, Any], None]) -> None:
+    """Call ``heard(room_id, room)`` for each room in memory, and for each room made from
+    now on before it serves any tab (the handler puts a room in before it starts serving:
+    ``YDocWebSocketHandler.prepare``). jupyter_server_ydoc has no event for it."""
+    server = extension.ywebsocket_server
+    rooms = server.rooms
+    if isinstance(rooms, _HeardRooms):
+        rooms.heard.append(heard)
+    else:
+        server.rooms = _HeardRooms(rooms, heard)
+    for room_id, room in list(rooms.items()):
+        heard(room_id, room)
+
+
+async def loaded(room: Any, timeout: float) -> None:
+    """Return once the room has loaded its notebook and is not setting it from its file
+    (at most ``timeout`` seconds: a room that failed to load is closed by its handler)."""
+
+    async def settle() -> None:
+        await room.ready_event.wait()
+        async with update_lock(room):
+            pass
+
+    await asyncio.wait_for(settle(), timeout)
 
 
 _LONG_AGO = datetime(1970, 1, 1, tzinfo=timezone.utc)

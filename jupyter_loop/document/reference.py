@@ -52,3 +52,14 @@ class NotebookRef:
     @classmethod
     def of_room(cls, room_id: str, path: str = "") -> NotebookRef:
         return cls(path, room_id.removeprefix(_ROOM_PREFIX))
+
+    @staticmethod
+    def is_notebook_room(room_id: str) -> bool:
+        """Whether a room holds a notebook (not a text file, not the awareness room).
+
+        >>> NotebookRef.is_notebook_room("json:notebook:f1")
+        True
+        >>> NotebookRef.is_notebook_room("text:file:f2")
+        False
+        """
+        return room_id.startswith(_ROOM_PREFIX)

@@ -222,15 +222,31 @@ def own_structs(doc: Doc) -> bytes:
     >>> holes(merge_updates(own_structs(other), own_structs(doc)))
     []
     """
-    reader = _Reader(doc.get_state())
     others = [
         (client, clock)
-        for client, clock in (
-            (reader.var_uint(), reader.var_uint()) for _ in range(reader.var_uint())
-        )
+        for client, clock in state_vector(doc.get_state()).items()
         if client != doc.client_id
     ]
     vector = write_var_uint(len(others)) + b"".join(
         write_var_uint(client) + write_var_uint(clock) for client, clock in others
     )
     return doc.get_update(vector)
+
+
+def state_vector(encoded: bytes) -> dict[int, int]:
+    """A state vector as Y encodes it (``Doc.get_state()``, a sync step 1's payload): each
+    client's next clock, that is how many of its structs the holder has.
+
+    >>> from pycrdt import Map
+    >>> doc = Doc()
+    >>> doc.get("state", type=Map)["path"] = "nb.ipynb"
+    >>> state_vector(doc.get_state()) == {doc.client_id: 1}
+    True
+    >>> state_vector(Doc().get_state())
+    {}
+    """
+    reader = _Reader(encoded)
+    try:
+        return {reader.var_uint(): reader.var_uint() for _ in range(reader.var_uint())}
+    except IndexError as e:
+        raise UnreadableUpdate("a state vector cut short") from e

@@ -93,8 +93,6 @@ async def laptop_lid(world: World, rng: random.Random) -> str:
     for _ in range(rng.randint(1, 3)):
         cell.type(tab.name, tab.type_line(cell.cell_id))
     await asyncio.sleep(world.cleanup_delay * 2 + 0.5)
-    if world.expected.out_of_band:  # the freed room comes back from a file it never saw
-        world.expected.reconnected_after_out_of_band = True
     await tab.connect()
     closed = " (others closed)" if close_others else ""
     return "; ".join(
@@ -219,9 +217,56 @@ async def out_of_band_write(world: World, rng: random.Random) -> str:
     note = ""
     if during_run:
         note = " during " + await run_cells_in_flight(world, rng)
+    changed = await replace_file(world, rng)
+    if changed is None:
+        return "out-of-band write skipped: the file is unreadable"
+    return f"out-of-band write of {','.join(changed)}{note}"
+
+
+async def lid_over_a_checkout(world: World, rng: random.Random) -> str:
+    """A tab loses its connection and types on; meanwhile the ``.ipynb`` is replaced and
+    the room reloads it (kept open by the other tabs, or freed first and built again);
+    the tab comes back. The file came last and wins: lines typed offline in a cell the
+    checkout replaced come back as a proposal on it; in any other cell they merge."""
+    done = await _some_tab(world, rng)
+    await world.settle_typed()
+    tab = rng.choice(world.online_tabs())
+    freed = rng.random() < 0.5
+    if freed:
+        for other in world.online_tabs():
+            if other is not tab:
+                await other.disconnect()
+    await tab.disconnect()
+    cell = rng.choice(world.expected.cells)
+    lines = [tab.type_line(cell.cell_id) for _ in range(rng.randint(1, 3))]
+    if freed:
+        await asyncio.sleep(world.cleanup_delay * 2 + 0.5)
+    changed = await replace_file(world, rng)
+    if changed is None:
+        return "lid over a checkout skipped: the file is unreadable"
+    if cell.cell_id in changed:
+        world.expected.offered.setdefault(cell.cell_id, []).extend(lines)
+    else:
+        for line in lines:
+            cell.type(tab.name, line)
+    await tab.connect()
+    room = "freed" if freed else "open"
+    return "; ".join(
+        [
+            *done,
+            f"tab {tab.name} offline, types in {cell.cell_id}; checkout of "
+            f"{','.join(changed)} (room {room}); tab reconnects",
+        ]
+    )
+
+
+async def replace_file(world: World, rng: random.Random) -> list[str] | None:
+    """Write new code into some cells of the ``.ipynb`` and rename it over the file, as
+    ``git checkout`` does; the cells changed, once the room shows them (``None``: the file
+    was unreadable)."""
     saved = world.file_json()
     if saved is None:
-        return "out-of-band write skipped: the file is unreadable"
+        return None
     changed = rng.sample(world.expected.cells, rng.randint(1, len(world.expected.cells)))
     for entry in saved["cells"]:
         # The file's outputs win too: a cell whose outputs are known shows the file's.
@@ -233,6 +278,7 @@ async def out_of_band_write(world: World, rng: random.Random) -> str:
         cell.tags.append(cell.tag)
         cell.code = cell_code(cell.tag)
         cell.typed = {}
+        world.expected.offered.pop(cell.cell_id, None)  # a proposal against older code
         for entry in saved["cells"]:
             if entry.get("id") == cell.cell_id:
                 entry["source"] = cell.code
@@ -242,7 +288,7 @@ async def out_of_band_write(world: World, rng: random.Random) -> str:
     os.replace(temporary, target)
     world.expected.out_of_band = True
     await world.wait_room_has_code()
-    return f"out-of-band write of {','.join(c.cell_id for c in changed)}{note}"
+    return [cell.cell_id for cell in changed]
 
 
 def file_stdout(cell: dict[str, Any]) -> list[str] | None:
@@ -274,6 +320,7 @@ EVENTS: tuple[tuple[Event, int], ...] = (
     (restart, 2),
     (damage_store, 1),
     (out_of_band_write, 2),
+    (lid_over_a_checkout, 1),
 )
 
 

@@ -76,8 +76,9 @@ class Expected:
     """A run was in flight at a restart: its cell may hold part of its lines, then a note."""
     out_of_band: bool = False
     """The ``.ipynb`` was replaced while a run was in flight (open defect c)."""
-    reconnected_after_out_of_band: bool = False
-    """A tab came back from offline after the ``.ipynb`` was replaced (open defect d)."""
+    offered: dict[str, list[str]] = field(default_factory=dict)
+    """Lines a tab typed offline into a cell that a checkout then replaced: they must come
+    back in a pending proposal on the cell, not in it."""
 
     def cell(self, cell_id: str) -> ExpectedCell:
         return next(cell for cell in self.cells if cell.cell_id == cell_id)

@@ -1,0 +1,300 @@
+"""A tab that comes back from offline after its notebook was reloaded from a replaced file.
+
+The "laptop lid" with a ``git checkout`` meanwhile: a tab loses its connection and its
+person types on; the notebook's file is replaced on disk; the room reloads it (the room
+freed and built again, or its watcher). When the tab reconnects it sends what it typed,
+and Yjs merges it as it merges any concurrent edit: the offline lines land beside the
+checked-out code, glued to it or in the middle of it (chaos defect d). Which of the two
+the room met first also depended on timing: a tab's updates were applied while the room
+was still loading, and the reload's diff then removed them instead.
+
+What a person expects: the file came last, so the notebook shows the file; what they typed
+offline is not lost but offered back. So, here:
+
+1. A tab's sync messages wait until its room has loaded and is not setting its notebook
+   from the file (``collaboration.loaded``): the reload always comes first.
+2. Each reload is marked, with the notebook as it was before it (:class:`FileReload`):
+   the room's client and its next clock, which a tab that saw the reload has passed.
+3. A tab says what it holds when it connects (its sync step 1: a state vector). If it
+   missed a reload and its first update brings edits of cells that changed since (by the
+   reload, or anyone after it), those cells are set back as the room had them, right
+   after the update is applied, and the tab's version of each is kept as a proposal on
+   the cell (``keep``), which the person takes or leaves. Edits of cells nobody else
+   touched merge as before.
+
+The tab's update is applied, not dropped: a dropped update leaves the tab holding items the
+room never gets, and every later edit of the tab hangs on them (Yjs keeps them pending).
+Setting cells back is an edit like any other, so every tab, the store and the file agree.
+
+Rejected: upstream's answer to a stale tab (jupyter_server_ydoc 3 sends it a "conflict"
+message, whose dialog says its edits were not saved and offers Save As). It is sent only
+when an update cannot be applied at all ("block parent"); an update that applies merges
+silently, which is this case, and its edits would be lost unless the person saved a copy.
+
+Left open: an update that arrives between a watcher's reload event and its read of the
+file (milliseconds) is merged, as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from jupyter_ydoc import YNotebook
+from pycrdt import YMessageType, YSyncMessageType, get_state, read_message
+
+from . import collaboration
+from .cells import set_source
+from .live import ORIGIN
+from .offline_edits import HeldCell, OfflineEdit, cells_of, held_cells, offline_edits
+from .reference import NotebookRef, canonical_path
+from .update_holes import UnreadableUpdate, state_vector
+
+RELOADS_KEPT = 4
+"""Reloads remembered per notebook: a tab away for more is still caught by the oldest kept
+(it missed that one too)."""
+
+RELOAD_BYTES_KEPT = 64 * 1024 * 1024
+"""What the notebooks before their reloads may hold in memory, all notebooks together; the
+oldest go first. Kept after a room is freed: a tab may come back to the next one."""
+
+READS_KEPT = 8
+"""Open notebooks whose state at their last read is kept, for a reload that follows it."""
+
+LOAD_WAIT_SECONDS = 60.0
+"""How long a tab's sync messages wait for its room to load (a room that fails to load is
+closed by its handler long before)."""
+
+Keep = Callable[[YNotebook, Sequence[OfflineEdit]], object]
+"""Keeps a returning tab's edits of cells that changed while it was away (as proposals)."""
+
+
+@dataclass(frozen=True)
+class FileReload:
+    """A room's notebook set from its file: by the room's own client, from its clock
+    ``clock`` on, over the notebook ``before``."""
+
+    client: int
+    clock: int
+    before: bytes
+
+    def missed_by(self, known: dict[int, int]) -> bool:
+        """Whether a tab holding ``known`` (a state vector) has not seen this reload."""
+        return known.get(self.client, 0) <= self.clock
+
+
+def brings_news(update: bytes, held: dict[int, int]) -> bool:
+    """Whether ``update`` holds structs a document with state vector ``held`` lacks.
+
+    >>> from pycrdt import Doc, Text
+    >>> doc = Doc()
+    >>> doc.get("t", type=Text).insert(0, "a")
+    >>> brings_news(doc.get_update(), {}), brings_news(doc.get_update(), {doc.client_id: 1})
+    (True, False)
+    """
+    return any(
+        clock > held.get(client, 0) for client, clock in state_vector(get_state(update)).items()
+    )
+
+
+class ReturningTabs:
+    """Marks each room's reloads from its file and takes back a returning tab's edits
+    that would merge into cells the reload changed."""
+
+    def __init__(self, settings: dict[str, Any], keep: Keep, log: logging.Logger) -> None:
+        self._settings = settings
+        self._keep = keep
+        self._log = log
+        self._reloads: dict[str, list[FileReload]] = {}
+        self._watching = False
+        self._read_before: dict[str, FileReload] = {}
+        self._known: weakref.WeakKeyDictionary[asyncio.Task[Any], dict[int, int]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def start(self, contents_manager: Any) -> None:
+        """Hear the rooms' events as they are emitted (a modifier runs inside ``emit``,
+        before the room goes on: a listener would run later) and the reads of their
+        files."""
+        events = self._settings.get("event_logger")
+        if events is not None:
+            events.add_modifier(schema_id=collaboration.EVENTS_SCHEMA, modifier=self._heard)
+        wait = getattr(contents_manager, "wait_before_reads", None)
+        if wait is not None:
+            wait(self._before_read)
+
+    def watch_rooms(self) -> None:
+        """Serve the tabs of every notebook room, from now on (once the collaboration
+        extension has made its websocket server: at the server's start)."""
+        extension = collaboration.extension(self._settings)
+        if extension is not None and not self._watching:
+            self._watching = True
+            collaboration.hear_rooms(extension, self._room_made)
+
+    # -- marking reloads -----------------------------------------------------------
+
+    def _heard(self, schema_id: str, data: dict[str, Any]) -> dict[str, Any]:
+        # A modifier that raises breaks the room's emit: nothing here may.
+        try:
+            room_id = str(data.get("room"))
+            if collaboration.reload_about_to_begin(data):
+                self._mark(room_id, self._now(room_id))
+            elif collaboration.reload_just_ended(data):
+                self._mark(room_id, self._read_before.pop(room_id, None))
+        except Exception as e:
+            self._log.warning("jupyter-loop could not mark a reload of %s: %s", data, e)
+        return data
+
+    async def _before_read(self, path: str, asked: Any) -> None:
+        """A save that finds the file changed reloads it, and says so only after: the
+        notebook before that reload is taken as the room reads the file."""
+        if not asked.is_notebook_read(path):
+            return
+        try:
+            file_id = self._settings["file_id_manager"].get_id(canonical_path(path))
+            if file_id is None:
+                return
+            room_id = NotebookRef(canonical_path(path), str(file_id)).room_id
+            now = self._now(room_id)
+            if now is not None:
+                self._read_before.pop(room_id, None)
+                self._read_before[room_id] = now
+                for stale in list(self._read_before)[:-READS_KEPT]:
+                    del self._read_before[stale]
+        except Exception as e:  # the read goes on
+            self._log.warning("jupyter-loop could not look at the room of %s: %s", path, e)
+
+    def _now(self, room_id: str) -> FileReload | None:
+        """The mark a reload of the room starting now would get."""
+        extension = collaboration.extension(self._settings)
+        room = None if extension is None else collaboration.rooms(extension).get(room_id)
+        if room is None:
+            return None
+        doc = room.ydoc
+        clock = state_vector(doc.get_state()).get(doc.client_id, 0)
+        return FileReload(doc.client_id, clock, doc.get_update())
+
+    def _mark(self, room_id: str, reload: FileReload | None) -> None:
+        if reload is None:
+            return
+        marks = self._reloads.pop(room_id, [])
+        marks.append(reload)
+        del marks[:-RELOADS_KEPT]
+        self._reloads[room_id] = marks  # the most recently reloaded notebook last
+        total = sum(len(r.before) for kept in self._reloads.values() for r in kept)
+        while total > RELOAD_BYTES_KEPT and self._reloads:
+            oldest = next(iter(self._reloads))
+            total -= sum(len(r.before) for r in self._reloads.pop(oldest))
+
+    # -- serving a tab -------------------------------------------------------------
+
+    def _room_made(self, room_id: str, room: Any) -> None:
+        if NotebookRef.is_notebook_room(room_id):
+            room.on_message = lambda message: self._serve(room_id, room, message)
+
+    async def _serve(self, room_id: str, room: Any, message: bytes) -> bool:
+        """Whether the room must skip ``message`` (it was taken care of here)."""
+        if len(message) < 2 or message[0] != YMessageType.SYNC:
+            return False
+        try:
+            await collaboration.loaded(room, LOAD_WAIT_SECONDS)
+        except asyncio.TimeoutError:
+            return False
+        task = asyncio.current_task()  # the room serves each tab from its own task
+        if task is None:
+            return False
+        try:
+            payload = read_message(message[2:])
+            if message[1] == YSyncMessageType.SYNC_STEP1:
+                self._known[task] = state_vector(payload)
+                return False
+            known = self._known.pop(task, None)  # a tab's first update after it said
+            if known is None:
+                return False
+            missed = [r for r in self._reloads.get(room_id, ()) if r.missed_by(known)]
+            held = state_vector(room.ydoc.get_state())
+            if not missed or not brings_news(payload, held):
+                return False
+            return self._take_back(room_id, room, payload, missed[0])
+        except (UnreadableUpdate, ValueError, IndexError) as e:
+            self._log.warning("jupyter-loop could not read a tab's update in %s: %s", room_id, e)
+            return False
+
+    def _take_back(self, room_id: str, room: Any, update: bytes, reload: FileReload) -> bool:
+        notebook = collaboration.notebook_of(room)
+        if notebook is None:
+            return False
+        edits = offline_edits(reload.before, update)
+        before = {cell.cell_id: cell for cell in cells_of(reload.before)}
+        held = held_cells(notebook)
+        now = {cell.cell_id: cell for cell in held}
+        taken = [_as_met(edit, now) for edit in edits if _changed_meanwhile(edit, before, now)]
+        if not taken:
+            return False
+        room.ydoc.apply_update(update)
+        with notebook.ydoc.transaction(origin=ORIGIN):
+            _set_back(notebook, held, {edit.cell_id for edit in taken})
+        kept = [edit for edit in taken if _still_differs(edit, now)]
+        self._log.warning(
+            "jupyter-loop: a tab came back to %s with edits of %d cell(s) that changed "
+            "while it was away (its file was reloaded); kept as proposals, not merged",
+            room_id,
+            len(kept),
+        )
+        if kept:
+            with notebook.ydoc.transaction(origin=ORIGIN):
+                self._keep(notebook, kept)
+        return True
+
+
+def _changed_meanwhile(
+    edit: OfflineEdit, before: dict[str, HeldCell], now: dict[str, HeldCell]
+) -> bool:
+    """Whether the tab's edit meets a change made while it was away: its cell is not
+    what the tab last saw (reloaded, or edited after), or its new cell's id is taken."""
+    current = now.get(edit.cell_id)
+    if edit.kind == "insert":
+        return current is not None
+    seen = before.get(edit.cell_id)
+    return current is not None and seen is not None and current.source != seen.source
+
+
+def _as_met(edit: OfflineEdit, now: dict[str, HeldCell]) -> OfflineEdit:
+    """A cell the tab added under an id the notebook has meanwhile (the room was built
+    again from the file without the tab's history) is the tab's version of that cell."""
+    if edit.kind == "insert" and edit.cell_id in now:
+        return replace(edit, kind="modify", after=None)
+    return edit
+
+
+def _still_differs(edit: OfflineEdit, now: dict[str, HeldCell]) -> bool:
+    current = now.get(edit.cell_id)
+    return current is not None and (edit.kind == "delete" or current.source != edit.source)
+
+
+def _set_back(notebook: YNotebook, held: tuple[HeldCell, ...], cell_ids: set[str]) -> None:
+    """Make the cells ``cell_ids`` what ``held`` had: one copy each, in place, with its
+    source (a tab's update may have deleted one, added a second, or edited it)."""
+    seen: set[str] = set()
+    extra = []
+    for index, ycell in enumerate(notebook.ycells):
+        cell_id = ycell.get("id")
+        if cell_id in cell_ids and cell_id in seen:
+            extra.append(index)
+        seen.add(str(cell_id))
+    for index in reversed(extra):
+        del notebook.ycells[index]
+    for cell in held:
+        if cell.cell_id not in cell_ids:
+            continue
+        if cell.cell_id not in seen:
+            at = min(cell.index, len(notebook.ycells))
+            notebook.ycells.insert(at, notebook.create_ycell(cell.content))
+            continue
+        for ycell in notebook.ycells:
+            if ycell.get("id") == cell.cell_id and str(ycell.get("source", "")) != cell.source:
+                set_source(ycell, cell.source)

@@ -1,0 +1,120 @@
+"""A tab that typed offline while its notebook's file was replaced (the "laptop lid" with a
+``git checkout`` meanwhile; chaos defect d).
+
+The room was freed while the tab was away, and built again from the replaced file: a
+history the tab never saw. Merged, the tab's lines landed beside the checked-out code (or
+vanished under the room's reload, depending on which came first). The file came last, so
+the notebook shows the file; the lines typed offline are kept as a proposal on their cell,
+for the person to take or leave. A tab offline while nothing replaced the file merges as
+Yjs always does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agent_helpers import tab_proposals
+from conftest import notebook_json, source_on_disk, type_in, wait_for
+from jupyter_ydoc import YNotebook
+from traitlets.config import Config
+
+from jupyter_loop.testing.yjs import disagreements, read_with_yjs
+
+CLEANUP_DELAY = 0.2
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config: Config) -> Config:
+    jp_server_config.YDocExtension.document_save_delay = 0.5
+    jp_server_config.YDocExtension.document_cleanup_delay = CLEANUP_DELAY
+    jp_server_config.YDocExtension.file_poll_interval = 0.5
+    return jp_server_config
+
+
+async def offline_with_a_line(open_tab: Any, target: Path) -> YNotebook:
+    """A tab opens the notebook, loses its connection, and types a line in c0 offline."""
+    target.write_text(notebook_json("x = 1", "y = 1"), encoding="utf-8")
+    async with open_tab(target.name) as tab:
+        await wait_for(lambda: len(tab.notebook.ycells) == 2)
+        await asyncio.sleep(1.5)  # the room's load has settled and been saved
+        kept = tab.notebook
+    type_in(tab, "c0", "\n# typed offline")
+    return kept
+
+
+def pending_proposals(tab: Any) -> list[dict[str, Any]]:
+    return [p for p in tab_proposals(tab).values() if p.get("status") == "pending"]
+
+
+def assert_yjs_agrees(tab: Any) -> None:
+    (seen,) = read_with_yjs({"tab": [tab.notebook.ydoc.get_update()]}).values()
+    assert disagreements(tab.notebook.ydoc, seen) == []
+
+
+@pytest.mark.timeout(90)
+async def test_lines_typed_offline_while_the_file_was_replaced_are_a_proposal(
+    jp_root_dir: Path, open_tab: Any
+) -> None:
+    target = jp_root_dir / "lid.ipynb"
+    kept = await offline_with_a_line(open_tab, target)
+    await asyncio.sleep(CLEANUP_DELAY + 1)  # the room is freed
+    target.write_text(notebook_json("checked = 'out'", "y = 1"), encoding="utf-8")
+
+    async with open_tab(target.name, notebook=kept) as back:
+        (proposal,) = await wait_for(lambda: pending_proposals(back))
+        await asyncio.sleep(0.5)  # whatever the room still does reaches the tab
+        assert back.cell("c0")["source"] == "checked = 'out'"
+        assert proposal["cell_id"] == "c0"
+        assert proposal["new_source"] == "x = 1\n# typed offline"
+        assert proposal["base_source"] == "checked = 'out'"
+        assert_yjs_agrees(back)
+        async with open_tab(target.name) as fresh:
+            await wait_for(lambda: len(fresh.notebook.ycells) == 2)
+            assert fresh.cell("c0")["source"] == "checked = 'out'"
+            assert [p["id"] for p in pending_proposals(fresh)] == [proposal["id"]]
+            assert_yjs_agrees(fresh)
+    await wait_for(lambda: source_on_disk(target, 0) == "checked = 'out'", timeout=10)
+
+
+@pytest.mark.timeout(90)
+async def test_lines_typed_offline_while_the_room_reloaded_the_file_are_a_proposal(
+    jp_root_dir: Path, open_tab: Any
+) -> None:
+    """The room stays open (another tab) and reloads the replaced file while one is away."""
+    target = jp_root_dir / "open.ipynb"
+    target.write_text(notebook_json("x = 1", "y = 1"), encoding="utf-8")
+    async with open_tab(target.name) as stays:
+        await wait_for(lambda: len(stays.notebook.ycells) == 2)
+        kept = await offline_with_a_line(open_tab, target)
+        target.write_text(notebook_json("checked = 'out'", "y = 1"), encoding="utf-8")
+        await wait_for(lambda: stays.cell("c0")["source"] == "checked = 'out'", timeout=10)
+
+        async with open_tab(target.name, notebook=kept) as back:
+            (proposal,) = await wait_for(lambda: pending_proposals(back))
+            await asyncio.sleep(0.5)
+            assert back.cell("c0")["source"] == "checked = 'out'"
+            assert stays.cell("c0")["source"] == "checked = 'out'"
+            assert proposal["new_source"] == "x = 1\n# typed offline"
+            assert_yjs_agrees(back)
+
+
+@pytest.mark.timeout(90)
+async def test_lines_typed_offline_merge_when_the_file_stayed(
+    jp_root_dir: Path, open_tab: Any
+) -> None:
+    target = jp_root_dir / "stayed.ipynb"
+    kept = await offline_with_a_line(open_tab, target)
+    await asyncio.sleep(CLEANUP_DELAY + 1)  # the room is freed; the file is not touched
+
+    async with open_tab(target.name, notebook=kept) as back:
+        await asyncio.sleep(1.0)  # whatever the room does on loading has reached the tab
+        assert back.cell("c0")["source"] == "x = 1\n# typed offline"
+        assert pending_proposals(back) == []
+        assert_yjs_agrees(back)
+        async with open_tab(target.name) as fresh:
+            await wait_for(lambda: len(fresh.notebook.ycells) == 2)
+            assert fresh.cell("c0")["source"] == "x = 1\n# typed offline"
+    await wait_for(lambda: source_on_disk(target, 0) == "x = 1\n# typed offline", timeout=10)
