@@ -82,3 +82,37 @@ async def test_every_part_used_is_there_and_does_what_jupyter_loop_needs(
         await collaboration.delete_room(extension, room, str(file_id))
     assert room_id not in collaboration.rooms(extension)
     assert str(file_id) not in extension.file_loaders
+
+
+async def test_rooms_are_heard_as_made_and_their_reloads_told_before_they_happen(
+    jp_serverapp: Any, jp_root_dir: Path, open_tab: Any, write_notebook: Any
+) -> None:
+    settings = jp_serverapp.web_app.settings
+    extension = collaboration.extension(settings)
+    made: list[str] = []
+    collaboration.hear_rooms(extension, lambda room_id, room: made.append(room_id))
+    told: list[tuple[bool, list[str]]] = []  # a reload told, and the cells the room held then
+
+    def heard(schema_id: str, data: dict[str, Any]) -> dict[str, Any]:
+        room = collaboration.rooms(extension).get(str(data.get("room")))
+        if room is not None and collaboration.reload_about_to_begin(data):
+            held = [str(c.get("source")) for c in YNotebook(room.ydoc).ycells]
+            told.append((True, held))
+        return data
+
+    settings["event_logger"].add_modifier(schema_id=collaboration.EVENTS_SCHEMA, modifier=heard)
+    path = write_notebook("heard.ipynb", "x = 1")
+    async with open_tab(path) as tab:
+        await wait_for(lambda: len(tab.notebook.ycells) == 1)
+        room_id = NotebookRef(path, str(settings["file_id_manager"].get_id(path))).room_id
+        assert made == [room_id]
+        room = collaboration.rooms(extension)[room_id]
+        assert room.on_message is not None  # jupyter-loop serves the room's tabs first
+        await collaboration.loaded(room, 5)
+        assert told == [(True, [])]  # the first load, from the file, before it was set
+
+        await asyncio.sleep(0.01)
+        replace_file(jp_root_dir / path, "x = 'checked out'")
+        await collaboration.look_at_file(room)
+        await wait_for(lambda: tab.cell("c0")["source"] == "x = 'checked out'")
+        assert told[1:] == [(True, ["x = 1"])]  # told before the reload set the cell
