@@ -114,7 +114,9 @@ def open_tab_factory(
         notebook = notebook if notebook is not None else YNotebook()
         awareness = Awareness(notebook.ydoc)
         try:
-            async with Provider(notebook.ydoc, AwareChannel(connection, room, awareness)):
+            channel = AwareChannel(connection, room, awareness)
+            async with Provider(notebook.ydoc, channel):
+                await asyncio.wait_for(channel.exchanged(), 20)
                 await _synced(notebook)
                 yield Tab(notebook, connection, awareness)
         finally:

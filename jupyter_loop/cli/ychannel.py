@@ -6,7 +6,12 @@ Tests and benchmarks follow a notebook through it too (``tests/yclient.py``,
 
 from __future__ import annotations
 
+import asyncio
+
+from pycrdt import YMessageType, YSyncMessageType
 from tornado.websocket import WebSocketClientConnection
+
+_SYNC_STEP2 = bytes([YMessageType.SYNC, YSyncMessageType.SYNC_STEP2])
 
 
 class TornadoChannel:
@@ -15,6 +20,14 @@ class TornadoChannel:
     def __init__(self, connection: WebSocketClientConnection, path: str) -> None:
         self._connection = connection
         self._path = path
+        self._sent_step2 = asyncio.Event()
+        self._got_step2 = asyncio.Event()
+
+    async def exchanged(self) -> None:
+        """Return once each side has sent the other what it lacked (a sync step 2 each
+        way): a document that comes back with edits made offline has sent them."""
+        await self._sent_step2.wait()
+        await self._got_step2.wait()
 
     @property
     def path(self) -> str:
@@ -27,10 +40,15 @@ class TornadoChannel:
         message = await self._connection.read_message()
         if message is None:
             raise StopAsyncIteration
-        return message if isinstance(message, bytes) else message.encode()
+        message = message if isinstance(message, bytes) else message.encode()
+        if message.startswith(_SYNC_STEP2):
+            self._got_step2.set()
+        return message
 
     async def send(self, message: bytes) -> None:
         await self._connection.write_message(message, binary=True)
+        if message.startswith(_SYNC_STEP2):
+            self._sent_step2.set()
 
     async def recv(self) -> bytes:
         return await self.__anext__()

@@ -41,18 +41,18 @@ import asyncio
 import logging
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from jupyter_ydoc import YNotebook
-from pycrdt import YMessageType, YSyncMessageType, get_state, read_message
+from pycrdt import YMessageType, YSyncMessageType, merge_updates, read_message
 
 from . import collaboration
 from .cells import set_source
 from .live import ORIGIN
 from .offline_edits import HeldCell, OfflineEdit, cells_of, held_cells, offline_edits
 from .reference import NotebookRef, canonical_path
-from .update_holes import UnreadableUpdate, state_vector
+from .update_holes import UnreadableUpdate, state_vector, struct_ends
 
 RELOADS_KEPT = 4
 """Reloads remembered per notebook: a tab away for more is still caught by the oldest kept
@@ -96,9 +96,27 @@ def brings_news(update: bytes, held: dict[int, int]) -> bool:
     >>> brings_news(doc.get_update(), {}), brings_news(doc.get_update(), {doc.client_id: 1})
     (True, False)
     """
-    return any(
-        clock > held.get(client, 0) for client, clock in state_vector(get_state(update)).items()
-    )
+    return any(end > held.get(client, 0) for client, end in struct_ends(update).items())
+
+
+HOLD_SECONDS = 2.0
+"""How long an update that came before its tab's state vector waits for it."""
+
+
+@dataclass
+class _Arrival:
+    """A tab's connection until its first update is decided: what it holds (its sync
+    step 1), and an update that came before that."""
+
+    known: dict[int, int] | None = None
+    early: bytes | None = None
+    decided: bool = False
+    _timer: asyncio.TimerHandle | None = field(default=None, repr=False)
+
+    def hold(self, update: bytes, let_through: Callable[[], None]) -> None:
+        self.early = update if self.early is None else merge_updates(self.early, update)
+        if self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(HOLD_SECONDS, let_through)
 
 
 class ReturningTabs:
@@ -112,7 +130,7 @@ class ReturningTabs:
         self._reloads: dict[str, list[FileReload]] = {}
         self._watching = False
         self._read_before: dict[str, FileReload] = {}
-        self._known: weakref.WeakKeyDictionary[asyncio.Task[Any], dict[int, int]] = (
+        self._arrivals: weakref.WeakKeyDictionary[asyncio.Task[Any], _Arrival] = (
             weakref.WeakKeyDictionary()
         )
 
@@ -179,7 +197,10 @@ class ReturningTabs:
         return FileReload(doc.client_id, clock, doc.get_update())
 
     def _mark(self, room_id: str, reload: FileReload | None) -> None:
-        if reload is None:
+        if reload is None or not cells_of(reload.before):
+            # A room's first load from its file replaces nothing (and writes its cells as
+            # a client of no room, the same for every server: jupyter_server_ydoc's
+            # deterministic load), so no tab can have edited what it set.
             return
         marks = self._reloads.pop(room_id, [])
         marks.append(reload)
@@ -207,22 +228,48 @@ class ReturningTabs:
         task = asyncio.current_task()  # the room serves each tab from its own task
         if task is None:
             return False
+        arrival = self._arrivals.setdefault(task, _Arrival())
+        if arrival.decided:
+            return False
         try:
             payload = read_message(message[2:])
             if message[1] == YSyncMessageType.SYNC_STEP1:
-                self._known[task] = state_vector(payload)
+                arrival.known = state_vector(payload)
+                early, arrival.early = arrival.early, None
+                if early is not None:  # it came first: decide on it now
+                    arrival.decided = True
+                    if not self._came_back(room_id, room, early, arrival.known):
+                        room.ydoc.apply_update(early)
                 return False
-            known = self._known.pop(task, None)  # a tab's first update after it said
-            if known is None:
-                return False
-            missed = [r for r in self._reloads.get(room_id, ()) if r.missed_by(known)]
-            held = state_vector(room.ydoc.get_state())
-            if not missed or not brings_news(payload, held):
-                return False
-            return self._take_back(room_id, room, payload, missed[0])
+            if arrival.known is None:
+                if not self._reloads.get(room_id):
+                    arrival.decided = True
+                    return False
+                # Its update overtook the state vector it sends first (pycrdt's provider
+                # sends them from two tasks): hold it until that comes, a moment at most.
+                arrival.hold(payload, lambda: self._let_through(room, arrival))
+                return True
+            arrival.decided = True
+            return self._came_back(room_id, room, payload, arrival.known)
         except (UnreadableUpdate, ValueError, IndexError) as e:
+            arrival.decided = True
             self._log.warning("jupyter-loop could not read a tab's update in %s: %s", room_id, e)
             return False
+
+    def _let_through(self, room: Any, arrival: _Arrival) -> None:
+        """A held update whose state vector never came merges, as any update does."""
+        early, arrival.early = arrival.early, None
+        arrival.decided = True
+        if early is not None:
+            room.ydoc.apply_update(early)
+
+    def _came_back(self, room_id: str, room: Any, update: bytes, known: dict[int, int]) -> bool:
+        """Take back a returning tab's first update if it missed a reload and edits what
+        changed meanwhile; whether it did (and applied the update)."""
+        missed = [r for r in self._reloads.get(room_id, ()) if r.missed_by(known)]
+        if not missed or not brings_news(update, state_vector(room.ydoc.get_state())):
+            return False
+        return self._take_back(room_id, room, update, missed[0])
 
     def _take_back(self, room_id: str, room: Any, update: bytes, reload: FileReload) -> bool:
         notebook = collaboration.notebook_of(room)

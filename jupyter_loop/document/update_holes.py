@@ -62,34 +62,65 @@ def holes(update: bytes) -> list[Hole]:
     >>> holes(bytes(2))  # an empty update: no structs, no deletions
     []
     """
-    reader = _Reader(update)
-    found: set[Hole] = set()
-    held: dict[int, list[tuple[int, int]]] = {}
-    needed: list[tuple[int, int]] = []
-    try:
-        for _ in range(reader.var_uint()):
-            count, client, clock = reader.var_uint(), reader.var_uint(), reader.var_uint()
-            if clock > 0:
-                found.add(Hole(client, 0, clock))
-            ranges = held.setdefault(client, [])
-            for _ in range(count):
-                info = reader.byte()
-                if info & CONTENT == SKIP:
-                    length = reader.var_uint()
-                    found.add(Hole(client, clock, length))
-                else:
-                    if info & CONTENT == GC:
-                        length = reader.var_uint()
-                    else:
-                        length = _read_item(reader, info, needed)
-                    ranges.append((clock, clock + length))
-                clock += length
-    except IndexError as e:
-        raise UnreadableUpdate("the update ends in the middle of a struct") from e
-    for client, clock in needed:
-        if not any(start <= clock < end for start, end in held.get(client, ())):
+    structs = _Structs(update)
+    found = set(structs.skipped)
+    for client, ranges in structs.held.items():
+        first = min((start for start, _ in ranges), default=0)
+        if first > 0:
+            found.add(Hole(client, 0, first))
+    for client, clock in structs.needed:
+        if not any(start <= clock < end for start, end in structs.held.get(client, ())):
             found.add(Hole(client, clock, 1))
     return sorted(found, key=lambda hole: (hole.client, hole.clock))
+
+
+def struct_ends(update: bytes) -> dict[int, int]:
+    """Each client's clock just past the last struct ``update`` holds of it: what a state
+    vector would say after it, if nothing were missing before. (pycrdt's ``get_state``
+    of an update that starts past a client's clock 0 says nothing of that client: its
+    structs wait.)
+
+    >>> from pycrdt import Text
+    >>> doc = Doc()
+    >>> doc.get("t", type=Text).insert(0, "ab")
+    >>> before = doc.get_state()
+    >>> doc.get("t", type=Text).insert(2, "c")
+    >>> struct_ends(doc.get_update(before)) == {doc.client_id: 3}
+    True
+    """
+    structs = _Structs(update)
+    return {
+        client: max(end for _, end in ranges) for client, ranges in structs.held.items() if ranges
+    }
+
+
+class _Structs:
+    """The struct part of an update, read: the clock ranges held per client, the ranges
+    skipped, and the ids items build on."""
+
+    def __init__(self, update: bytes) -> None:
+        reader = _Reader(update)
+        self.held: dict[int, list[tuple[int, int]]] = {}
+        self.skipped: list[Hole] = []
+        self.needed: list[tuple[int, int]] = []
+        try:
+            for _ in range(reader.var_uint()):
+                count, client, clock = reader.var_uint(), reader.var_uint(), reader.var_uint()
+                ranges = self.held.setdefault(client, [])
+                for _ in range(count):
+                    info = reader.byte()
+                    if info & CONTENT == SKIP:
+                        length = reader.var_uint()
+                        self.skipped.append(Hole(client, clock, length))
+                    else:
+                        if info & CONTENT == GC:
+                            length = reader.var_uint()
+                        else:
+                            length = _read_item(reader, info, self.needed)
+                        ranges.append((clock, clock + length))
+                    clock += length
+        except IndexError as e:
+            raise UnreadableUpdate("the update ends in the middle of a struct") from e
 
 
 def _read_item(reader: _Reader, info: int, needed: list[tuple[int, int]]) -> int:

@@ -250,6 +250,9 @@ async def lid_over_a_checkout(world: World, rng: random.Random) -> str:
         for line in lines:
             cell.type(tab.name, line)
     await tab.connect()
+    if cell.cell_id in changed:
+        # As typed lines reach the file before a kill, the proposal reaches the store.
+        await tab.wait_offered(cell.cell_id, lines)
     room = "freed" if freed else "open"
     return "; ".join(
         [

@@ -24,10 +24,11 @@ from urllib.parse import quote
 
 import nbformat
 from jupyter_ydoc import YNotebook
-from pycrdt import Provider, Text
+from pycrdt import Map, Provider, Text
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import WebSocketClientConnection, websocket_connect
 
+from ..agent.proposals import PROPOSALS_MAP
 from ..cli.ychannel import TornadoChannel
 from ..document.reference import NotebookRef
 from .server_process import TOKEN, ServerProcess
@@ -113,7 +114,11 @@ class ChaosTab:
             f"{url}?sessionId={session['sessionId']}", headers={"Authorization": f"token {TOKEN}"}
         )
         self._connection = await websocket_connect(request)
-        self._serving = asyncio.ensure_future(self._serve(TornadoChannel(self._connection, room)))
+        channel = TornadoChannel(self._connection, room)
+        self._serving = asyncio.ensure_future(self._serve(channel))
+        # A tab back from offline has its cells already: it is connected once it has sent
+        # what it typed meanwhile (else an event closing it at once would drop that).
+        await asyncio.wait_for(channel.exchanged(), timeout)
         deadline = time.monotonic() + timeout
         while self.notebook.cell_number == 0:
             if time.monotonic() > deadline:
@@ -134,6 +139,24 @@ class ChaosTab:
             serving, self._serving = self._serving, None
             serving.cancel()
             await asyncio.gather(serving, return_exceptions=True)
+
+    async def wait_offered(self, cell_id: str, lines: list[str], timeout: float = 10) -> None:
+        """Until the tab shows a pending proposal on the cell holding ``lines``, and the
+        server's store has had time to write it (its writes are 0.1 s apart)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and not self._offered(cell_id, lines):
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.5)
+
+    def _offered(self, cell_id: str, lines: list[str]) -> bool:
+        proposals = self.notebook.ydoc.get(PROPOSALS_MAP, type=Map).to_py() or {}
+        return any(
+            isinstance(p, dict)
+            and p.get("status") == "pending"
+            and p.get("cell_id") == cell_id
+            and all(line in str(p.get("new_source") or "") for line in lines)
+            for p in proposals.values()
+        )
 
     def type_line(self, cell_id: str) -> str:
         """Type one comment line at the end of the cell, as this tab sees it."""
