@@ -230,7 +230,9 @@ class ApprovalRequest(Record):
 
 @dataclass(frozen=True)
 class Proposal(Record):
-    """A proposed cell edit. ``claim``: the token of the tab that applied it (accepted)."""
+    """A proposed cell edit. ``claim``: the token of the tab that applied it (accepted).
+    ``origin``: who proposes it: an agent (the assistant, an outside agent), or a tab that
+    came back from offline with edits of cells its file's reload changed (``offline``)."""
 
     TS = "IProposal"
     NULLABLE = frozenset(
@@ -251,6 +253,7 @@ class Proposal(Record):
     resolved_at: str | None = None
     new_cell_id: str | None = None
     claim: str | None = None
+    origin: str = "agent"
 
     @classmethod
     def from_y(cls, value: dict[str, Any]) -> Proposal:

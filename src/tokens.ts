@@ -200,7 +200,14 @@ export interface IProposal {
   new_cell_id?: string | null;
   /** The claim of the tab that applied it (see {@link IClaimReply}). */
   claim?: string | null;
+  /**
+   * Who proposes it: an agent, or a tab back from offline whose edits met a reload of
+   * the file (absent in proposals made before there was a choice: an agent).
+   */
+  origin?: ProposalOrigin;
 }
+
+export type ProposalOrigin = 'agent' | 'offline';
 
 /** `GET agent/models` */
 export interface IModelsReply {

@@ -85,6 +85,7 @@ def create(
     new_source: str | None = None,
     cell_type: str | None = None,
     summary: str = "",
+    origin: str = "agent",
 ) -> Proposed:
     """Record a pending proposal against the cell as it is now.
 
@@ -111,6 +112,7 @@ def create(
         new_source=new_source if kind != "delete" else None,
         summary=summary,
         status="pending",
+        origin=origin,
         created_at=now_iso("microseconds"),  # orders a turn's proposals
     )
     replaced = _replace_pending(notebook, turn_id, cell_id) if kind != "insert" else []
@@ -141,6 +143,7 @@ def keep_offline_edits(notebook: YNotebook, edits: Sequence[OfflineEdit]) -> lis
                 new_source=edit.source,
                 cell_type=edit.cell_type,
                 summary=OFFLINE_SUMMARY,
+                origin="offline",
             )
         except CellNotFound:
             continue  # its cell went meanwhile: nothing to propose against

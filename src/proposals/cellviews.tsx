@@ -7,6 +7,7 @@ import { useSignal } from '../panel/hooks';
 import { ApprovalButtons } from '../panel/approval';
 import { proposalTexts } from '../panel/proposalcard';
 import { CodeDiff } from './codediff';
+import { IProposal } from '../tokens';
 
 /** Keys and clicks inside a decoration stay out of the notebook's shortcuts. */
 function isolate(node: HTMLElement): void {
@@ -19,6 +20,24 @@ const TITLES = {
   insert: 'AI proposal: a new cell here',
   delete: 'AI proposal: delete this cell'
 };
+
+/** A tab's own edits, made offline while the file was replaced: not the AI's. */
+const OFFLINE_TITLES = {
+  modify: 'Your offline edit of this cell (not merged)',
+  insert: 'Your offline cell (not merged)',
+  delete: 'You deleted this cell offline (not merged)'
+};
+
+function titleOf(proposal: IProposal): string {
+  if (proposal.origin === 'offline') {
+    return OFFLINE_TITLES[proposal.kind];
+  }
+  if (proposal.kind === 'insert') {
+    const type = proposal.cell_type === 'markdown' ? 'Markdown' : 'code';
+    return `AI proposal: a new ${type} cell here`;
+  }
+  return TITLES[proposal.kind];
+}
 
 /**
  * A proposal shown on its cell: a merge view of the edit (modify), a ghost
@@ -39,7 +58,7 @@ export class ProposalOnCell extends ReactWidget {
     this.node.setAttribute('role', 'group');
     this.node.setAttribute(
       'aria-label',
-      view ? TITLES[view.proposal.kind] : 'AI proposal'
+      view ? titleOf(view.proposal) : 'AI proposal'
     );
     isolate(this.node);
   }
@@ -72,10 +91,7 @@ function ProposalOnCellView(
   const { proposal, state } = view;
   const busy = session.isPending(proposalId);
   const [before, after] = proposalTexts(proposal);
-  const title =
-    proposal.kind === 'insert'
-      ? `AI proposal: a new ${proposal.cell_type === 'markdown' ? 'Markdown' : 'code'} cell here`
-      : TITLES[proposal.kind];
+  const title = titleOf(proposal);
   return (
     <div className={`jp-Loop-OnCell-body jp-mod-${state}`}>
       <div className="jp-Loop-OnCell-bar">
@@ -97,7 +113,7 @@ function ProposalOnCellView(
             >
               Accept
             </button>
-          ) : (
+          ) : proposal.origin === 'offline' ? null : (
             <button
               className="jp-Button jp-mod-styled jp-mod-accept jp-Loop-regenerate"
               disabled={busy || session.conversation.isBusy}
