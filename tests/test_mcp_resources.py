@@ -116,6 +116,8 @@ async def test_a_token_for_another_notebook_cannot_read_its_outputs(
     async with mcp_session(headers=headers) as session:
         with pytest.raises(MCPError, match="this token is for the notebook mine.ipynb only"):
             await session.read_resource("jupyter-loop://outputs/c0/0?path=other.ipynb&run=file")
+        with pytest.raises(MCPError, match="this token is for the notebook mine.ipynb only"):
+            await session.read_resource("jupyter-loop://focus?path=other.ipynb")
         with pytest.raises(MCPError, match="has no output 0"):  # its own: read, no output
             await session.read_resource("jupyter-loop://outputs/c0/0?path=mine.ipynb&run=file")
 

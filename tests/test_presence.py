@@ -6,11 +6,13 @@ shows their active cell in full, so "fix this cell" works from outside JupyterLa
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import mcp_types as types
 from mcp_helpers import call
 
+from jupyter_loop.identity import server_login_name
 from jupyter_loop.records import FOCUS_FIELD
 
 pytest_plugins = ["mcp_fixtures"]
@@ -43,6 +45,52 @@ async def test_read_notebook_says_which_cell_each_person_has_in_hand(
         await ada.say(None)  # she closes her tab
         text = await read_until(session, path, lambda t: "Ada Lovelace" not in t)
         assert '- "bob": no cell active' in text
+
+
+async def test_the_current_cell_resource_is_the_cell_its_person_has_active(
+    mcp_session: Any, write_notebook: Any, open_tab: Any
+) -> None:
+    """ "Fix this cell" from an outside agent: the resource names the cell the person the
+    agent works for has active (the server's own token: its login name); with nobody of
+    that name, the one cell anybody has active (a tab's name may differ from the token's),
+    and no cell when several people have one."""
+    path = write_notebook("this.ipynb", *MANY, "def broken(:\n    return 'needle-3e9d'")
+    me = server_login_name()
+    uri = f"jupyter-loop://focus?path={path}"
+    async with (
+        open_tab(path) as ada,
+        open_tab(path) as bob,
+        open_tab(path) as mine,
+        mcp_session() as session,
+    ):
+        listed = await session.list_resource_templates()
+        templates = [t.uri_template for t in listed.resource_templates]
+        assert "jupyter-loop://focus{?path}" in templates
+        await ada.say({"user": {"name": "ada"}, FOCUS_FIELD: {"cell_id": "c3"}})
+        text = await resource_until(session, uri, lambda t: "x3 = 3" in t)
+        assert 'The cell "ada" has active in this.ipynb: id c3.' in text
+
+        await bob.say({"user": {"name": "bob"}, FOCUS_FIELD: {"cell_id": "c5"}})
+        text = await resource_until(session, uri, lambda t: '"bob"' in t)
+        assert f"{json.dumps(me)} has no cell of {path} active" in text
+        assert '- "ada": cell 4 (id c3) active' in text
+        assert '- "bob": cell 6 (id c5) active' in text
+
+        await mine.say({"user": {"name": me}, FOCUS_FIELD: {"cell_id": "c12"}})
+        text = await resource_until(session, uri, lambda t: "needle-3e9d" in t)
+        assert f"The cell {json.dumps(me)} has active in {path}: id c12." in text
+        assert "x3 = 3" not in text and "x5 = 5" not in text
+
+
+async def resource_until(session: Any, uri: str, wanted: Any, timeout: float = 10.0) -> str:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        result = await session.read_resource(uri)
+        text = "".join(getattr(item, "text", "") for item in result.contents)
+        if wanted(text) or asyncio.get_running_loop().time() > deadline:
+            assert wanted(text), text
+            return text
+        await asyncio.sleep(0.1)
 
 
 async def read_until(session: Any, path: str, wanted: Any, timeout: float = 10.0) -> str:

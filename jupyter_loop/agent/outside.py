@@ -38,7 +38,7 @@ from .asking import ApprovalPath, Asking
 from .callers import Caller
 from .direct_inputs import answer_prompts
 from .journal import AgentJournal
-from .outside_reads import RESULT_CHARS, OutsideReads, file_id_of
+from .outside_reads import RESULT_CHARS, OutsideReads, file_id_of, where_people_are
 from .shared_turn import current_approval, show_approval
 from .store import new_id
 from .tools import Toolbox, ToolOutcome
@@ -126,6 +126,33 @@ class OutsideAgents(OutsideReads):
             receipt=outcome.summary,
         )
         return outcome
+
+    async def current_cell(self, path: str, caller: Caller) -> str:
+        """The cell the caller's person has active in their tab (what "this cell" means to
+        them), read as ``read_cell`` reads it; when they have none, who has which cell.
+        Without a person of that name, the one cell anybody has active, if just one."""
+        room_id = await self._docs.room_id(path)
+        people = self._docs.people(room_id)
+        active = [p for p in people if p.focus is not None and p.focus.cell_id]
+        chosen = [p for p in active if p.name == caller.user] or (
+            active if len(active) == 1 else []
+        )
+        if not chosen or chosen[0].focus is None or chosen[0].focus.cell_id is None:
+            notebook = await self._docs.notebook(room_id) if people else None
+            numbers = (
+                {str(c.get("id")): i + 1 for i, c in enumerate(notebook.ycells)} if notebook else {}
+            )
+            where = where_people_are(people, numbers) or "Nobody has it open now.\n"
+            return (
+                f"{json.dumps(caller.user)} has no cell of {path} active in a tab now, so "
+                f'"this cell" names none.\n{where}'
+            )
+        person, cell_id = chosen[0], chosen[0].focus.cell_id
+        outcome = await self.call(path, "read_cell", {"cell_id": cell_id}, caller, 0.0)
+        return (
+            f"The cell {json.dumps(person.name)} has active in {path}: id {cell_id}.\n\n"
+            f"{outcome.summary}\n\n{outcome.content}"
+        )
 
     async def _run(
         self,

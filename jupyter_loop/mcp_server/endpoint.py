@@ -174,7 +174,7 @@ class McpEndpoint:
         from mcp_types.jsonrpc import INVALID_PARAMS
 
         grants, caller = self._caller(ctx)
-        address = resources.parse_output_uri(params.uri)
+        address = resources.parse_uri(params.uri)
         path = address.path if address is not None else None
 
         async def failed(message: str) -> MCPError:
@@ -183,10 +183,13 @@ class McpEndpoint:
 
         if address is None:
             raise await failed(f"No resource {client_claim(params.uri)} on this server.")
-        refused = refusal(grants, resources.ABILITY, "reading a cell's output", path)
+        refused = refusal(grants, resources.ABILITY, "reading a cell", path)
         if refused:
             raise await failed(refused)
         try:
+            if isinstance(address, resources.FocusAddress):
+                text = await self._agent.current_cell(address.path, caller)
+                return resources.text_result(params.uri, text)
             content = await self._agent.output(
                 address.path, address.cell_id, address.index, address.run, caller
             )

@@ -1,12 +1,15 @@
-"""Cell outputs as MCP resources: their URIs, the links a tool result carries, and what
-reading one answers (``notebook_view.output_resources`` decides which outputs and what
-they hold; the endpoint checks the caller's rights as for a tool).
+"""What an MCP client can read as resources: their URIs, the links a tool result carries,
+and what reading one answers (the endpoint checks the caller's rights as for a tool).
 
-A URI names the notebook, the cell, the output's place and the run it came from:
-``jupyter-loop://outputs/CELL_ID/INDEX?path=NOTEBOOK&run=RUN_ID``. Nothing is listed
-(``resources/list`` is empty: a server's outputs are unbounded); the one template says how
-the URIs are made, and links come with the results of ``get_outputs``, ``read_cell`` and
-``run_cells`` (``tools.LINKED_CELLS``).
+* Cell outputs (``notebook_view.output_resources`` decides which outputs and what they
+  hold). A URI names the notebook, the cell, the output's place and the run it came from:
+  ``jupyter-loop://outputs/CELL_ID/INDEX?path=NOTEBOOK&run=RUN_ID``; links come with the
+  results of ``get_outputs``, ``read_cell`` and ``run_cells`` (``tools.LINKED_CELLS``).
+* The cell in the hand of the person the agent works for (``jupyter-loop://focus?path=
+  NOTEBOOK``): what "this cell" means to them in their tab, read as ``read_cell`` reads it.
+
+Nothing is listed (``resources/list`` is empty: a server's outputs are unbounded); the
+templates say how the URIs are made.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ ABILITY = Ability.READ
 """What reading an output needs: what ``read_cell`` needs (a row of ``docs/rights.md``)."""
 METHOD = "resources/read"
 TEMPLATE = f"{SCHEME}://outputs/{{cell_id}}/{{index}}{{?path,run}}"
+FOCUS_TEMPLATE = f"{SCHEME}://focus{{?path}}"
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,28 @@ class OutputAddress:
     cell_id: str
     index: int
     run: str
+
+
+@dataclass(frozen=True)
+class FocusAddress:
+    """The cell the caller's person has active in the notebook at ``path``."""
+
+    path: str
+
+
+def parse_uri(uri: str) -> OutputAddress | FocusAddress | None:
+    """What a URI of ours names, ``None`` if it names nothing here.
+
+    >>> parse_uri("jupyter-loop://focus?path=dir/a%20b.ipynb")
+    FocusAddress(path='dir/a b.ipynb')
+    >>> parse_uri("jupyter-loop://focus") is None
+    True
+    """
+    parts = urlsplit(uri)
+    if parts.scheme == SCHEME and parts.netloc == "focus" and parts.path in ("", "/"):
+        path = parse_qs(parts.query).get("path", [""])[0]
+        return FocusAddress(path) if path else None
+    return parse_output_uri(uri)
 
 
 def output_uri(path: str, link: OutputLink) -> str:
@@ -84,6 +110,13 @@ def resource_links(path: str, links: tuple[OutputLink, ...]) -> list[Any]:
     ]
 
 
+def text_result(uri: str, text: str) -> types.ReadResourceResult:
+    import mcp_types as types
+
+    item = types.TextResourceContents(uri=uri, mime_type="text/plain", text=text)
+    return types.ReadResourceResult(contents=[item])
+
+
 def read_result(uri: str, content: OutputContent) -> types.ReadResourceResult:
     import mcp_types as types
 
@@ -100,7 +133,7 @@ def read_result(uri: str, content: OutputContent) -> types.ReadResourceResult:
 def templates() -> types.ListResourceTemplatesResult:
     import mcp_types as types
 
-    template = types.ResourceTemplate(
+    output = types.ResourceTemplate(
         name="cell output",
         uri_template=TEMPLATE,
         description=(
@@ -108,4 +141,14 @@ def templates() -> types.ListResourceTemplatesResult:
             "named; get_outputs, read_cell and run_cells give these links with a caption each."
         ),
     )
-    return types.ListResourceTemplatesResult(resource_templates=[template])
+    focus = types.ResourceTemplate(
+        name="the user's current cell",
+        uri_template=FOCUS_TEMPLATE,
+        mime_type="text/plain",
+        description=(
+            "The cell the person you work for has active in their tab of the notebook (what "
+            '"this cell" means to them), read as read_cell reads it; says who has which cell '
+            "when that person has none."
+        ),
+    )
+    return types.ListResourceTemplatesResult(resource_templates=[output, focus])
