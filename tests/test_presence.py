@@ -10,10 +10,14 @@ import json
 from typing import Any
 
 import mcp_types as types
-from mcp_helpers import call
+import pytest
+from conftest import wait_for
+from mcp_helpers import answer_approval, call
+from pycrdt import Map
 
+from jupyter_loop.document.presence import RENEW_SECONDS
 from jupyter_loop.identity import server_login_name
-from jupyter_loop.records import FOCUS_FIELD
+from jupyter_loop.records import AGENT_FIELD, FOCUS_FIELD
 
 pytest_plugins = ["mcp_fixtures"]
 
@@ -130,6 +134,41 @@ async def test_an_agent_at_work_is_shown_in_the_tabs_on_the_cell_it_works_on(
         # People in the notebook are the tabs' people: the agent is not one of them.
         text = text_of(await call(session, "read_notebook", path=path))
         assert "claude-code for" not in text
+
+
+@pytest.mark.timeout(90)
+async def test_an_agent_stays_shown_on_its_cell_for_the_whole_of_a_long_run(
+    mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+) -> None:
+    """A call that stops waiting leaves its cells running: tabs would forget the agent 30 s
+    after that call, so the server shows it again every RENEW_SECONDS while they run, and
+    stops once they are done."""
+    long = RENEW_SECONDS * 1.5
+    path = write_notebook("long.ipynb", "a = 1", f"import time\ntime.sleep({long})")
+    async with open_tab(path) as tab, mcp_session(name="claude-code") as session:
+        asked = asyncio.ensure_future(
+            call(session, "run_cells", path=path, cell_ids=["c1"], wait_seconds=0)
+        )
+        board = tab.notebook.ydoc.get("jupyter_loop:agent", type=Map)
+        await answer_approval(api, path, await wait_for(lambda: board.get("approval")), "once")
+        result = await asked
+        assert "running" in text_of(result), text_of(result)
+        await wait_until(lambda: tab.marker("c1") and tab.marker("c1")["state"] == "running")
+        shown = agent_clock(tab)
+
+        await wait_until(lambda: agent_clock(tab) > shown, timeout=RENEW_SECONDS + 5)
+        assert tab.agents()[0][1] == {"cell_id": "c1", "action": "running"}
+        await wait_until(lambda: tab.marker("c1")["state"] == "done", timeout=long + 10)
+        last = agent_clock(tab)
+        await asyncio.sleep(RENEW_SECONDS + 1)
+        assert agent_clock(tab) == last  # done: no more renewals
+
+
+def agent_clock(tab: Any) -> int:
+    """The clock of the agent's awareness entry as the tab last heard it (each renewal
+    is newer)."""
+    (client,) = [c for c, s in tab._awareness.states.items() if s and AGENT_FIELD in s]
+    return int(tab._awareness.meta[client]["clock"])
 
 
 async def wait_until(predicate: Any, timeout: float = 10.0) -> None:

@@ -375,6 +375,7 @@ class LiveDocuments:
     async def stop(self, timeout: float = 3.0) -> None:
         """Finish the saves under way (the runs that just ended asked for them), then save
         what still waits; what has not finished within ``timeout`` seconds is cancelled."""
+        await self.agents.stop()
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=timeout)
         for room_id in list(self._pending_saves):

@@ -12,7 +12,9 @@ Agents are shown the same way, by the server: each agent (the panel's assistant 
 person, an MCP client, the terminal client) gets an awareness entry of its own in the
 room, with a name and colour in ``user`` like a person's and what it does to which cell
 (``records.AGENT_FIELD``), renewed at each of its tool calls; tabs forget it 30 s after
-its last, as they forget a closed tab. Rejected: a field in the server's own awareness
+its last, as they forget a closed tab. An agent that leaves cells running (a call that
+stopped waiting for a long run) stays shown on the cell running, renewed every
+:data:`RENEW_SECONDS`, until its cells are done. Rejected: a field in the server's own awareness
 state, one for all agents: two agents at work would overwrite each other, and a tab could
 not tell one that left from one that is quiet.
 
@@ -28,10 +30,11 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +45,13 @@ from . import collaboration
 
 MAX_PEOPLE = 50
 """People listed at most (a lecture's room can hold hundreds of tabs)."""
+
+RENEW_SECONDS = 10.0
+"""How often an agent whose cells still run is shown again: well within the 30 s after
+which tabs forget an awareness entry that was not renewed."""
+
+Busy = Callable[[], Awaitable["str | None"]]
+"""Which of an agent's cells runs now (``None``: none is queued or running any more)."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +95,7 @@ class AgentPresence:
     def __init__(self, room_of: Callable[[str], Any | None]) -> None:
         self._room_of = room_of
         self._clocks: dict[tuple[str, str], int] = {}
+        self._kept: dict[tuple[str, str], asyncio.Task[None]] = {}
 
     def show(self, room_id: str, name: str, cell_id: str | None, action: str) -> None:
         """Show ``name`` doing ``action`` to ``cell_id`` in the notebook, if a room (so a
@@ -99,6 +110,41 @@ class AgentPresence:
         clock = self._clocks[(room_id, name)] = max(last + 1, int(time.time() * 10))
         work = AgentAtWork(cell_id, action)
         collaboration.announce(room, agent_update(room_id, name, work, clock))
+
+    def keep_while(self, room_id: str, name: str, action: str, busy: Busy) -> None:
+        """Show ``name`` doing ``action`` on the cell ``busy`` says runs, every
+        :data:`RENEW_SECONDS`, until none does (a later call of the same agent in the
+        same notebook takes over)."""
+        key = (room_id, name)
+        previous = self._kept.pop(key, None)
+        if previous is not None:
+            previous.cancel()
+        task = asyncio.ensure_future(self._renew(room_id, name, action, busy))
+        self._kept[key] = task
+        task.add_done_callback(lambda done: self._forget(key, done))
+
+    async def _renew(self, room_id: str, name: str, action: str, busy: Busy) -> None:
+        while True:
+            await asyncio.sleep(RENEW_SECONDS)
+            try:
+                cell_id = await busy()
+            except Exception:  # the notebook went away: nothing to show
+                return
+            if cell_id is None or self._room_of(room_id) is None:
+                return
+            self.show(room_id, name, cell_id, action)
+
+    def _forget(self, key: tuple[str, str], done: asyncio.Task[None]) -> None:
+        if self._kept.get(key) is done:
+            del self._kept[key]
+
+    async def stop(self) -> None:
+        """Stop showing agents whose cells still run (the server stops)."""
+        tasks = list(self._kept.values())
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)
 
 
 def agent_update(room_id: str, name: str, work: AgentAtWork, clock: int) -> bytes:

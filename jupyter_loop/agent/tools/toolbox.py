@@ -16,6 +16,7 @@ from jupyter_ydoc import YNotebook
 
 from ...document import ORIGIN, CellNotFound, LiveDocuments, find_cell
 from ...errors import JupyterLoopError
+from ...execution import board
 from ...execution.introspect import VariablesReport
 from ...execution.introspect import describe as describe_variables
 from ...notebook_view.notebook_map import cell_line
@@ -118,6 +119,8 @@ class Toolbox:
                     self._room_id, self._shown_as, _cell_named(arguments), tool.activity
                 )
             outcome = await tool.handler(self, arguments)
+            if self._shown_as and call.name == "run_cells":
+                self._show_while_running(arguments, tool.activity)
         except ToolError as e:
             return failed(call.name, e.message, shown)
         except CellNotFound as e:
@@ -126,6 +129,21 @@ class Toolbox:
 
     async def _notebook(self) -> YNotebook:
         return await self._docs.notebook(self._room_id)
+
+    def _show_while_running(self, arguments: dict[str, Any], activity: str) -> None:
+        """A run the call stopped waiting for goes on: the agent stays shown on the cell
+        running until its cells are done (tabs would forget it 30 s after its call)."""
+        cell_ids = [str(c) for c in arguments.get("cell_ids") or []]
+
+        async def running_now() -> str | None:
+            notebook = await self._notebook()
+            for cell_id in cell_ids:
+                found = board.marker(notebook, cell_id)
+                if found is not None and found.state in (board.QUEUED, board.RUNNING):
+                    return cell_id
+            return None
+
+        self._docs.agents.keep_while(self._room_id, self._shown_as, activity, running_now)
 
     # -- reading ---------------------------------------------------------------------
 
