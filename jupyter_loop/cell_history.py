@@ -16,7 +16,7 @@ from typing import Any
 from jupyter_ydoc import YNotebook
 
 from .agent import proposals
-from .document import ORIGIN, CellNotFound, find_cell, source_hash
+from .document import CellNotFound, find_cell, source_hash, writing
 from .document.reference import NotebookRef
 from .errors import Conflict, NotFound
 from .execution.outputs_store import FileOutputStore, RunKey
@@ -97,7 +97,7 @@ async def propose_run_source(
         raise NotFound(f"The notebook has no cell '{cell_id}' any more.") from None
     if str(ycell.get("source", "")) == run.source:
         raise Conflict("The cell's source is already the source of this run.")
-    with notebook.ydoc.transaction(origin=ORIGIN):
+    with writing(notebook):
         proposed = proposals.create(
             notebook,
             turn_id=RESTORE_TURN,

@@ -132,3 +132,23 @@ def test_the_shared_layers_do_not_import_the_agent() -> None:
         if module.split(".")[1:2] and module.split(".")[1] in above
     ]
     assert upward == []
+
+
+def test_every_write_of_ours_goes_through_the_one_door() -> None:
+    """A transaction with an origin is opened in ``document/writing.py`` only: every other
+    module writes through ``writing`` or ``LiveDocuments.edit`` (plain reading transactions,
+    with no origin, are anyone's)."""
+    door = PACKAGE / "document" / "writing.py"
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path == door or SKIPPED & set(path.relative_to(PACKAGE).parts):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "transaction"
+                and (node.args or any(k.arg == "origin" for k in node.keywords))
+            ):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert found == []

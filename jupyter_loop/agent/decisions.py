@@ -13,7 +13,7 @@ from typing import Any
 
 from pycrdt import Map, Subscription
 
-from ..document import ORIGIN, LiveDocuments, NotebookRef
+from ..document import LiveDocuments, NotebookRef, writing
 from ..errors import Conflict
 from ..records import Proposal
 from . import proposals
@@ -41,7 +41,7 @@ class ProposalDecisions:
         async with self._docs.pinned(room_id):
             notebook = await self._docs.notebook(room_id)
             self._unclaimed(room_id, proposal_id)
-            with notebook.ydoc.transaction(origin=ORIGIN):
+            with writing(notebook):
                 proposal = proposals.apply(notebook, proposal_id, user)
         self._record(room_id, proposal, "accept", user)
         return proposal.to_y()
@@ -59,7 +59,7 @@ class ProposalDecisions:
         room_id = await self._docs.room_id(path)
         async with self._docs.pinned(room_id):
             notebook = await self._docs.notebook(room_id)
-            with notebook.ydoc.transaction(origin=ORIGIN):
+            with writing(notebook):
                 proposal = proposals.reject(notebook, proposal_id, user)
         self._record(room_id, proposal, "reject", user)
         return proposal.to_y()

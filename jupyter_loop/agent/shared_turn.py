@@ -21,7 +21,7 @@ from typing import Any
 from jupyter_ydoc import YNotebook
 from pycrdt import Array, Map
 
-from ..document import ORIGIN, LiveDocuments
+from ..document import LiveDocuments
 from ..records import ApprovalRequest, Record, TurnRecord, live_entry
 from .store import new_id
 
@@ -53,8 +53,7 @@ async def show_approval(
     docs: LiveDocuments, room_id: str, approval: ApprovalRequest | None
 ) -> None:
     """Show (or clear) an approval asked for outside a turn (an external client's)."""
-    notebook = await docs.notebook(room_id)
-    with notebook.ydoc.transaction(origin=ORIGIN):
+    async with docs.edit(room_id) as notebook:
         _place_approval(agent_map(notebook), approval)
 
 
@@ -63,8 +62,7 @@ async def show_new_conversation(
 ) -> None:
     """Empty every tab's conversation: no turn, no entries, and the new conversation's start
     (a tab that sees it change drops the history it loaded and loads it again)."""
-    notebook = await docs.notebook(room_id)
-    with notebook.ydoc.transaction(origin=ORIGIN):
+    async with docs.edit(room_id) as notebook:
         board = agent_map(notebook)
         for key in ("turn", "live"):
             if key in board:
@@ -81,8 +79,7 @@ class LiveTurn:
         self.turn = turn.to_y()
 
     async def _write(self, change: Callable[[Map], None]) -> None:
-        notebook = await self._docs.notebook(self._room_id)
-        with notebook.ydoc.transaction(origin=ORIGIN):
+        async with self._docs.edit(self._room_id) as notebook:
             change(agent_map(notebook))
 
     async def begin(self, first_entry: Record) -> None:

@@ -32,12 +32,10 @@ from . import collaboration
 from .presence import AgentPresence, PersonFocus, people_of
 from .reference import NotebookRef, canonical_path
 from .update_holes import own_structs
+from .writing import writing
 
 STORES_FIRST_WRITES = "stores_first_writes"
 """A store class that stores a room's first writes itself (``ystore.CompactSQLiteYStore``)."""
-
-ORIGIN = "jupyter_loop"
-"""Origin of every transaction we make: keeps our writes out of the server's undo stack."""
 
 
 class _StandInClient:
@@ -159,6 +157,14 @@ class LiveDocuments:
         if self._pins[room_id]:
             self._hold(room_id)
         return document
+
+    @asynccontextmanager
+    async def edit(self, room_id: str) -> AsyncIterator[YNotebook]:
+        """The live notebook of ``room_id`` (loaded if no tab has it open), written in one
+        transaction of ours (``writing``: the one door for our writes)."""
+        notebook = await self.notebook(room_id)
+        with writing(notebook):
+            yield notebook
 
     async def _store_first_writes(self, room: Any) -> None:
         """Store what the room's own client wrote before its store saw it, once a room.

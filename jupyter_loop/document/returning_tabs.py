@@ -49,10 +49,10 @@ from pycrdt import YMessageType, YSyncMessageType, merge_updates, read_message
 
 from . import collaboration
 from .cells import set_source
-from .live import ORIGIN
 from .offline_edits import HeldCell, OfflineEdit, cells_of, held_cells, offline_edits
 from .reference import NotebookRef, canonical_path
 from .update_holes import UnreadableUpdate, state_vector, struct_ends
+from .writing import writing
 
 RELOADS_KEPT = 4
 """Reloads remembered per notebook: a tab away for more is still caught by the oldest kept
@@ -283,7 +283,7 @@ class ReturningTabs:
         if not taken:
             return False
         room.ydoc.apply_update(update)
-        with notebook.ydoc.transaction(origin=ORIGIN):
+        with writing(notebook):
             _set_back(notebook, held, {edit.cell_id for edit in taken})
         kept = [edit for edit in taken if _still_differs(edit, now)]
         self._log.warning(
@@ -293,7 +293,7 @@ class ReturningTabs:
             len(kept),
         )
         if kept:
-            with notebook.ydoc.transaction(origin=ORIGIN):
+            with writing(notebook):
                 self._keep(notebook, kept)
         return True
 

@@ -13,7 +13,7 @@ from typing import Any
 from jupyter_ydoc import YNotebook
 from pycrdt import Array, Map
 
-from ..document import ORIGIN, CellNotFound, LiveDocuments, find_cell, find_cells
+from ..document import CellNotFound, LiveDocuments, find_cell, find_cells, writing
 from . import board
 from .output_writes import output_map
 from .run import CellJob, CellRun, RunOutcome
@@ -67,7 +67,7 @@ def mark_handed_over(notebook: YNotebook, job: CellJob) -> None:
 def mark_dropped(notebook: YNotebook, jobs: list[CellJob], log: logging.Logger) -> None:
     """Show one notebook's dropped cells idle, in one transaction (one update for tabs)."""
     located = find_cells(notebook, [job.cell_id for job in jobs])
-    with notebook.ydoc.transaction(origin=ORIGIN):
+    with writing(notebook):
         for job in jobs:
             if job.cell_id not in located:
                 continue
@@ -100,7 +100,7 @@ async def write_failure(
     try:
         notebook = await docs.notebook(job.room_id)
         _, ycell = find_cell(notebook, job.cell_id)
-        with notebook.ydoc.transaction(origin=ORIGIN):
+        with writing(notebook):
             outputs = ycell.get("outputs")
             if isinstance(outputs, Array) and outcome.note:
                 stderr = {"output_type": "stream", "name": "stderr"}

@@ -23,7 +23,7 @@ from typing import Any
 
 from pycrdt import Array, Doc, Map, Text
 
-from ..document import ORIGIN
+from ..document import writing
 from .output_sync import SyncPlan
 
 
@@ -43,7 +43,7 @@ def apply_plan(
     last_step = finish or (lambda: None)
     added = [output_map(output) for output in plan.append]
     if plan.delete_from is not None:
-        with ydoc.transaction(origin=ORIGIN):
+        with writing(ydoc):
             del outputs[plan.delete_from :]
             if plan.edit is None:
                 outputs.extend(added)
@@ -55,17 +55,17 @@ def apply_plan(
         text: Text = outputs[len(outputs) - 1]["text"]
         if removed:
             end = len(text)  # pycrdt counts UTF-8 bytes
-            with ydoc.transaction(origin=ORIGIN):
+            with writing(ydoc):
                 del text[end - removed : end]
         if insert or added or finish is not None:
-            with ydoc.transaction(origin=ORIGIN):
+            with writing(ydoc):
                 if insert:
                     text += insert
                 if added:
                     outputs.extend(added)
                 last_step()
     elif added or finish is not None:
-        with ydoc.transaction(origin=ORIGIN):
+        with writing(ydoc):
             outputs.extend(added)
             last_step()
 

@@ -18,7 +18,7 @@ from typing import Any
 from jupyter_ydoc import YNotebook
 from pycrdt import Map
 
-from ..document import ORIGIN, LiveDocuments
+from ..document import LiveDocuments, writing
 from ..errors import JupyterLoopError
 from ..tasks import BackgroundTasks
 from .cell_marks import (
@@ -272,7 +272,7 @@ class KernelQueue:
             forget_request(self._manager, run.msg_id)
             if following is not None and not started:
                 notebook = await self._docs.notebook(following.job.room_id)
-                with notebook.ydoc.transaction(origin=ORIGIN):
+                with writing(notebook):
                     mark_handed_over(notebook, following.job)
         finally:
             if following is not None:

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from jupyter_ydoc import YNotebook
 from pycrdt import Map
 
-from ..document import ORIGIN, LiveDocuments, find_cell
+from ..document import LiveDocuments, find_cell, writing
 from ..errors import JupyterLoopError
 from . import board
 from .ledger import LedgerEntry
@@ -114,7 +114,7 @@ async def _close(
             await writer.flush(then=lambda nb, ycell: _mark(nb, ycell, entry.run_id, ending))
         else:
             _, ycell = find_cell(notebook, entry.cell_id)
-            with notebook.ydoc.transaction(origin=ORIGIN):
+            with writing(notebook):
                 _mark(notebook, ycell, entry.run_id, RunEnd("aborted"))
         await docs.save(entry.room_id)
         await settle(entry.room_id, entry.run_id)

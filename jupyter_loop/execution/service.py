@@ -8,7 +8,7 @@ from typing import Any
 
 from jupyter_ydoc import YNotebook
 
-from ..document import ORIGIN, LiveDocuments, source_hash
+from ..document import LiveDocuments, source_hash, writing
 from ..errors import Conflict, JupyterLoopError, NotFound
 from ..keeper.adoption import KeptKernels
 from . import board
@@ -180,7 +180,7 @@ class ExecutionService:
         # The queue first (an idle kernel gets its cell now), then the markers: the
         # kernel runs while every tab is told, and nothing awaits in between.
         futures = self._submit(queue, to_run) if to_run else []
-        with notebook.ydoc.transaction(origin=ORIGIN):
+        with writing(notebook):
             for cell, job in zip(cells, jobs, strict=True):
                 mark(notebook, cell.ycell, job, kernel_id)
         queued = tuple(

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from jupyter_ydoc import YNotebook
 from pycrdt import Array, Map
 
-from ..document import ORIGIN, LiveDocuments, NotebookRef, find_cell
+from ..document import LiveDocuments, NotebookRef, find_cell, writing
 from ..errors import NotFound
 from ..secrets import SecretMasker
 from ..tasks import BackgroundTasks
@@ -142,7 +142,7 @@ class CellWriter:
             if found is None:
                 return
             notebook, ycell = found
-            with notebook.ydoc.transaction(origin=ORIGIN):
+            with writing(notebook):
                 then(notebook, ycell)  # clears the outputs the model no longer holds
 
     def begin(self, run_id: str) -> None:
@@ -251,7 +251,7 @@ class CellWriter:
             finish = (lambda: then(notebook, ycell)) if then is not None else None
             if not self._write(notebook, ycell, force=then is not None, finish=finish):
                 if finish is not None:
-                    with notebook.ydoc.transaction(origin=ORIGIN):
+                    with writing(notebook):
                         finish()
             if not self._running:
                 self._model.forget()
@@ -323,7 +323,7 @@ class CellWriter:
         less for every tab and the YStore). Returns whether ``finish`` ran."""
         outputs = ycell.get("outputs")
         if not isinstance(outputs, Array):
-            with notebook.ydoc.transaction(origin=ORIGIN):
+            with writing(notebook):
                 ycell["outputs"] = outputs = Array()
         if self._model.forgotten:
             self._model.restore([output.to_py() for output in outputs])

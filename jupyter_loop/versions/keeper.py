@@ -51,7 +51,7 @@ from typing import Any
 import nbformat
 from jupyter_server.utils import ensure_async, to_api_path
 
-from ..document import ORIGIN, LiveDocuments, canonical_path
+from ..document import LiveDocuments, canonical_path, writing
 from ..errors import Conflict, JupyterLoopError, NotFound
 from ..saves import FileStamp, file_stamp, written_stamp
 from .store import (
@@ -276,7 +276,7 @@ class VersionKeeper:
             # from the file (an earlier out-of-band write it is still taking in, or its
             # next save finding our write) brings the same content, whatever the order.
             document = await self._documents.notebook(room_id)
-            with document.ydoc.transaction(origin=ORIGIN):
+            with writing(document):
                 document.set(notebook)
         await self.settle()
         self._restoring.pop(path, None)  # the save wrote nothing (same bytes): no version

@@ -14,7 +14,7 @@ from typing import Any
 
 from jupyter_ydoc import YNotebook
 
-from ...document import ORIGIN, CellNotFound, LiveDocuments, find_cell
+from ...document import CellNotFound, LiveDocuments, find_cell
 from ...errors import JupyterLoopError
 from ...execution import board
 from ...execution.introspect import VariablesReport
@@ -211,8 +211,7 @@ class Toolbox:
     # -- proposing -------------------------------------------------------------------
 
     async def _propose(self, **fields: Any) -> tuple[proposals.Proposed, int | None]:
-        notebook = await self._notebook()
-        with notebook.ydoc.transaction(origin=ORIGIN):
+        async with self._docs.edit(self._room_id) as notebook:
             proposed = proposals.create(notebook, turn_id=self._turn_id, **fields)
         proposal = proposed.proposal
         index = None
