@@ -224,6 +224,24 @@ class ApprovalRequest(Record):
     requested_at: str | None = None
     requested_by: str | None = None  # an external client (MCP, terminal), not a turn
 
+    @classmethod
+    def from_y(cls, value: dict[str, Any]) -> ApprovalRequest:
+        """Read an approval back from the document (lists become tuples).
+
+        >>> asked = ApprovalRequest("a1", "t1", ("c0",), {"c0": "1"}, {"c0": "h"})
+        >>> ApprovalRequest.from_y(asked.to_y()) == asked
+        True
+        """
+        return cls(
+            id=str(value["id"]),
+            turn_id=str(value.get("turn_id", "")),
+            cell_ids=tuple(str(c) for c in value.get("cell_ids") or ()),
+            sources={str(k): str(v) for k, v in (value.get("sources") or {}).items()},
+            source_hashes={str(k): str(v) for k, v in (value.get("source_hashes") or {}).items()},
+            requested_at=value.get("requested_at"),
+            requested_by=value.get("requested_by"),
+        )
+
 
 # -- proposals: the map ``jupyter_loop:proposals``, keyed by proposal id --------------------
 

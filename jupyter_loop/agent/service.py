@@ -347,7 +347,7 @@ class AgentService:
         file_id = NotebookRef.of_room(room_id).file_id
         turn = self._turns.get(room_id)
         record = dict(turn.live.turn) if turn is not None else self.store.last_turn(file_id)
-        if turn is None and record is not None and record.get("state") in ACTIVE:
+        if turn is None and record is not None and TurnRecord.from_y(record).state in ACTIVE:
             record = await self._close_cut_off(room_id, file_id, record)
         turns = self.store.turns(file_id)
         if record is not None:

@@ -37,9 +37,9 @@ def current_turn(notebook: YNotebook) -> TurnRecord | None:
     return TurnRecord.from_y(value) if isinstance(value, dict) else None
 
 
-def current_approval(notebook: YNotebook) -> dict[str, Any] | None:
+def current_approval(notebook: YNotebook) -> ApprovalRequest | None:
     value = agent_map(notebook).get("approval")
-    return dict(value) if isinstance(value, dict) else None
+    return ApprovalRequest.from_y(value) if isinstance(value, dict) else None
 
 
 def _place_approval(board: Map, approval: ApprovalRequest | None) -> None:

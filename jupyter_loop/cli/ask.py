@@ -17,6 +17,7 @@ from typing import Any, TextIO
 from jupyter_ydoc import YNotebook
 from pycrdt import Array, Map, Text
 
+from ..records import ApprovalRequest, TurnRecord
 from .connection import Api
 from .render import BOLD, DIM, RED, YELLOW, Style, visible
 from .run import DETACHED, until_detached
@@ -71,17 +72,19 @@ class TurnFollower:
         while True:
             self._changed.clear()
             board = self._board()
-            turn = board.get("turn") or {}
-            if turn.get("id") == turn_id:
+            value = board.get("turn")
+            turn = TurnRecord.from_y(value) if isinstance(value, dict) else None
+            if turn is not None and turn.id == turn_id:
                 self._print_entries(board.get("live"))
-                approval = board.get("approval")
-                if isinstance(approval, dict) and approval.get("turn_id") == turn_id:
-                    await self._approval(dict(approval))
-                if turn.get("state") in ENDED:
+                asked = board.get("approval")
+                approval = ApprovalRequest.from_y(asked) if isinstance(asked, dict) else None
+                if approval is not None and approval.turn_id == turn_id:
+                    await self._approval(approval)
+                if turn.state in ENDED:
                     self._end_line()
-                    if turn.get("error"):
-                        self._write(self._style.paint(visible(str(turn["error"])), RED) + "\n")
-                    return str(turn["state"])
+                    if turn.error:
+                        self._write(self._style.paint(visible(turn.error), RED) + "\n")
+                    return turn.state
             try:
                 await asyncio.wait_for(self._changed.wait(), 1.0)
             except asyncio.TimeoutError:
@@ -103,18 +106,18 @@ class TurnFollower:
                     self._end_line()
                     self._write(line + "\n")
 
-    async def _approval(self, approval: dict[str, Any]) -> None:
-        approval_id = str(approval["id"])
+    async def _approval(self, approval: ApprovalRequest) -> None:
+        approval_id = approval.id
         if approval_id in self._asked:
             return
         self._asked.add(approval_id)
         self._end_line()
-        cells = [str(cell_id) for cell_id in approval.get("cell_ids") or []]
+        cells = list(approval.cell_ids)
         asks = f"The agent asks to run {visible(', '.join(cells))}:"
         self._write(self._style.paint(asks, BOLD) + "\n")
         for cell_id in cells:
             # Made visible before splitting: a bare CR must show, not start a new line.
-            source = visible(str((approval.get("sources") or {}).get(cell_id, "")))
+            source = visible(approval.sources.get(cell_id, ""))
             self._write("".join(f"  │ {line}\n" for line in source.splitlines()))
         if not sys.stdin.isatty():
             hint = f"jupyter loop approve {self._path} {visible(approval_id)} [--turn|--deny]"

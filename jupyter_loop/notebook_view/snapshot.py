@@ -35,7 +35,8 @@ from typing import Any
 from jupyter_ydoc import YNotebook
 from pycrdt import Array, Map
 
-from ..execution.board import board
+from ..execution.board import QUEUED, board
+from ..records import CellMarker
 from ..secrets import SecretMasker
 from .notebook_map import CellSnapshot
 
@@ -134,7 +135,7 @@ class NotebookSnapshots:
         for index in busy:
             cell = cells[index]
             marker = markers.get(cell.id)
-            queued = isinstance(marker, dict) and marker.get("state") == "queued"
+            queued = isinstance(marker, dict) and CellMarker.from_y(marker).state == QUEUED
             if queued:
                 cells[index] = CellSnapshot(
                     cell.id, cell.cell_type, cell.source, None, "queued", cell.outputs
