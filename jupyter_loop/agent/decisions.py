@@ -76,12 +76,12 @@ class ProposalDecisions:
         ymap = proposals.proposals_map(notebook)
 
         def seen(event: Any) -> None:
-            new = (event.keys.get(proposal_id) or {}).get("newValue")
-            if not isinstance(new, dict) or new.get("claim") != claim.token:
+            value = (event.keys.get(proposal_id) or {}).get("newValue")
+            new = Proposal.from_y(value) if isinstance(value, dict) else None
+            if new is None or new.claim != claim.token:
                 return
-            if new.get("status") == "accepted" and self._claims.used(*key, claim.token):
-                accepted = Proposal.from_y(new)
-                self._record(room_id, accepted, "accept", str(accepted.resolved_by))
+            if new.status == "accepted" and self._claims.used(*key, claim.token):
+                self._record(room_id, new, "accept", str(new.resolved_by))
             asyncio.get_running_loop().call_soon(self._unwatch, key)
 
         self._claim_watches[key] = (ymap, ymap.observe(seen))
