@@ -24,6 +24,7 @@ from .completion.service import CompletionService
 from .completion.traits import CompletionConfig
 from .completion.variables import KernelVariables
 from .document import LiveDocuments
+from .document.file_reloads import FileReloads
 from .document.lagging_files import LaggingFiles
 from .document.missed_reloads import MissedReloads
 from .document.returning_tabs import ReturningTabs
@@ -233,10 +234,11 @@ class JupyterLoopApp(
         LaggingFiles(server.web_app.settings, server.contents_manager, self.log).start()
         # A tab back from offline after its file was reloaded: its edits of what changed
         # meanwhile are offered back as proposals, not merged into the file's cells.
+        reloads = FileReloads(server.web_app.settings, self.log)
+        reloads.start(server.contents_manager)
         self.returning_tabs = ReturningTabs(
-            server.web_app.settings, proposals.keep_offline_edits, self.log
+            server.web_app.settings, reloads, proposals.keep_offline_edits, self.log
         )
-        self.returning_tabs.start(server.contents_manager)
         # jupyter_server_ydoc makes its rooms' server as it loads, after us: the loop's
         # first turn comes once every extension has loaded, before any request is served.
         IOLoop.current().add_callback(self.returning_tabs.watch_rooms)

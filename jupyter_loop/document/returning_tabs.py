@@ -13,8 +13,8 @@ offline is not lost but offered back. So, here:
 
 1. A tab's sync messages wait until its room has loaded and is not setting its notebook
    from the file (``collaboration.loaded``): the reload always comes first.
-2. Each reload is marked, with the notebook as it was before it (:class:`FileReload`):
-   the room's client and its next clock, which a tab that saw the reload has passed.
+2. Each reload is marked, with the notebook as it was before it (``file_reloads``): the
+   room's client and its next clock, which a tab that saw the reload has passed.
 3. A tab says what it holds when it connects (its sync step 1: a state vector). If it
    missed a reload and its first update brings edits of cells that changed since (by the
    reload, or anyone after it), those cells are set back as the room had them, right
@@ -49,21 +49,11 @@ from pycrdt import YMessageType, YSyncMessageType, merge_updates, read_message
 
 from . import collaboration
 from .cells import set_source
+from .file_reloads import FileReload, FileReloads
 from .offline_edits import HeldCell, OfflineEdit, cells_of, held_cells, offline_edits
-from .reference import NotebookRef, canonical_path
+from .reference import NotebookRef
 from .update_holes import UnreadableUpdate, state_vector, struct_ends
 from .writing import writing
-
-RELOADS_KEPT = 4
-"""Reloads remembered per notebook: a tab away for more is still caught by the oldest kept
-(it missed that one too)."""
-
-RELOAD_BYTES_KEPT = 64 * 1024 * 1024
-"""What the notebooks before their reloads may hold in memory, all notebooks together; the
-oldest go first. Kept after a room is freed: a tab may come back to the next one."""
-
-READS_KEPT = 8
-"""Open notebooks whose state at their last read is kept, for a reload that follows it."""
 
 LOAD_WAIT_SECONDS = 60.0
 """How long a tab's sync messages wait for its room to load (a room that fails to load is
@@ -71,20 +61,6 @@ closed by its handler long before)."""
 
 Keep = Callable[[YNotebook, Sequence[OfflineEdit]], object]
 """Keeps a returning tab's edits of cells that changed while it was away (as proposals)."""
-
-
-@dataclass(frozen=True)
-class FileReload:
-    """A room's notebook set from its file: by the room's own client, from its clock
-    ``clock`` on, over the notebook ``before``."""
-
-    client: int
-    clock: int
-    before: bytes
-
-    def missed_by(self, known: dict[int, int]) -> bool:
-        """Whether a tab holding ``known`` (a state vector) has not seen this reload."""
-        return known.get(self.client, 0) <= self.clock
 
 
 def brings_news(update: bytes, held: dict[int, int]) -> bool:
@@ -118,32 +94,30 @@ class _Arrival:
         if self._timer is None:
             self._timer = asyncio.get_running_loop().call_later(HOLD_SECONDS, let_through)
 
+    def decide(self) -> bytes | None:
+        """Mark the tab's first update decided; the update held until now, if any."""
+        self.decided = True
+        if self._timer is not None:
+            self._timer.cancel()
+        early, self.early = self.early, None
+        return early
+
 
 class ReturningTabs:
-    """Marks each room's reloads from its file and takes back a returning tab's edits
-    that would merge into cells the reload changed."""
+    """Serves each notebook room's tabs first, and takes back a returning tab's edits that
+    would merge into cells changed while it was away (its file reloaded)."""
 
-    def __init__(self, settings: dict[str, Any], keep: Keep, log: logging.Logger) -> None:
+    def __init__(
+        self, settings: dict[str, Any], reloads: FileReloads, keep: Keep, log: logging.Logger
+    ) -> None:
         self._settings = settings
+        self._reloads = reloads
         self._keep = keep
         self._log = log
-        self._reloads: dict[str, list[FileReload]] = {}
         self._watching = False
-        self._read_before: dict[str, FileReload] = {}
         self._arrivals: weakref.WeakKeyDictionary[asyncio.Task[Any], _Arrival] = (
             weakref.WeakKeyDictionary()
         )
-
-    def start(self, contents_manager: Any) -> None:
-        """Hear the rooms' events as they are emitted (a modifier runs inside ``emit``,
-        before the room goes on: a listener would run later) and the reads of their
-        files."""
-        events = self._settings.get("event_logger")
-        if events is not None:
-            events.add_modifier(schema_id=collaboration.EVENTS_SCHEMA, modifier=self._heard)
-        wait = getattr(contents_manager, "wait_before_reads", None)
-        if wait is not None:
-            wait(self._before_read)
 
     def watch_rooms(self) -> None:
         """Serve the tabs of every notebook room, from now on (once the collaboration
@@ -152,64 +126,6 @@ class ReturningTabs:
         if extension is not None and not self._watching:
             self._watching = True
             collaboration.hear_rooms(extension, self._room_made)
-
-    # -- marking reloads -----------------------------------------------------------
-
-    def _heard(self, schema_id: str, data: dict[str, Any]) -> dict[str, Any]:
-        # A modifier that raises breaks the room's emit: nothing here may.
-        try:
-            room_id = str(data.get("room"))
-            if collaboration.reload_about_to_begin(data):
-                self._mark(room_id, self._now(room_id))
-            elif collaboration.reload_just_ended(data):
-                self._mark(room_id, self._read_before.pop(room_id, None))
-        except Exception as e:
-            self._log.warning("jupyter-loop could not mark a reload of %s: %s", data, e)
-        return data
-
-    async def _before_read(self, path: str, asked: Any) -> None:
-        """A save that finds the file changed reloads it, and says so only after: the
-        notebook before that reload is taken as the room reads the file."""
-        if not asked.is_notebook_read(path):
-            return
-        try:
-            file_id = self._settings["file_id_manager"].get_id(canonical_path(path))
-            if file_id is None:
-                return
-            room_id = NotebookRef(canonical_path(path), str(file_id)).room_id
-            now = self._now(room_id)
-            if now is not None:
-                self._read_before.pop(room_id, None)
-                self._read_before[room_id] = now
-                for stale in list(self._read_before)[:-READS_KEPT]:
-                    del self._read_before[stale]
-        except Exception as e:  # the read goes on
-            self._log.warning("jupyter-loop could not look at the room of %s: %s", path, e)
-
-    def _now(self, room_id: str) -> FileReload | None:
-        """The mark a reload of the room starting now would get."""
-        extension = collaboration.extension(self._settings)
-        room = None if extension is None else collaboration.rooms(extension).get(room_id)
-        if room is None:
-            return None
-        doc = room.ydoc
-        clock = state_vector(doc.get_state()).get(doc.client_id, 0)
-        return FileReload(doc.client_id, clock, doc.get_update())
-
-    def _mark(self, room_id: str, reload: FileReload | None) -> None:
-        if reload is None or not cells_of(reload.before):
-            # A room's first load from its file replaces nothing (and writes its cells as
-            # a client of no room, the same for every server: jupyter_server_ydoc's
-            # deterministic load), so no tab can have edited what it set.
-            return
-        marks = self._reloads.pop(room_id, [])
-        marks.append(reload)
-        del marks[:-RELOADS_KEPT]
-        self._reloads[room_id] = marks  # the most recently reloaded notebook last
-        total = sum(len(r.before) for kept in self._reloads.values() for r in kept)
-        while total > RELOAD_BYTES_KEPT and self._reloads:
-            oldest = next(iter(self._reloads))
-            total -= sum(len(r.before) for r in self._reloads.pop(oldest))
 
     # -- serving a tab -------------------------------------------------------------
 
@@ -221,52 +137,52 @@ class ReturningTabs:
         """Whether the room must skip ``message`` (it was taken care of here)."""
         if len(message) < 2 or message[0] != YMessageType.SYNC:
             return False
-        try:
-            await collaboration.loaded(room, LOAD_WAIT_SECONDS)
-        except asyncio.TimeoutError:
-            return False
         task = asyncio.current_task()  # the room serves each tab from its own task
         if task is None:
             return False
         arrival = self._arrivals.setdefault(task, _Arrival())
-        if arrival.decided:
+        if arrival.decided:  # its room had loaded then: each keystroke goes straight on
+            return False
+        try:
+            await collaboration.loaded(room, LOAD_WAIT_SECONDS)
+        except asyncio.TimeoutError:
             return False
         try:
             payload = read_message(message[2:])
             if message[1] == YSyncMessageType.SYNC_STEP1:
                 arrival.known = state_vector(payload)
-                early, arrival.early = arrival.early, None
-                if early is not None:  # it came first: decide on it now
-                    arrival.decided = True
-                    if not self._came_back(room_id, room, early, arrival.known):
+                if arrival.early is not None:  # it came first: decide on it now
+                    early = arrival.decide()
+                    if early is not None and not self._came_back(
+                        room_id, room, early, arrival.known
+                    ):
                         room.ydoc.apply_update(early)
                 return False
             if arrival.known is None:
-                if not self._reloads.get(room_id):
-                    arrival.decided = True
+                if not self._reloads.any_of(room_id):
+                    arrival.decide()
                     return False
                 # Its update overtook the state vector it sends first (pycrdt's provider
                 # sends them from two tasks): hold it until that comes, a moment at most.
                 arrival.hold(payload, lambda: self._let_through(room, arrival))
                 return True
-            arrival.decided = True
+            arrival.decide()
             return self._came_back(room_id, room, payload, arrival.known)
         except (UnreadableUpdate, ValueError, IndexError) as e:
-            arrival.decided = True
+            arrival.decide()
             self._log.warning("jupyter-loop could not read a tab's update in %s: %s", room_id, e)
             return False
 
     def _let_through(self, room: Any, arrival: _Arrival) -> None:
         """A held update whose state vector never came merges, as any update does."""
-        early, arrival.early = arrival.early, None
-        arrival.decided = True
+        early = arrival.decide()
         if early is not None:
             room.ydoc.apply_update(early)
 
     def _came_back(self, room_id: str, room: Any, update: bytes, known: dict[int, int]) -> bool:
         """Take back a returning tab's first update if it missed a reload and edits what
         changed meanwhile; whether it did (and applied the update)."""
-        missed = [r for r in self._reloads.get(room_id, ()) if r.missed_by(known)]
+        missed = self._reloads.missed_by(room_id, known)
         if not missed or not brings_news(update, state_vector(room.ydoc.get_state())):
             return False
         return self._take_back(room_id, room, update, missed[0])

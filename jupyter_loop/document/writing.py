@@ -16,13 +16,13 @@ the room themselves (``LiveDocuments.pinned``).
 Example:
     >>> from jupyter_ydoc import YNotebook
     >>> nb = YNotebook()
-    >>> seen = []
-    >>> _ = nb.ydoc.observe(lambda event: seen.append(event.origin))
+    >>> updates = []
+    >>> _ = nb.ydoc.observe(lambda event: updates.append(event.update))
     >>> with writing(nb):
     ...     nb.append_cell({"id": "c0", "cell_type": "code", "source": "", "metadata": {}})
     ...     nb.append_cell({"id": "c1", "cell_type": "code", "source": "", "metadata": {}})
-    >>> seen
-    ['jupyter_loop']
+    >>> len(updates), len(nb.ycells)  # two cells, one update for the tabs and the store
+    (1, 2)
 """
 
 from __future__ import annotations
