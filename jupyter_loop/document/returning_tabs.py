@@ -4,15 +4,15 @@ The "laptop lid" with a ``git checkout`` meanwhile: a tab loses its connection a
 person types on; the notebook's file is replaced on disk; the room reloads it (the room
 freed and built again, or its watcher). When the tab reconnects it sends what it typed,
 and Yjs merges it as it merges any concurrent edit: the offline lines land beside the
-checked-out code, glued to it or in the middle of it (chaos defect d). Which of the two
-the room met first also depended on timing: a tab's updates were applied while the room
-was still loading, and the reload's diff then removed them instead.
+checked-out code, glued to it or in the middle of it (chaos defect d).
 
 What a person expects: the file came last, so the notebook shows the file; what they typed
 offline is not lost but offered back. So, here:
 
 1. A tab's sync messages wait until its room has loaded and is not setting its notebook
-   from the file (``collaboration.loaded``): the reload always comes first.
+   from the file (``collaboration.loaded``): a reload under way comes first. (Tornado
+   already holds a new connection's messages until its room has loaded: the handler's
+   ``open`` is a coroutine that awaits the room's load; a watcher's reload comes later.)
 2. Each reload is marked, with the notebook as it was before it (``file_reloads``): the
    room's client and its next clock, which a tab that saw the reload has passed.
 3. A tab says what it holds when it connects (its sync step 1: a state vector). If it
