@@ -183,6 +183,10 @@ async def damage_store(world: World, rng: random.Random) -> str:
             file.truncate(rng.randint(0, max(size - 1, 0)))
     elif store.exists():
         leave_hot_journal(str(store))
+    if how != "hot journal":
+        # Proposals live in the shared document only: a store deleted or cut drops them
+        # (the server moves a store it cannot read aside), as it drops the assistant's.
+        world.expected.offered.clear()
     await world.start_server()
     return f"store {how}{world.cut_note}"
 
