@@ -12,6 +12,12 @@ import type { CompletionUsage } from './completion/usage';
 /** Name of the map beside the cells where the server marks runs. */
 export const EXECUTION_BOARD = 'jupyter_loop:execution';
 
+/**
+ * Name of the map where the server notes each new life of the notebook's
+ * kernel (`execution/kernel_notices.py`): the stale marks are asked for again.
+ */
+export const KERNEL_LIFE = 'jupyter_loop:kernel_life';
+
 /** What `POST runs` (or a frame of the runs socket) asks the server to run. */
 export interface IRunRequest {
   path: string;

@@ -15,6 +15,7 @@ from pycrdt import Map
 from tornado.httpclient import HTTPClientError
 
 from jupyter_loop.document import set_source
+from jupyter_loop.execution.board import KERNEL_LIFE
 
 LOOP = ("api", "jupyter-loop")
 CANARY = "canary-5b1e9f03c7a2d864"
@@ -66,6 +67,28 @@ async def test_stale_marks_follow_an_edit_and_a_kernel_restart(
             path,
             {"c0": "edited since this output", "c1": "kernel restarted since this output"},
         )
+
+
+async def test_tabs_are_told_of_a_restart_and_then_the_marks_have_changed(
+    write_notebook: Any, start_kernel: Any, run_cells: Any, open_tab: Any, api: Any
+) -> None:
+    """A tab asks for the marks when its kernel's status changes, but its kernel
+    connection may hear nothing of a restart made over REST (seen in the browser: one of
+    two tabs, in 2 of 6 runs). The server tells the notebook's tabs through the shared
+    document, and by then the marks it answers with have changed."""
+    path = write_notebook("restarted.ipynb", "print('one')")
+    kernel_id = await start_kernel(path)
+    async with open_tab(path) as tab:
+        await run_cells(path, "c0")
+        await wait_for(lambda: tab.cell("c0").get("execution_count"))
+        await ran(api, path, "c0", 1)
+        assert await marks_until(api, path, {}) == {}
+        life = tab.notebook.ydoc.get(KERNEL_LIFE, type=Map)
+        before = dict(life)
+        await api("api", "kernels", kernel_id, "restart", method="POST", body="")
+        await wait_for(lambda: dict(life) != before)
+        told = await api(*LOOP, "stale", params={"path": path})
+        assert told["marks"] == {"c0": "kernel restarted since this output"}
 
 
 async def test_history_says_where_a_runs_outputs_are(

@@ -10,7 +10,9 @@ import pytest
 from pycrdt import Doc, Map
 
 from jupyter_loop import records
+from jupyter_loop.agent.proposals import PROPOSALS_MAP
 from jupyter_loop.agent.shared_turn import AGENT_MAP
+from jupyter_loop.execution.board import BOARD, KERNEL_LIFE
 
 TOKENS = Path(__file__).resolve().parents[1] / "src" / "tokens.ts"
 FIELD = re.compile(r"^  (\w+)(\?)?: (.+);$")
@@ -147,3 +149,17 @@ def test_counts_read_back_by_a_y_client_are_ints() -> None:
     read = records.TurnRecord.from_y(raw)
     assert read == turn
     assert [type(v) for v in (read.steps, read.usage.input_tokens)] == [int, int]
+
+
+def test_the_shared_documents_names_agree() -> None:
+    """The maps and awareness fields a tab reads are named alike on both sides (a tab
+    reading another name sees an empty map and never says why)."""
+    constants = dict(re.findall(r"^export const (\w+) = '([^']*)';$", TOKENS.read_text(), re.M))
+    assert {
+        "EXECUTION_BOARD": BOARD,
+        "KERNEL_LIFE": KERNEL_LIFE,
+        "AGENT_MAP": AGENT_MAP,
+        "PROPOSALS_MAP": PROPOSALS_MAP,
+        "FOCUS_FIELD": records.FOCUS_FIELD,
+        "AGENT_FIELD": records.AGENT_FIELD,
+    }.items() <= constants.items()

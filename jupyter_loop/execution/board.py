@@ -19,6 +19,8 @@ from pycrdt import Array, Map
 from ..records import CellMarker, InputRequest
 
 BOARD = "jupyter_loop:execution"
+# The life of the notebook's kernel, rewritten when it begins a new one (``kernel_notices``).
+KERNEL_LIFE = "jupyter_loop:kernel_life"
 
 QUEUED, RUNNING, DONE = "queued", "running", "done"
 
@@ -45,6 +47,12 @@ def shown_run(notebook: YNotebook, cell_id: str) -> str:
     ``"file"`` for a cell jupyter-loop never ran, whose outputs came with the file."""
     found = marker(notebook, cell_id)
     return found.run_id or "file" if found else "file"
+
+
+def note_kernel_life(notebook: YNotebook, kernel_run: str) -> None:
+    """The notebook's kernel began the life ``kernel_run``: tabs watching this map ask
+    for the stale marks again."""
+    notebook.ydoc.get(KERNEL_LIFE, type=Map)["kernel_run"] = kernel_run
 
 
 def _put(notebook: YNotebook, cell_id: str, record: CellMarker) -> None:

@@ -16,13 +16,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
 from ..tasks import BackgroundTasks
 from .kernel import KernelChannel
 from .kernel_lives import KernelLives
 from .run import KERNEL_DIED, KERNEL_RESTARTED, RunOutcome
 from .silent_read import SilentReads
+
+_Said = TypeVar("_Said")
 
 
 class LineRuns(Protocol):
@@ -45,6 +48,8 @@ class KernelLine:
             awaits before it closes the cell writers.
         ready_timeout: Seconds a connection waits for the kernel to answer.
         liveness_interval: Seconds between two checks that a running cell's kernel lives.
+        on_new_life: Called with the kernel's new life once the line took it on (tabs are
+            told: ``kernel_notices``).
     """
 
     def __init__(
@@ -57,6 +62,7 @@ class KernelLine:
         *,
         ready_timeout: float,
         liveness_interval: float,
+        on_new_life: Callable[[str], None] | None = None,
     ) -> None:
         self.kernel_id = kernel_id
         self._manager = kernel_manager
@@ -67,6 +73,7 @@ class KernelLine:
         self._liveness_interval = liveness_interval
         self._channel = KernelChannel(kernel_manager, log, on_lost=self._gateway_says)
         self._lives = KernelLives()
+        self._on_new_life = on_new_life
         self._silent_reads = SilentReads()
 
     @property
@@ -114,7 +121,7 @@ class KernelLine:
             # Replaced meanwhile: the kernel restarted and its runs were ended then.
             if not await channel.alive() and channel is self._channel:
                 self._log.info("jupyter-loop: kernel %s found dead", self.kernel_id)
-                self._lives.found_dead()
+                self._hear(self._lives.found_dead)
                 self._runs.end_handed(KERNEL_DIED)
                 await self._replace_channel().close()
 
@@ -122,15 +129,15 @@ class KernelLine:
 
     def restarter_restarts(self) -> None:
         """jupyter_client's restarter found the kernel dead and starts it again."""
-        self._end_if(self._lives.restarter_restarts(), KERNEL_RESTARTED, "the restarter")
+        self._end_if(self._hear(self._lives.restarter_restarts), KERNEL_RESTARTED, "the restarter")
 
     def kernel_died(self) -> None:
         """The kernel died for good (its restarter gave up)."""
-        self._end_if(self._lives.died(), KERNEL_DIED, "the restarter (gave up)")
+        self._end_if(self._hear(self._lives.died), KERNEL_DIED, "the restarter (gave up)")
 
     async def restart_done(self) -> None:
         """The server restarted the kernel (asked for, or its restarter's)."""
-        ended = self._lives.restart_done()
+        ended = self._hear(self._lives.restart_done)
         self._log.info("jupyter-loop: kernel %s restarted (ends runs: %s)", self.kernel_id, ended)
         if ended:
             await self.end_all(None)
@@ -138,9 +145,17 @@ class KernelLine:
     def _gateway_says(self, state: str) -> None:
         # A gateway's word on IOPub: "restarting" (it restarted the kernel) or "dead".
         if state == "restarting":
-            self._end_if(self._lives.gateway_restarted(), KERNEL_RESTARTED, "the gateway")
+            self._end_if(self._hear(self._lives.gateway_restarted), KERNEL_RESTARTED, "the gateway")
         else:
-            self._end_if(self._lives.died(), KERNEL_DIED, "the gateway (dead)")
+            self._end_if(self._hear(self._lives.died), KERNEL_DIED, "the gateway (dead)")
+
+    def _hear(self, word: Callable[[], _Said]) -> _Said:
+        """Give the kernel's lives a word of a death; a new life it begins is told on."""
+        life = self._lives.kernel_run
+        said = word()
+        if self._lives.kernel_run != life and self._on_new_life is not None:
+            self._on_new_life(self._lives.kernel_run)
+        return said
 
     def _end_if(self, ended: bool, note: str, said_by: str) -> None:
         self._log.info(

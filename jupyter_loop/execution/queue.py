@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,6 +77,7 @@ class KernelQueue:
         settings: QueueSettings,
         log: logging.Logger,
         ledger: RunLedger | None = None,
+        on_new_life: Callable[[str], None] | None = None,
     ) -> None:
         self.kernel_id = kernel_id
         self._ledger = ledger or NullLedger()
@@ -93,6 +95,7 @@ class KernelQueue:
             tasks=self._tasks,
             ready_timeout=settings.kernel_ready_timeout,
             liveness_interval=settings.liveness_interval,
+            on_new_life=on_new_life,
         )
         self._jobs: deque[CellJob] = deque()
         self._wakeup = asyncio.Event()

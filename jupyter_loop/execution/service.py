@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from functools import partial
 from typing import Any
 
 from jupyter_ydoc import YNotebook
@@ -14,6 +15,7 @@ from ..keeper.adoption import KeptKernels
 from . import board
 from .cell_marks import failure_note
 from .introspect import EXPRESSION, EXPRESSION_KEY, VariablesReport, report_from_reply
+from .kernel_notices import KernelLifeNotices
 from .ledger import NullLedger, RunLedger
 from .payloads import InputReply, QueuedCell, RunRequest, RunTicket
 from .queue import KernelQueue, QueueSettings
@@ -57,6 +59,7 @@ class ExecutionService:
         self._watched: set[str] = set()
         self._waits: set[asyncio.Task[dict[str, RunOutcome]]] = set()
         self._recovered: asyncio.Event | None = None
+        self._notices = KernelLifeNotices(docs, session_manager, log)
 
     def start(self) -> None:
         self._events.add_listener(schema_id=KERNEL_ACTIONS, listener=self._on_kernel_action)
@@ -114,6 +117,7 @@ class ExecutionService:
         )
         self._ledger.add(ended_by_stop)
         self._ledger.flush()
+        await self._notices.stop()
 
     # -- requests --------------------------------------------------------------------
 
@@ -332,7 +336,13 @@ class ExecutionService:
         if queue is None:
             manager = self._kernels.get_kernel(kernel_id)
             queue = KernelQueue(
-                kernel_id, manager, self._docs, self._settings, self._log, self._ledger
+                kernel_id,
+                manager,
+                self._docs,
+                self._settings,
+                self._log,
+                self._ledger,
+                on_new_life=partial(self._notices.began_anew, kernel_id),
             )
             self._queues[kernel_id] = queue
             self._watch(kernel_id, manager)

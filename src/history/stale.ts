@@ -1,11 +1,14 @@
 import { Cell, CodeCell } from '@jupyterlab/cells';
 import { NotebookPanel } from '@jupyterlab/notebook';
 import { Contents, Kernel } from '@jupyterlab/services';
+import type { YNotebook } from '@jupyter/ydoc';
 import { IDisposable } from '@lumino/disposable';
 import { PanelLayout, Widget } from '@lumino/widgets';
+import type * as Y from 'yjs';
 
 import { boardOf, ExecutionBoard } from '../execution/board';
 import { requestAPI } from '../request';
+import { KERNEL_LIFE } from '../tokens';
 import { IStaleReply } from './types';
 
 /** Class of a cell whose outputs are stale; its outputs are dimmed. */
@@ -37,6 +40,11 @@ const REFRESH_ON: Kernel.Status[] = [
  * tab asks on open, after a change to the notebook (an edit in any tab reaches
  * every tab), after a run ends and after its kernel restarts; so every tab, and
  * a reopened one, shows the same marks.
+ *
+ * A restart is heard twice: as a status of the tab's kernel, and as the
+ * server's note of the kernel's new life in the shared document. The note is
+ * what every tab gets (a kernel connection may hear no status of a restart made
+ * elsewhere); the status comes first when it comes.
  */
 export class StaleMarks implements IDisposable {
   constructor(
@@ -50,6 +58,10 @@ export class StaleMarks implements IDisposable {
     }
     this._board = boardOf(model);
     this._board.changed.connect(this._refreshTwice, this);
+    this._kernelLife = (model.sharedModel as YNotebook).ydoc.getMap(
+      KERNEL_LIFE
+    );
+    this._kernelLife.observe(this._onKernelLife);
     model.contentChanged.connect(this._refreshSoon, this);
     model.cells.changed.connect(this._show, this);
     _panel.sessionContext.statusChanged.connect(this._onKernelStatus, this);
@@ -73,6 +85,7 @@ export class StaleMarks implements IDisposable {
     window.clearTimeout(this._timer);
     window.clearTimeout(this._afterRunTimer);
     this._board.changed.disconnect(this._refreshTwice, this);
+    this._kernelLife.unobserve(this._onKernelLife);
     const model = this._panel.content.model;
     model?.contentChanged.disconnect(this._refreshSoon, this);
     model?.cells.changed.disconnect(this._show, this);
@@ -104,6 +117,11 @@ export class StaleMarks implements IDisposable {
       this._refreshTwice();
     }
   }
+
+  /** The server noted a new life of the kernel; its marks already say so. */
+  private _onKernelLife = (): void => {
+    this._refreshSoon();
+  };
 
   private _refreshSoon(): void {
     window.clearTimeout(this._timer);
@@ -162,6 +180,7 @@ export class StaleMarks implements IDisposable {
   }
 
   private _board: ExecutionBoard;
+  private _kernelLife: Y.Map<unknown>;
   private _marks: Record<string, string> = {};
   private _shown = new Map<string, StaleMark>();
   private _timer = 0;
