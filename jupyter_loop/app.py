@@ -24,7 +24,8 @@ from .completion.service import CompletionService
 from .completion.traits import CompletionConfig
 from .completion.variables import KernelVariables
 from .document import LiveDocuments
-from .document.file_reloads import FileReloads
+from .document.file_reloads import RELOAD_BYTES_KEPT, RELOADS_KEPT, FileReloads
+from .document.kept_reloads import KeptReloads
 from .document.lagging_files import LaggingFiles
 from .document.missed_reloads import MissedReloads
 from .document.returning_tabs import ReturningTabs
@@ -234,7 +235,10 @@ class JupyterLoopApp(
         LaggingFiles(server.web_app.settings, server.contents_manager, self.log).start()
         # A tab back from offline after its file was reloaded: its edits of what changed
         # meanwhile are offered back as proposals, not merged into the file's cells.
-        reloads = FileReloads(server.web_app.settings, self.log)
+        kept_reloads = KeptReloads(
+            Path(self.data_dir) / "reloads", keep=RELOADS_KEPT, max_bytes=RELOAD_BYTES_KEPT
+        )
+        reloads = FileReloads(server.web_app.settings, self.log, kept_reloads)
         reloads.start(server.contents_manager)
         self.returning_tabs = ReturningTabs(
             server.web_app.settings, reloads, proposals.keep_offline_edits, self.log

@@ -12,6 +12,7 @@ Yjs always does.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +20,11 @@ import pytest
 from agent_helpers import tab_proposals
 from conftest import notebook_json, source_on_disk, type_in, wait_for
 from jupyter_ydoc import YNotebook
+from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 from traitlets.config import Config
+from yclient import open_tab_factory
 
+from jupyter_loop.testing.server_process import TOKEN, ServerProcess
 from jupyter_loop.testing.yjs import disagreements, read_with_yjs
 
 CLEANUP_DELAY = 0.2
@@ -118,3 +122,54 @@ async def test_lines_typed_offline_merge_when_the_file_stayed(
             await wait_for(lambda: len(fresh.notebook.ycells) == 2)
             assert fresh.cell("c0")["source"] == "x = 1\n# typed offline"
     await wait_for(lambda: source_on_disk(target, 0) == "x = 1\n# typed offline", timeout=10)
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ServerProcess]:
+    process = ServerProcess(tmp_path, "--YDocExtension.file_poll_interval=0.5")
+    yield process
+    process.kill()
+
+
+def tabs_of(server: ServerProcess) -> Any:
+    """``open_tab`` for a server process (a tab's session request, then its room)."""
+
+    async def fetch(*parts: str, method: str = "GET", body: Any = None) -> Any:
+        headers = {"Authorization": f"token {TOKEN}"}
+        request = HTTPRequest(server.url(*parts), method=method, body=body, headers=headers)
+        return await AsyncHTTPClient().fetch(request)
+
+    base = f"ws://127.0.0.1:{server.port}{server.base_url}"
+    return open_tab_factory(fetch, base, {"Authorization": f"token {TOKEN}"})
+
+
+@pytest.mark.timeout(150)
+async def test_lines_typed_offline_across_a_server_restart_are_a_proposal(
+    server: ServerProcess,
+) -> None:
+    """The room reloaded the replaced file while the tab was away, and the server restarted
+    before it came back (a laptop closed over a ``git pull`` and a server upgrade)."""
+    target = server.root / "restarted.ipynb"
+    server.root.mkdir(parents=True)
+    target.write_text(notebook_json("x = 1", "y = 1"), encoding="utf-8")
+    server.start()
+    await server.ready()
+    open_tab = tabs_of(server)
+    async with open_tab(target.name) as stays:
+        await wait_for(lambda: len(stays.notebook.ycells) == 2)
+        kept = await offline_with_a_line(open_tab, target)
+        target.write_text(notebook_json("checked = 'out'", "y = 1"), encoding="utf-8")
+        await wait_for(lambda: stays.cell("c0")["source"] == "checked = 'out'", timeout=10)
+        await asyncio.sleep(1.5)  # saved, and in the store
+    server.stop()
+
+    server.start()
+    await server.ready()
+    open_tab = tabs_of(server)
+    async with open_tab(target.name, notebook=kept) as back:
+        (proposal,) = await wait_for(lambda: pending_proposals(back))
+        await asyncio.sleep(0.5)
+        assert back.cell("c0")["source"] == "checked = 'out'"
+        assert proposal["new_source"] == "x = 1\n# typed offline"
+        assert_yjs_agrees(back)
+    await wait_for(lambda: source_on_disk(target, 0) == "checked = 'out'", timeout=10)

@@ -11,20 +11,25 @@ The marks are taken as the room's events are emitted (a ``jupyter_events`` modif
 inside ``emit``, before the room goes on: a listener would run later, after the reload),
 and, for the save's reload that is told only after, as the room reads its file (a step of
 the contents manager's reads, ``reads``). They live in memory, per notebook, kept after
-its room is freed (a tab may come back to the next one) within :data:`RELOAD_BYTES_KEPT`;
-a server restart forgets them.
+its room is freed (a tab may come back to the next one) within :data:`RELOAD_BYTES_KEPT`,
+and on disk (``kept_reloads``), written in the background one after another: a tab may
+come back to the next server.
 """
 
 from __future__ import annotations
 
 import logging
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import collaboration
 from .offline_edits import cells_of
 from .reference import NotebookRef, canonical_path
 from .update_holes import state_vector
+
+if TYPE_CHECKING:
+    from .kept_reloads import KeptReloads
 
 RELOADS_KEPT = 4
 """Reloads remembered per notebook: a tab away for more is still caught by the oldest kept
@@ -55,11 +60,17 @@ class FileReload:
 class FileReloads:
     """The reloads of every notebook's room from its file, newest last."""
 
-    def __init__(self, settings: dict[str, Any], log: logging.Logger) -> None:
+    def __init__(
+        self, settings: dict[str, Any], log: logging.Logger, kept: KeptReloads | None = None
+    ) -> None:
         self._settings = settings
         self._log = log
         self._reloads: dict[str, list[FileReload]] = {}
         self._read_before: dict[str, FileReload] = {}
+        self._kept = kept
+        self._looked_on_disk: set[str] = set()
+        # One thread: the marks reach the disk in the order they were taken.
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jupyter-loop-reloads")
 
     def start(self, contents_manager: Any) -> None:
         """Hear the rooms' events as they are emitted and the reads of their files."""
@@ -72,11 +83,24 @@ class FileReloads:
 
     def any_of(self, room_id: str) -> bool:
         """Whether the notebook's room was ever reloaded from its file (that we know)."""
-        return bool(self._reloads.get(room_id))
+        return bool(self._marks_of(room_id))
 
     def missed_by(self, room_id: str, known: dict[int, int]) -> list[FileReload]:
         """The reloads a tab holding ``known`` (a state vector) did not see, oldest first."""
-        return [r for r in self._reloads.get(room_id, ()) if r.missed_by(known)]
+        return [r for r in self._marks_of(room_id) if r.missed_by(known)]
+
+    def _marks_of(self, room_id: str) -> list[FileReload]:
+        if room_id not in self._looked_on_disk and self._kept is not None:
+            self._looked_on_disk.add(room_id)  # once a server life: a tab may ask per message
+            if room_id not in self._reloads:
+                try:
+                    kept = self._kept.read(room_id)
+                except OSError as e:
+                    self._log.warning("jupyter-loop could not read reloads of %s: %s", room_id, e)
+                    kept = []
+                if kept:
+                    self._remember(room_id, kept)
+        return self._reloads.get(room_id, [])
 
     # -- marking reloads -----------------------------------------------------------
 
@@ -127,10 +151,17 @@ class FileReloads:
             # a client of no room, the same for every server: jupyter_server_ydoc's
             # deterministic load), so no tab can have edited what it set.
             return
-        marks = self._reloads.pop(room_id, [])
-        marks.append(reload)
-        del marks[:-RELOADS_KEPT]
-        self._reloads[room_id] = marks  # the most recently reloaded notebook last
+        self._remember(room_id, [*self._marks_of(room_id), reload])
+        if self._kept is not None:
+            self._writer.submit(self._kept.write, room_id, reload).add_done_callback(self._written)
+
+    def _written(self, done: Future[None]) -> None:
+        if done.exception() is not None:  # the mark still serves this server
+            self._log.warning("jupyter-loop could not keep a reload mark: %s", done.exception())
+
+    def _remember(self, room_id: str, marks: list[FileReload]) -> None:
+        self._reloads.pop(room_id, None)
+        self._reloads[room_id] = marks[-RELOADS_KEPT:]  # the most recently reloaded last
         total = sum(len(r.before) for kept in self._reloads.values() for r in kept)
         while total > RELOAD_BYTES_KEPT and self._reloads:
             oldest = next(iter(self._reloads))
