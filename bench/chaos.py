@@ -117,10 +117,17 @@ def main() -> int:
     parser.add_argument("trials", type=int, help="how many trials")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--trial", type=int, help="replay this one trial alone")
+    parser.add_argument(
+        "--first",
+        type=int,
+        default=0,
+        help="start at this trial (a run split across processes: each trial's plan depends "
+        "on the seed and its number only)",
+    )
     parser.add_argument("--steps", default="3-6", help="events per trial, e.g. 2-3 (CI's)")
     parser.add_argument("--keep", type=Path, help="keep the server's files (logs, store) here")
     args = parser.parse_args()
-    trials = [args.trial] if args.trial is not None else list(range(args.trials))
+    trials = [args.trial] if args.trial is not None else list(range(args.first, args.trials))
     fewest, most = (int(n) for n in args.steps.split("-"))
     results: list[TrialResult] = []
     with tempfile.TemporaryDirectory(prefix="chaos-") as scratch:
