@@ -51,6 +51,7 @@ async def test_lists_the_tools(mcp_session: Any) -> None:
         "propose_delete",
         "proposal_status",
         "run_cells",
+        "run_all",
         "get_outputs",
         "interrupt",
     } <= names

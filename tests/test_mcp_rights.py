@@ -32,16 +32,18 @@ async def test_a_reader_reads_but_may_not_propose_run_or_interrupt(
             session, "propose_delete", path=path, cell_id="c0", summary="remove it"
         )
         run = await call(session, "run_cells", path=path, cell_ids=["c0"], wait_seconds=1)
+        run_all = await call(session, "run_all", path=path, wait_seconds=1)
         interrupt = await call(session, "interrupt", path=path)
     assert not read.is_error and "print('hi')" in text_of(read)
     assert propose.is_error and "Forbidden" in text_of(propose)
     assert "contents:write" in text_of(propose)
     assert run.is_error and "kernels:execute and contents:write" in text_of(run)
+    assert run_all.is_error and "kernels:execute and contents:write" in text_of(run_all)
     assert interrupt.is_error and "kernels:execute" in text_of(interrupt)
     assert "jupyter_loop:proposals" not in (jp_root_dir / path).read_text()
     journal = await api("api", "jupyter-loop", "agent", "journal", params={"path": path})
     refused = [e["details"] for e in journal["entries"] if not e["details"].get("ok")]
-    assert [d["tool"] for d in refused] == ["propose_delete", "run_cells", "interrupt"]
+    assert [d["tool"] for d in refused] == ["propose_delete", "run_cells", "run_all", "interrupt"]
 
 
 @pytest.mark.parametrize("authorizer", [*both("NoAccess"), *both("NoContents")])

@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx2
 import mcp_types as types
+import nbformat
 import pytest
 from authorizers import both
 from conftest import wait_for
@@ -116,6 +117,35 @@ async def test_cancelling_a_task_interrupts_its_run(
         assert (await task_method(session, "tasks/get", created.task_id)).status == "cancelled"
         outputs = lambda: tab.cell("c0")["outputs"]  # noqa: E731
         await wait_for(lambda: outputs()[-1].get("ename") == "KeyboardInterrupt", timeout=30)
+
+
+async def test_run_all_runs_every_code_cell_as_one_task_and_the_history_says_so(
+    mcp_session: Any, jp_root_dir: Path, open_tab: Any, api: Any
+) -> None:
+    """``run_all``: every code cell, top to bottom, as a Run All of JupyterLab's; a task for
+    a client that speaks the extension, the cells' outputs its result."""
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_code_cell("print('first', 1)", id="c0"),
+        nbformat.v4.new_markdown_cell("# not code", id="m1"),
+        nbformat.v4.new_code_cell("print('second', 2)", id="c2"),
+    ]
+    nbformat.write(notebook, jp_root_dir / "all.ipynb")
+    path = "all.ipynb"
+    async with open_tab(path) as tab, tasks_client(mcp_session) as session:
+        created = await session.call_tool("run_all", {"path": path}, allow_claimed=True)
+        assert isinstance(created, CreatedTask), created
+        await approve(api, tab, path)
+        done = await finished(session, created.task_id)
+        result = types.CallToolResult.model_validate(done.result)
+        assert not result.is_error and "first 1" in text_of(result), text_of(result)
+        assert "second 2" in text_of(result)
+        assert "first 1" in tab.text("c0") and "second 2" in tab.text("c2")
+    history = await api("api", "jupyter-loop", "history", params={"path": path})
+    ran = {run["cell_id"]: run for run in history["runs"]}
+    assert set(ran) == {"c0", "c2"}
+    assert all(run["run_all"] and run["channel"] == "mcp" for run in ran.values()), ran
+    assert ran["c2"]["by"].endswith(", Run All"), ran["c2"]["by"]
 
 
 @pytest.mark.parametrize("authorizer", both("BobNoKernels"))  # ada may run

@@ -90,12 +90,20 @@ class OutsideAgents(OutsideReads):
     # -- the agent's tools -------------------------------------------------------------
 
     async def call(
-        self, path: str, name: str, arguments: dict[str, Any], caller: Caller, wait: float
+        self,
+        path: str,
+        name: str,
+        arguments: dict[str, Any],
+        caller: Caller,
+        wait: float,
+        *,
+        run_all: bool = False,
     ) -> ToolOutcome:
         """One of the agent's tools (read_cell, propose_*, run_cells), as the agent calls it.
 
         ``wait``: seconds a run may take before the call returns with the cells still
-        running (they run on; ``get_outputs`` shows them later).
+        running (they run on; ``get_outputs`` shows them later). ``run_all``: the cells
+        are every code cell (the run history says "Run All").
         """
         room_id = await self._docs.room_id(path)
         session = caller.session_in(room_id)
@@ -108,7 +116,9 @@ class OutsideAgents(OutsideReads):
             room_id,
             session,
             approve=lambda ids, sources: self._approve(room_id, session, ids, sources, caller),
-            run=lambda ids, hashes, approval: self._run(path, ids, hashes, approval, caller, wait),
+            run=lambda ids, hashes, approval: self._run(
+                path, ids, hashes, approval, caller, wait, run_all
+            ),
             read_variables=lambda: self._execution.variables(path),
             record=record,
             result_chars=RESULT_CHARS,
@@ -162,13 +172,16 @@ class OutsideAgents(OutsideReads):
         approval: str,
         caller: Caller,
         wait: float,
+        run_all: bool,
     ) -> dict[str, RunOutcome]:
         kernel_id = await self._execution.ensure_kernel(path)
         request = RunRequest(
             path=path, cell_ids=tuple(cell_ids), kernel_id=kernel_id, source_hashes=hashes
         )
         # A client that stops waiting (time-out, disconnect) leaves the cells running.
-        origin = RunOrigin(caller.user, MCP, client=caller.client, approval=approval)
+        origin = RunOrigin(
+            caller.user, MCP, client=caller.client, approval=approval, run_all=run_all
+        )
         prompts = (
             None
             if caller.direct is None

@@ -143,6 +143,11 @@ class OutsideReads:
         links = output_links(cell_id, shown_run(notebook, cell_id), cell.outputs)
         return AgentView(text, summary.images, tuple(links))
 
+    async def code_cells(self, path: str) -> list[str]:
+        """The ids of the notebook's code cells, top to bottom (what a Run All runs)."""
+        notebook = await self._docs.notebook(await self._docs.room_id(path))
+        return [str(c.get("id")) for c in notebook.ycells if c.get("cell_type") == "code"]
+
     async def running(self, path: str, cell_ids: list[str]) -> bool:
         """Whether any of the cells is running or queued."""
         pending = {c["cell_id"] for c in await self._execution.pending(path)}

@@ -39,7 +39,7 @@ from .refusals import refusal
 from .sessions import SESSION_HEADER, McpSessions, scope_user
 from .task_book import TaskBook
 from .tasks import TASK_TOOLS, TASKS, TTL_SECONDS, McpTasks, asks_for_tasks, task_methods
-from .tools import TOOLS, TOOLS_BY_NAME, ToolFailed
+from .tools import TOOLS, TOOLS_BY_NAME, ToolFailed, cells_run_by
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -252,7 +252,10 @@ class McpEndpoint:
             return types.CallToolResult(content=content)
 
         if params.name in TASK_TOOLS and asks_for_tasks(ctx):
-            cell_ids = [str(cell_id) for cell_id in arguments.get("cell_ids", [])]
+            try:
+                cell_ids = await cells_run_by(self._agent, params.name, arguments) or []
+            except JupyterLoopError as e:  # no such notebook
+                return await failed(e.message)
             # The call outlives its request: no prompt in the client, and it waits for the
             # run's end (the task's life), not the request's.
             as_task = replace(caller, direct=None)

@@ -1,11 +1,11 @@
 """Long ``run_cells`` calls as MCP tasks (the ``io.modelcontextprotocol/tasks`` extension).
 
 A client that says, in its request's capabilities (2026 protocol), that it speaks the
-extension gets a task at once for ``run_cells`` instead of a result: the approval and the
-run go on on the server, and the client polls ``tasks/get`` for the status and, once the
-cells have run, the very result the call would have answered. ``tasks/cancel`` interrupts
-the notebook's kernel, as the ``interrupt`` tool does. A client without the extension waits
-on its call (``wait_seconds``), as before.
+extension gets a task at once for ``run_cells`` (and ``run_all``) instead of a result: the
+approval and the run go on on the server, and the client polls ``tasks/get`` for the
+status and, once the cells have run, the very result the call would have answered.
+``tasks/cancel`` interrupts the notebook's kernel, as the ``interrupt`` tool does. A client
+without the extension waits on its call (``wait_seconds``), as before.
 
 A task is its record on disk (``task_book``), so a client polls the same id after its own
 restart, and after the server's. A restarted server has no call left to finish a task of
@@ -42,8 +42,9 @@ if TYPE_CHECKING:
 TASKS = "io.modelcontextprotocol/tasks"
 """The extension's identifier, in the client's and the server's capabilities."""
 
-TASK_TOOLS = frozenset({"run_cells"})
-"""The tools that answer with a task when the client speaks the extension."""
+TASK_TOOLS = frozenset({"run_cells", "run_all"})
+"""The tools that answer with a task when the client speaks the extension (the tools that
+run cells: ``tools.cells_run_by`` says which)."""
 
 ABILITIES = {
     "tasks/get": Ability.READ,

@@ -29,7 +29,7 @@ from .resources import resource_links
 if TYPE_CHECKING:
     import mcp_types as types
 
-READ, INTERRUPT = Ability.READ, Ability.INTERRUPT
+READ, RUN, INTERRUPT = Ability.READ, Ability.RUN, Ability.INTERRUPT
 MAX_WAIT = 600.0
 DEFAULT_WAIT = 120.0
 MAX_NOTEBOOKS = 500
@@ -171,19 +171,39 @@ def _agent_tool(
     name: str,
 ) -> Callable[[OutsideAgents, Caller, dict[str, Any], Any], Awaitable[list[Any]]]:
     async def call(agent: OutsideAgents, caller: Caller, args: dict[str, Any], _: Any) -> list[Any]:
-        path = _path(args)
         wait = _wait(args) if name == "run_cells" else 0.0
         arguments = {k: v for k, v in args.items() if k not in ("path", "wait_seconds")}
-        outcome = await agent.call(path, name, arguments, caller, wait)
-        if not outcome.ok:
-            raise ToolFailed(outcome.content)
-        content = await _with_images(f"{outcome.summary}\n\n{outcome.content}", outcome.images)
-        linked = LINKED_CELLS.get(name)
-        if linked is None:
-            return content
-        return content + resource_links(path, await agent.links(path, linked(args)))
+        return await _answer(agent, caller, _path(args), name, arguments, wait)
 
     return call
+
+
+async def _run_all(agent: OutsideAgents, caller: Caller, args: dict[str, Any], _: Any) -> list[Any]:
+    path = _path(args)
+    arguments = {"cell_ids": await agent.code_cells(path)}
+    return await _answer(agent, caller, path, "run_cells", arguments, _wait(args), run_all=True)
+
+
+async def _answer(
+    agent: OutsideAgents,
+    caller: Caller,
+    path: str,
+    name: str,
+    arguments: dict[str, Any],
+    wait: float,
+    *,
+    run_all: bool = False,
+) -> list[Any]:
+    """An agent tool's outcome as the MCP result's content (its images, and links to the
+    outputs of the cells it names)."""
+    outcome = await agent.call(path, name, arguments, caller, wait, run_all=run_all)
+    if not outcome.ok:
+        raise ToolFailed(outcome.content)
+    content = await _with_images(f"{outcome.summary}\n\n{outcome.content}", outcome.images)
+    linked = LINKED_CELLS.get(name)
+    if linked is None:
+        return content
+    return content + resource_links(path, await agent.links(path, linked(arguments)))
 
 
 LINKED_CELLS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
@@ -191,6 +211,16 @@ LINKED_CELLS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
     "run_cells": lambda args: [str(cell_id) for cell_id in args["cell_ids"]],
 }
 """The agent tools whose results also link the outputs of the cells they name."""
+
+
+async def cells_run_by(agent: OutsideAgents, name: str, args: dict[str, Any]) -> list[str] | None:
+    """The cells a call of ``name`` runs (``None``: the tool runs none): what a task of the
+    call follows, interrupts on cancel, and reads after a server restart."""
+    if name == "run_cells":
+        return [str(cell_id) for cell_id in args.get("cell_ids", [])]
+    if name == "run_all":
+        return await agent.code_cells(_path(args))
+    return None
 
 
 class ToolFailed(Exception):
@@ -262,6 +292,15 @@ TOOLS: tuple[McpTool, ...] = (
         _proposal_status,
     ),
     _from_agent_tool("run_cells", _WAIT),
+    _tool(
+        "run_all",
+        "Run every code cell of the notebook, top to bottom, as JupyterLab's Run All does, "
+        "and wait for their outputs (the run history calls it a Run All). The user may "
+        "have to approve first, and may refuse.",
+        _schema(dict(_WAIT), []),
+        RUN,
+        _run_all,
+    ),
     _tool(
         "get_outputs",
         "A cell's run state and its outputs, summarised (read_cell pages the full output); "
