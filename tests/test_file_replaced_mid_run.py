@@ -19,6 +19,8 @@ import pytest
 from conftest import notebook_json, wait_for
 from traitlets.config import Config
 
+from jupyter_loop.document import collaboration
+from jupyter_loop.document.reference import NotebookRef
 from jupyter_loop.testing.yjs import disagreements, read_with_yjs
 
 LINES = 40
@@ -135,3 +137,52 @@ async def test_a_reloaded_cell_of_the_very_size_written_is_still_written_over(
         (jp_root_dir / "go").touch()
         await wait_for(lambda: tab.cell("c0")["execution_count"], timeout=30)
         assert lines() == [str(i) for i in range(LINES)]
+
+
+ENDS_ON_GO = (
+    "import os, time\n"
+    "for i in range(20):\n"
+    "    print(i, flush=True)\n"
+    "while not os.path.exists('go'):\n"
+    "    time.sleep(0.01)\n"
+    "print('end')"
+)
+CHECKED_OUT_CELLS = 20000
+
+
+@pytest.mark.timeout(120)
+async def test_a_run_ending_while_a_long_reload_sets_the_notebook_ends_whole(
+    jp_root_dir: Path, jp_serverapp: Any, start_kernel: Any, run_cells: Any, open_tab: Any
+):
+    """jupyter_ydoc sets a reloaded notebook in one transaction held open across its
+    awaits (a turn of the loop per cell): the run's end, written meanwhile, was refused by
+    pycrdt (a nested transaction of another origin) and never written. The cell stayed
+    ``[*]`` in every tab, its marker "running" (chaos seed 2033, trial 205)."""
+    path = "long-reload.ipynb"
+    target = jp_root_dir / path
+    target.write_text(notebook_json(ENDS_ON_GO, "y = 1"), encoding="utf-8")
+    await start_kernel(path)
+    async with open_tab(path) as tab:
+        await run_cells(path, "c0")
+        await wait_for(lambda: len(tab.text("c0").splitlines()) == 20)
+        reloading = collaboration.update_lock(room_of(jp_serverapp, path)).locked
+        cells = (f"z = {i}" for i in range(CHECKED_OUT_CELLS))
+        many = json.loads(notebook_json(ENDS_ON_GO, "y = 2", *cells))
+        replacement = target.with_name(target.name + ".checkout")
+        replacement.write_text(json.dumps(many), encoding="utf-8")
+        os.replace(replacement, target)
+        await wait_for(reloading, timeout=20, interval=0.001)
+        (jp_root_dir / "go").touch()  # the run ends while the room sets the checkout
+        await wait_for(lambda: len(tab.notebook.ycells) == CHECKED_OUT_CELLS + 2, timeout=60)
+        await wait_for(lambda: tab.cell("c0")["execution_count"], timeout=30)
+        assert (tab.marker("c0") or {}).get("state") == "done"
+        assert tab.cell("c0")["execution_state"] == "idle"
+        assert tab.text("c0").splitlines() == [*(str(i) for i in range(20)), "end"]
+
+
+def room_of(serverapp: Any, path: str) -> Any:
+    """The notebook's room in the test's server (its update lock says when it reloads)."""
+    settings = serverapp.web_app.settings
+    file_id = settings["file_id_manager"].get_id(path)
+    extension = collaboration.extension(settings)
+    return collaboration.rooms(extension)[NotebookRef(path, str(file_id)).room_id]

@@ -216,6 +216,23 @@ def save_now(room: Any) -> asyncio.Task[None] | None:
     return task
 
 
+async def not_reloading(room: Any) -> None:
+    """Return once the room is not setting its notebook from its file, without yielding to
+    the loop when it is not: a caller that writes right after, with no await between, then
+    writes outside any reload.
+
+    jupyter_ydoc sets a reloaded notebook (``aset``, and the progressive first load) in one
+    transaction held open across its awaits, a turn of the loop per cell; pycrdt refuses a
+    write of ours meanwhile (a nested transaction of another origin), and a write of no
+    origin would join the reload's. The room holds its update lock for the whole of it.
+    (``docs/upstream/reload-transaction.md``)
+    """
+    lock = update_lock(room)
+    if lock.locked():
+        async with lock:
+            pass
+
+
 def update_lock(room: Any) -> asyncio.Lock:
     """The lock the room holds while it sets its document from the file; a change made
     under it does not start the room's autosave."""

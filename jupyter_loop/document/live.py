@@ -133,7 +133,11 @@ class LiveDocuments:
         return str(path) if path is not None else None
 
     async def notebook(self, room_id: str) -> YNotebook:
-        """The live shared notebook; loads its room if no tab has it open."""
+        """The live shared notebook; loads its room if no tab has it open.
+
+        It returns when the room is not reloading its file, with no await after that
+        check: a caller that writes right away (no await between) writes outside a reload
+        (``collaboration.not_reloading``)."""
         room = self._room(room_id)
         document = collaboration.notebook_of(room)
         if document is not None:
@@ -141,6 +145,7 @@ class LiveDocuments:
             await self._store_first_writes(room)
             if self._pins[room_id]:
                 self._hold(room_id)
+            await collaboration.not_reloading(room)
             return document  # the live room, looked up again: no lock, no loading
         extension = self._extension()
         try:
@@ -156,6 +161,7 @@ class LiveDocuments:
         await self._store_first_writes(room)
         if self._pins[room_id]:
             self._hold(room_id)
+        await collaboration.not_reloading(room)
         return document
 
     @asynccontextmanager
