@@ -12,6 +12,7 @@ Yjs always does.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -173,3 +174,41 @@ async def test_lines_typed_offline_across_a_server_restart_are_a_proposal(
         assert proposal["new_source"] == "x = 1\n# typed offline"
         assert_yjs_agrees(back)
     await wait_for(lambda: source_on_disk(target, 0) == "checked = 'out'", timeout=10)
+
+
+def with_output(sources: tuple[str, str], text: str) -> str:
+    """A notebook of two cells whose second shows ``text`` as printed output."""
+    notebook = json.loads(notebook_json(*sources))
+    notebook["cells"][1]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": text}]
+    return json.dumps(notebook)
+
+
+@pytest.mark.timeout(90)
+async def test_lines_typed_offline_merge_into_a_cell_the_reload_rebuilt(
+    jp_root_dir: Path, open_tab: Any
+) -> None:
+    """The checkout kept the cell's code but not its printed output: jupyter_ydoc rebuilds
+    such a cell (a new shared map, the same id and source), and the tab's lines merged into
+    the one it replaced, which no notebook shows (chaos seed 2033, trials 267 and 679). The
+    code did not change, so the lines merge."""
+    target = jp_root_dir / "rebuilt.ipynb"
+    target.write_text(with_output(("x = 1", "y = 1"), "from the room\n"), encoding="utf-8")
+    async with open_tab(target.name) as stays:
+        await wait_for(lambda: len(stays.notebook.ycells) == 2)
+        async with open_tab(target.name) as away:
+            await wait_for(lambda: len(away.notebook.ycells) == 2)
+            await asyncio.sleep(1.5)  # the room's load has settled
+            kept = away.notebook
+        type_in(away, "c1", "\n# typed offline")
+        target.write_text(with_output(("checked = 'out'", "y = 1"), "from the file\n"))
+        await wait_for(lambda: stays.cell("c0")["source"] == "checked = 'out'", timeout=10)
+        assert stays.text("c1") == "from the file\n"  # the cell was rebuilt from the file
+
+        async with open_tab(target.name, notebook=kept) as back:
+            await wait_for(lambda: back.cell("c1")["source"] == "y = 1\n# typed offline")
+            await asyncio.sleep(0.5)
+            assert back.cell("c0")["source"] == "checked = 'out'"
+            assert stays.cell("c1")["source"] == "y = 1\n# typed offline"
+            assert pending_proposals(back) == []
+            assert_yjs_agrees(back)
+    await wait_for(lambda: source_on_disk(target, 1) == "y = 1\n# typed offline", timeout=10)

@@ -20,7 +20,9 @@ offline is not lost but offered back. So, here:
    reload, or anyone after it), those cells are set back as the room had them, right
    after the update is applied, and the tab's version of each is kept as a proposal on
    the cell (``keep``), which the person takes or leaves. Edits of cells nobody else
-   touched merge as before.
+   touched merge as before; and where the reload rebuilt such a cell (same id and code,
+   another printed output: jupyter_ydoc makes it a new shared map) the edits, merged into
+   the map it replaced, are made again on the one the notebook shows.
 
 The tab's update is applied, not dropped: a dropped update leaves the tab holding items the
 room never gets, and every later edit of the tab hangs on them (Yjs keeps them pending).
@@ -196,9 +198,14 @@ class ReturningTabs:
         held = held_cells(notebook)
         now = {cell.cell_id: cell for cell in held}
         taken = [_as_met(edit, now) for edit in edits if _changed_meanwhile(edit, before, now)]
-        if not taken:
-            return False
         room.ydoc.apply_update(update)
+        merged = {cell.cell_id: cell for cell in held_cells(notebook)}
+        lost = [e for e in edits if e not in taken and _lost_in_a_rebuilt_cell(e, now, merged)]
+        if lost:
+            with writing(notebook):
+                _merge_again(notebook, lost)
+        if not taken:
+            return True
         with writing(notebook):
             _set_back(notebook, held, {edit.cell_id for edit in taken})
         kept = [edit for edit in taken if _still_differs(edit, now)]
@@ -224,6 +231,31 @@ def _changed_meanwhile(
         return current is not None
     seen = before.get(edit.cell_id)
     return current is not None and seen is not None and current.source != seen.source
+
+
+def _lost_in_a_rebuilt_cell(
+    edit: OfflineEdit, now: dict[str, HeldCell], merged: dict[str, HeldCell]
+) -> bool:
+    """Whether the tab's edit of a cell whose code nobody changed did not land: the reload
+    rebuilt the cell (jupyter_ydoc makes a new shared map for a cell it cannot update in
+    place, such as one whose printed output the file changes), and the edit merged into the
+    map it replaced, which no notebook shows."""
+    if edit.kind != "modify" or edit.source is None:
+        return False
+    current, after = now.get(edit.cell_id), merged.get(edit.cell_id)
+    if current is None or after is None:
+        return False
+    return after.source == current.source != edit.source
+
+
+def _merge_again(notebook: YNotebook, lost: list[OfflineEdit]) -> None:
+    """Give the rebuilt cells the tab's sources: their code is what the tab edited, so its
+    version is the merge."""
+    sources = {edit.cell_id: edit.source for edit in lost}
+    for ycell in notebook.ycells:
+        source = sources.pop(str(ycell.get("id")), None)
+        if source is not None:
+            set_source(ycell, source)
 
 
 def _as_met(edit: OfflineEdit, now: dict[str, HeldCell]) -> OfflineEdit:
