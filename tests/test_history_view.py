@@ -116,7 +116,8 @@ async def test_history_says_where_a_runs_outputs_are(
         whole = (await api(*LOOP, "history", params={"path": path}))["runs"]
         assert [run["outputs_shown"] for run in whole] == [None, None]  # not compared
 
-        # A run cut to the notebook's budget is kept whole in the store, its last only.
+        # A run cut to the notebook's budget is kept whole in the store, and so are the
+        # cell's two runs before it.
         ycell = next(c for c in tab.notebook.ycells if c["id"] == "c0")
         set_source(ycell, "for i in range(2000):\n    print('line', i)")
         await wait_for(lambda: "i in range" in str(tab.cell("c0")["source"]))
@@ -127,7 +128,9 @@ async def test_history_says_where_a_runs_outputs_are(
         assert "line 1999" in response.body.decode() and "line 0\n" in response.body.decode()
         await run_cells(path, "c0")
         recut, earlier, *_ = await ran(api, path, "c0", 4)
-        assert recut["outputs_url"] and earlier["outputs_url"] is None  # last run only
+        assert recut["outputs_url"] and earlier["outputs_url"]  # a cell's last 3 runs
+        response = await jp_fetch(*earlier["outputs_url"].split("/"))
+        assert "line 1999" in response.body.decode()
 
 
 async def test_restoring_a_runs_source_is_a_proposal_that_can_be_accepted(

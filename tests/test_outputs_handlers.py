@@ -22,7 +22,11 @@ SOURCE = (
 
 @pytest.fixture
 def loop_config(tmp_path: Path) -> dict[str, Any]:
-    return {"data_dir": str(tmp_path / "loop"), "output_budget_bytes": 32 * 1024}
+    return {
+        "data_dir": str(tmp_path / "loop"),
+        "output_budget_bytes": 32 * 1024,
+        "full_output_runs_per_cell": 2,
+    }
 
 
 async def long_run(write_notebook, start_kernel, run_cells, open_tab) -> Any:
@@ -86,15 +90,19 @@ async def test_a_missing_type_or_part_is_a_404_with_a_message(
         assert message in json.loads(error.value.response.body)["message"]
 
 
-async def test_a_new_run_of_the_cell_removes_the_old_record(
+async def test_a_record_goes_once_its_cell_ran_as_often_as_runs_are_kept(
     write_notebook, start_kernel, run_cells, open_tab, jp_fetch, jp_base_url
 ):
     path, outputs = await long_run(write_notebook, start_kernel, run_cells, open_tab)
     parts = link_of(outputs, jp_base_url)
+    async with open_tab(path) as tab:
+        await run_cells(path, "c0")  # full_output_runs_per_cell = 2: this one and the last
+        await wait_for(lambda: tab.cell("c0").get("execution_count") == 2, timeout=60)
+    await jp_fetch(*parts)
     await run_cells(path, "c0")
     with pytest.raises(HTTPClientError) as error:
         await wait_for_gone(jp_fetch, parts)
-    assert "no longer kept" in json.loads(error.value.response.body)["message"]
+    assert "the last 2 runs of a cell" in json.loads(error.value.response.body)["message"]
 
 
 async def wait_for_gone(jp_fetch: Any, parts: list[str]) -> None:

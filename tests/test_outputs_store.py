@@ -112,6 +112,38 @@ def test_starting_a_run_removes_the_cells_earlier_runs(tmp_path: Path) -> None:
     assert store.parts(other_cell) == []
 
 
+def test_a_cell_keeps_its_newest_runs(tmp_path: Path) -> None:
+    store = FileOutputStore(tmp_path, runs_per_cell=2)
+    runs = [RunKey("file-1", "cell-1", f"run-{n}") for n in range(3)]
+    for age, key in zip((30, 20, 10), runs, strict=True):
+        store.begin_run(key)
+        store.recorder(key).sync()
+        written = time.time() - age  # a second apart at least: mtimes order them
+        os.utime(tmp_path / "file-1" / "cell-1" / key.run_id / "index.jsonl", (written,) * 2)
+    store.begin_run(RunKey("file-1", "cell-1", "run-3"))
+    with pytest.raises(NotFound, match="the last 2 runs of a cell"):
+        store.parts(runs[0])
+    with pytest.raises(NotFound):
+        store.parts(runs[1])
+    assert store.parts(runs[2]) == []
+
+
+def test_the_store_keeps_within_its_bytes_oldest_first(tmp_path: Path) -> None:
+    store = FileOutputStore(tmp_path, max_bytes=3000, runs_per_cell=5)
+    keys = [RunKey("file-1", f"cell-{n}", "run-1") for n in range(3)]
+    for age, key in zip((30, 20, 10), keys, strict=True):
+        recorder = store.recorder(key)
+        recorder.new_stream("stdout", "x" * 1000)
+        recorder.sync()
+        written = time.time() - age
+        os.utime(tmp_path / "file-1" / key.cell_id / "run-1" / "index.jsonl", (written,) * 2)
+    # Over 3000 bytes with the index files: a new record makes room, the oldest first.
+    store.recorder(RunKey("file-2", "cell-1", "run-1")).sync()
+    with pytest.raises(NotFound):
+        store.parts(keys[0])
+    assert len(store.parts(keys[1])) == len(store.parts(keys[2])) == 1
+
+
 def test_sweep_removes_old_records_only(tmp_path: Path) -> None:
     store = FileOutputStore(tmp_path, max_age_days=1)
     store.recorder(KEY).sync()

@@ -9,9 +9,12 @@ one directory per run, ``{root}/{file_id}/{cell_id}/{run_id}/``:
 * ``index.jsonl``: one line per part of the run, in output order; a later line for the
   same part number replaces an earlier one.
 
-Retention: a cell keeps the record of its **last run only** (starting a run removes the
-older ones), one run keeps at most ``max_run_bytes`` (later output is dropped, and the
-record says so), and records untouched for ``max_age_days`` are removed when the server
+Retention: a cell keeps the records of its last ``runs_per_cell`` runs (starting a run
+removes the older ones), so the History view shows the full output of a cell's recent runs;
+one run keeps at most ``max_run_bytes`` (later output is dropped, and the record says so);
+all records together keep within ``max_bytes``, the oldest runs going first when a new
+record opens (records open only when something is cut, so the walk of the store is paid by
+those runs alone); and records untouched for ``max_age_days`` are removed when the server
 starts.
 
 Example:
@@ -33,7 +36,7 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -257,6 +260,8 @@ class FileOutputStore:
         root: Directory of the store; created when first needed.
         max_run_bytes: Most bytes one run keeps (``None``: no limit).
         max_age_days: :meth:`sweep` removes records untouched for longer (``None``: never).
+        runs_per_cell: Records kept per cell, the newest (at least 1).
+        max_bytes: Most bytes all records keep together (``None``: no limit).
     """
 
     def __init__(
@@ -265,10 +270,14 @@ class FileOutputStore:
         *,
         max_run_bytes: int | None = 512 * 1024 * 1024,
         max_age_days: float | None = 30.0,
+        runs_per_cell: int = 1,
+        max_bytes: int | None = None,
     ) -> None:
         self.root = root
         self._max_run_bytes = max_run_bytes
         self._max_age_days = max_age_days
+        self._runs_per_cell = max(runs_per_cell, 1)
+        self._max_bytes = max_bytes
 
     def _run_dir(self, key: RunKey) -> Path:
         return self.root / key.file_id / key.cell_id / key.run_id
@@ -276,16 +285,31 @@ class FileOutputStore:
     # -- writing -------------------------------------------------------------------------
 
     def begin_run(self, key: RunKey) -> None:
-        """A cell starts a run: the records of its earlier runs go."""
+        """A cell starts a run: the records of its earlier runs but the newest
+        ``runs_per_cell - 1`` go."""
         cell_dir = self.root / key.file_id / key.cell_id
-        if cell_dir.is_dir():
-            for run_dir in cell_dir.iterdir():
-                if run_dir.name != key.run_id:
-                    shutil.rmtree(run_dir, ignore_errors=True)
+        if not cell_dir.is_dir():
+            return
+        earlier = _oldest_first(d for d in cell_dir.iterdir() if d.name != key.run_id)
+        for run_dir in earlier[: max(len(earlier) - (self._runs_per_cell - 1), 0)]:
+            shutil.rmtree(run_dir, ignore_errors=True)
 
     def recorder(self, key: RunKey) -> FileRecorder:
-        """A fresh record of the run (an earlier record of the same run is replaced)."""
+        """A fresh record of the run (an earlier record of the same run is replaced); the
+        oldest records of other runs go first if all of them are over ``max_bytes``."""
+        if self._max_bytes is not None:
+            self._keep_within(self._max_bytes, but=self._run_dir(key))
         return FileRecorder(self._run_dir(key), self._max_run_bytes)
+
+    def _keep_within(self, max_bytes: int, but: Path) -> None:
+        runs = _oldest_first(d for d in self.root.glob("*/*/*") if d != but)
+        sizes = [_size(run_dir) for run_dir in runs]
+        total = sum(sizes)
+        for run_dir, size in zip(runs, sizes, strict=True):
+            if total <= max_bytes:
+                break
+            shutil.rmtree(run_dir, ignore_errors=True)
+            total -= size
 
     def discard(self, key: RunKey) -> None:
         shutil.rmtree(self._run_dir(key), ignore_errors=True)
@@ -316,9 +340,14 @@ class FileOutputStore:
         try:
             lines = index.read_text(encoding="utf-8").splitlines()
         except FileNotFoundError as e:
+            kept = (
+                "a cell's last run"
+                if self._runs_per_cell == 1
+                else f"the last {self._runs_per_cell} runs of a cell"
+            )
             raise NotFound(
-                "The full output of this run is no longer kept on the server "
-                "(only a cell's last run is, until the cell runs again)."
+                f"The full output of this run is no longer kept on the server (only {kept} "
+                "are, within the store's size)."
             ) from e
         latest: dict[int, StoredPart] = {}
         for line in lines:
@@ -387,6 +416,29 @@ def _part_from(entry: dict[str, Any]) -> StoredPart:
         length=int(entry.get("length", 0)),
         dropped=bool(entry.get("dropped", False)),
     )
+
+
+def _oldest_first(run_dirs: Iterable[Path]) -> list[Path]:
+    """Run records, the least recently written first (a record's index is written last)."""
+
+    def written(run_dir: Path) -> float:
+        index = run_dir / "index.jsonl"
+        try:
+            return (index if index.exists() else run_dir).stat().st_mtime
+        except OSError:
+            return 0.0
+
+    return sorted(run_dirs, key=written)
+
+
+def _size(run_dir: Path) -> int:
+    total = 0
+    for path in run_dir.iterdir():
+        try:
+            total += path.stat().st_size
+        except OSError:
+            continue
+    return total
 
 
 def _remove_if_empty(directory: Path) -> None:

@@ -43,8 +43,28 @@ class OutputsConfig(Configurable):
         config=True,
         help=(
             "Bytes of one run's full output kept on the server (default 536870912, 512 MB); "
-            "later output of that run is dropped. None or 0: no limit. Only the last run of "
-            "each cell is kept."
+            "later output of that run is dropped. None or 0: no limit."
+        ),
+    )
+
+    full_output_runs_per_cell = Int(
+        3,
+        config=True,
+        help=(
+            "Runs of each cell whose full output is kept on the server (default 3, at least "
+            "1), the newest: the History view shows their outputs. A run's full output is "
+            "kept only when part of it was cut from the notebook."
+        ),
+    )
+
+    full_output_store_max_bytes = Int(
+        2 * 1024 * 1024 * 1024,
+        allow_none=True,
+        config=True,
+        help=(
+            "Bytes of full output kept on the server, all runs together (default "
+            "2147483648, 2 GB); the oldest runs go first, when a new run's full output is "
+            "kept. None or 0: no limit."
         ),
     )
 
@@ -99,6 +119,8 @@ class OutputsConfig(Configurable):
             Path(data_dir) / "outputs",
             max_run_bytes=self.full_output_max_bytes or None,
             max_age_days=self.full_output_max_age_days or None,
+            runs_per_cell=self.full_output_runs_per_cell,
+            max_bytes=self.full_output_store_max_bytes or None,
         )
 
     def output_policy(
