@@ -26,6 +26,11 @@ export interface IRunRequest {
   record_timing?: boolean;
   /** What the request says of itself, for the run history (a label, not a right). */
   started_from?: 'run_all' | 'terminal';
+  /**
+   * The source this tab shows for each cell: its last keystrokes may reach the
+   * server after the request, which waits for them (`execution/tab_sources.py`).
+   */
+  sources?: Record<string, string>;
 }
 
 export interface IQueuedCell {

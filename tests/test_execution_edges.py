@@ -14,6 +14,7 @@ from conftest import wait_for
 from tornado.httpclient import HTTPClientError
 from traitlets.config import Config
 
+from jupyter_loop.document import set_source
 from jupyter_loop.execution.cell_marks import failure_note
 
 # IPython counts the next run while this one executes.
@@ -203,3 +204,41 @@ def test_failure_notes_say_what_failed():
     for test in finder.find(failure_note):
         runner.run(test)
     assert runner.failures == 0 and runner.tries == 2
+
+
+async def test_a_run_waits_for_the_keystrokes_its_tab_sent_before_it(
+    write_notebook: Any, start_kernel: Any, open_tab: Any, api: Any
+) -> None:
+    """Shift-Enter right after typing: the run request (its own socket) can reach the
+    server before the room applies the last keystrokes. The tab says what it shows; the
+    server runs that once the notebook holds it, not the code before the keystrokes."""
+    path = write_notebook("typed.ipynb", "print('before typing')")
+    await start_kernel(path)
+    async with open_tab(path) as tab:
+        await wait_for(lambda: len(tab.notebook.ycells) == 1)
+        kept = tab.notebook
+    # The keystrokes are held (the tab is away) while its request goes out.
+    set_source(kept.ycells[0], "print('as typed')")
+    body = {"path": path, "cell_ids": ["c0"], "sources": {"c0": "print('as typed')"}}
+    request = asyncio.ensure_future(api("api", "jupyter-loop", "runs", method="POST", body=body))
+    await asyncio.sleep(0.5)
+    async with open_tab(path, notebook=kept) as back:
+        await request
+        await wait_for(lambda: back.cell("c0").get("execution_count"))
+        assert back.text("c0") == "as typed\n"
+
+
+async def test_sources_that_never_come_run_what_the_notebook_holds(
+    write_notebook: Any, start_kernel: Any, open_tab: Any, api: Any
+) -> None:
+    path = write_notebook("other.ipynb", "print('in the notebook')")
+    await start_kernel(path)
+    async with open_tab(path) as tab:
+        body = {"path": path, "cell_ids": ["c0"], "sources": {"c0": "print('never sent')"}}
+        await api("api", "jupyter-loop", "runs", method="POST", body=body)
+        await wait_for(lambda: tab.cell("c0").get("execution_count"))
+        assert tab.text("c0") == "in the notebook\n"
+        with pytest.raises(HTTPClientError) as refused:
+            bad = {"path": path, "cell_ids": ["c0"], "sources": {"c9": "x"}}
+            await api("api", "jupyter-loop", "runs", method="POST", body=bad)
+        assert refused.value.code == 400

@@ -57,6 +57,23 @@ def source_hashes(data: dict[str, Any], cell_ids: tuple[str, ...]) -> dict[str, 
     return dict(value)
 
 
+def shown_sources(data: dict[str, Any], cell_ids: tuple[str, ...]) -> dict[str, str] | None:
+    """The optional ``sources`` of a request: the source a tab shows for some of its cells.
+
+    >>> shown_sources({"sources": {"c1": "1 + 1"}}, ("c1",))
+    {'c1': '1 + 1'}
+    """
+    value = data.get("sources")
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise BadRequest("'sources' must map cell ids to the sources shown.")
+    unknown = sorted(set(value) - set(cell_ids))
+    if unknown:
+        raise BadRequest(f"'sources' names cells that are not in the request: {unknown}.")
+    return dict(value)
+
+
 STARTED_FROM = ("run_all", "terminal")
 
 
@@ -72,6 +89,8 @@ class RunRequest:
     """Run a cell only if its source still has this hash (what the user saw), else 409."""
     started_from: str | None = None
     """What the client says of the request for the run history: ``run_all`` or ``terminal``."""
+    sources: dict[str, str] | None = None
+    """The sources a tab shows: its last keystrokes may still be on their way (``tab_sources``)."""
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunRequest:
@@ -86,6 +105,7 @@ class RunRequest:
             record_timing=_bool(data, "record_timing", False),
             source_hashes=source_hashes(data, cell_ids),
             started_from=started_from,
+            sources=shown_sources(data, cell_ids),
         )
 
 

@@ -23,6 +23,7 @@ from .restart import take_up_left_runs
 from .run import CellJob, RunOutcome
 from .run_origin import RUNS_API, RunEntry, RunOrigin, stale_reason
 from .run_request import cells_to_run, check_sources, jobs_for, mark, skipped
+from .tab_sources import with_shown_sources
 
 VARIABLES_TIMEOUT = 5.0
 """Seconds the variables snippet may take before the kernel counts as not answering."""
@@ -173,7 +174,8 @@ class ExecutionService:
         notebook_ref = await self._docs.resolve(request.path)
         room_id = notebook_ref.room_id
         kernel_id = await self._kernel_for(request.kernel_id, notebook_ref.path)
-        notebook = await self._docs.notebook(room_id)
+        # A tab's last keystrokes may come after its request (another socket).
+        notebook = await with_shown_sources(lambda: self._docs.notebook(room_id), request.sources)
         cells = cells_to_run(notebook, request.cell_ids)
         # No await from here on: the sources checked are the sources queued.
         check_sources(cells, request.source_hashes or {})

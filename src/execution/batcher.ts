@@ -8,6 +8,7 @@ export type SendRun = (request: IRunRequest) => Promise<IRunTicket>;
 
 interface IPending {
   cellId: string;
+  source: string;
   delegate: PromiseDelegate<IQueuedCell>;
 }
 
@@ -26,13 +27,17 @@ export class RunBatcher {
   ) {}
 
   /**
-   * Queue a cell of `notebook`; resolves with what the server queued for it.
-   * (The notebook tells a Run All apart for the run history.)
+   * Queue a cell of `notebook` showing `source`; resolves with what the server
+   * queued for it. (The notebook tells a Run All apart for the run history.)
    */
-  add(cellId: string, notebook?: INotebookModel): Promise<IQueuedCell> {
+  add(
+    cellId: string,
+    source: string,
+    notebook?: INotebookModel
+  ): Promise<IQueuedCell> {
     const delegate = new PromiseDelegate<IQueuedCell>();
     this._notebook = notebook ?? this._notebook;
-    this._pending.push({ cellId, delegate });
+    this._pending.push({ cellId, source, delegate });
     if (this._pending.length === 1) {
       setTimeout(() => void this._send(), 0);
     }
@@ -49,6 +54,9 @@ export class RunBatcher {
         cell_ids: cellIds,
         kernel_id: this.kernelId,
         record_timing: this.recordTiming,
+        sources: Object.fromEntries(
+          batch.map(item => [item.cellId, item.source])
+        ),
         ...(isRunAll(cellIds, this._notebook)
           ? { started_from: 'run_all' }
           : {})

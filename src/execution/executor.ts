@@ -122,6 +122,7 @@ export class ServerCellExecutor implements INotebookCellExecutor {
     try {
       const queued = await batcher.add(
         cell.model.sharedModel.getId(),
+        cell.model.sharedModel.getSource(),
         options.notebook
       );
       if (queued.state === 'done') {

@@ -42,11 +42,19 @@ describe('a Run All is told apart', () => {
         }))
       };
     });
-    await Promise.all([batcher.add('c0', model), batcher.add('c1', model)]);
-    await batcher.add('c1', model);
+    await Promise.all([
+      batcher.add('c0', 'a = 1', model),
+      batcher.add('c1', 'a', model)
+    ]);
+    await batcher.add('c1', 'a + 1', model);
     expect(sent.map(request => request.started_from)).toEqual([
       'run_all',
       undefined
+    ]);
+    // and each says what the tab shows, for the server to wait for
+    expect(sent.map(request => request.sources)).toEqual([
+      { c0: 'a = 1', c1: 'a' },
+      { c1: 'a + 1' }
     ]);
     model.dispose();
   });
