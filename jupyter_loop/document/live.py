@@ -140,28 +140,27 @@ class LiveDocuments:
         (``collaboration.not_reloading``)."""
         room = self._room(room_id)
         document = collaboration.notebook_of(room)
-        if document is not None:
-            await collaboration.observed(room)
-            await self._store_first_writes(room)
-            if self._pins[room_id]:
-                self._hold(room_id)
-            await collaboration.not_reloading(room)
-            return document  # the live room, looked up again: no lock, no loading
-        extension = self._extension()
+        if document is None:  # no tab has it open: its room loads now
+            document = await self._load(room_id)
+            room = self._room(room_id)
+        await collaboration.observed(room)
+        await self._store_first_writes(room)
+        if self._pins[room_id]:
+            self._hold(room_id)
+        await collaboration.not_reloading(room)
+        return document
+
+    async def _load(self, room_id: str) -> YNotebook:
         try:
-            document = await extension.get_document(room_id=room_id, copy=False, create=True)
+            document = await self._extension().get_document(
+                room_id=room_id, copy=False, create=True
+            )
         except JupyterLoopError:
             raise
         except Exception as e:  # the room failed to load: file gone, unreadable
             raise NotFound(f"The notebook could not be loaded: {e}") from e
         if not isinstance(document, YNotebook):
             raise NotFound("The notebook could not be loaded.")
-        room = self._room(room_id)
-        await collaboration.observed(room)
-        await self._store_first_writes(room)
-        if self._pins[room_id]:
-            self._hold(room_id)
-        await collaboration.not_reloading(room)
         return document
 
     @asynccontextmanager
