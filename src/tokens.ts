@@ -7,7 +7,6 @@
 import { Token } from '@lumino/coreutils';
 
 import type { AgentService } from './agent/service';
-import type { CompletionUsage } from './completion/usage';
 
 /** Name of the map beside the cells where the server marks runs. */
 export const EXECUTION_BOARD = 'jupyter_loop:execution';
@@ -340,33 +339,6 @@ export const IAgentService = new Token<AgentService>(
   'The AI agent of jupyter-loop: sessions of open notebooks and their actions.'
 );
 
-/** A completion request (POST /api/jupyter-loop/completion/stream). */
-export interface ICompletionRequest {
-  path: string;
-  cell_id: string;
-  /** The editor asking: a new request from it cancels its previous one. */
-  editor_id: string;
-  before: string;
-  after: string;
-  /** Empty or absent: the server's completion model. */
-  model?: string;
-  /** The cells on screen: their recent outputs join the prompt. */
-  visible_cell_ids?: string[];
-  /**
-   * This tab's count of its requests: each travels on its own connection, so the
-   * server may get a keystroke's request after the next one's; the number says
-   * which is newer.
-   */
-  sequence?: number;
-}
-
-/** One line of a streamed completion: text, or the end (with an error). */
-export interface ICompletionChunk {
-  text?: string;
-  done?: boolean;
-  error?: string | null;
-}
-
 /** The caller's model tokens today (UTC) under the administrator's daily cap. */
 export interface ITokenBudget {
   day: string;
@@ -380,28 +352,3 @@ export interface ITokenBudget {
 export interface IServerStatus {
   tokens: ITokenBudget;
 }
-
-/** GET /api/jupyter-loop/completion/status: usable, with which model, usage. */
-export interface ICompletionStatus {
-  configured: boolean;
-  provider: string | null;
-  model: string | null;
-  hint: string | null;
-  usage: {
-    requests: number;
-    input_tokens: number;
-    output_tokens: number;
-    failures: number;
-    cancelled: number;
-    last_error: string | null;
-  };
-}
-
-/**
- * What inline completions cost on this server (requests, tokens, failures),
- * shown in the assistant's panel.
- */
-export const ICompletionUsage = new Token<CompletionUsage>(
-  'jupyter-loop:ICompletionUsage',
-  'The inline completions’ usage counters of the jupyter-loop server.'
-);

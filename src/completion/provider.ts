@@ -10,7 +10,7 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { JSONValue, UUID } from '@lumino/coreutils';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { ICompletionChunk, ICompletionRequest } from '../tokens';
+import { ICompletionChunk, ICompletionRequest } from './tokens';
 import { visibleCellIds } from './visible';
 
 /** The provider's id in Settings → Inline Completer. */
