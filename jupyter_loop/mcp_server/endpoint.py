@@ -39,7 +39,7 @@ from .refusals import refusal
 from .sessions import SESSION_HEADER, McpSessions, scope_user
 from .task_book import TaskBook
 from .tasks import TASK_TOOLS, TASKS, TTL_SECONDS, McpTasks, asks_for_tasks, task_methods
-from .tools import TOOLS, TOOLS_BY_NAME, ToolFailed, cells_run_by
+from .tools import CELLS_RUN, TOOLS, TOOLS_BY_NAME, ToolFailed
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -253,7 +253,7 @@ class McpEndpoint:
 
         if params.name in TASK_TOOLS and asks_for_tasks(ctx):
             try:
-                cell_ids = await cells_run_by(self._agent, params.name, arguments) or []
+                cell_ids = await CELLS_RUN[params.name](self._agent, arguments)
             except JupyterLoopError as e:  # no such notebook
                 return await failed(e.message)
             # The call outlives its request: no prompt in the client, and it waits for the

@@ -35,6 +35,7 @@ from ..errors import JupyterLoopError
 from ..rights import Ability, Grants
 from .refusals import refusal
 from .task_book import CANCELLED, COMPLETED, TERMINAL, WORKING, TaskBook, TaskRecord
+from .tools import CELLS_RUN
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -42,9 +43,9 @@ if TYPE_CHECKING:
 TASKS = "io.modelcontextprotocol/tasks"
 """The extension's identifier, in the client's and the server's capabilities."""
 
-TASK_TOOLS = frozenset({"run_cells", "run_all"})
-"""The tools that answer with a task when the client speaks the extension (the tools that
-run cells: ``tools.cells_run_by`` says which)."""
+TASK_TOOLS = frozenset(CELLS_RUN)
+"""The tools that answer with a task when the client speaks the extension: those that run
+cells."""
 
 ABILITIES = {
     "tasks/get": Ability.READ,

@@ -213,14 +213,20 @@ LINKED_CELLS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
 """The agent tools whose results also link the outputs of the cells they name."""
 
 
-async def cells_run_by(agent: OutsideAgents, name: str, args: dict[str, Any]) -> list[str] | None:
-    """The cells a call of ``name`` runs (``None``: the tool runs none): what a task of the
-    call follows, interrupts on cancel, and reads after a server restart."""
-    if name == "run_cells":
-        return [str(cell_id) for cell_id in args.get("cell_ids", [])]
-    if name == "run_all":
-        return await agent.code_cells(_path(args))
-    return None
+async def _cells_named(agent: OutsideAgents, args: dict[str, Any]) -> list[str]:
+    return [str(cell_id) for cell_id in args.get("cell_ids", [])]
+
+
+async def _code_cells(agent: OutsideAgents, args: dict[str, Any]) -> list[str]:
+    return await agent.code_cells(_path(args))
+
+
+CELLS_RUN: dict[str, Callable[[OutsideAgents, dict[str, Any]], Awaitable[list[str]]]] = {
+    "run_cells": _cells_named,
+    "run_all": _code_cells,
+}
+"""The tools that run cells, and which cells a call runs: what a task of the call follows,
+interrupts on cancel, and reads after a server restart (``tasks``)."""
 
 
 class ToolFailed(Exception):
