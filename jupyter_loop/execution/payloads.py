@@ -40,37 +40,27 @@ def _bool(data: dict[str, Any], key: str, default: bool) -> bool:
     return value
 
 
-def source_hashes(data: dict[str, Any], cell_ids: tuple[str, ...]) -> dict[str, str] | None:
-    """The optional ``source_hashes`` of a request: a hash string for some of its cells.
+def cell_texts(
+    data: dict[str, Any], key: str, cell_ids: tuple[str, ...], *, empty: bool
+) -> dict[str, str] | None:
+    """The optional map ``key`` of a request: a string for some of its cells
+    (``source_hashes``: a hash, never empty; ``sources``: the source a tab shows).
 
-    >>> source_hashes({"source_hashes": {"c1": "ab"}}, ("c1",))
-    {'c1': 'ab'}
-    """
-    value = data.get("source_hashes")
-    if value is None:
-        return None
-    if not isinstance(value, dict) or not all(isinstance(v, str) and v for v in value.values()):
-        raise BadRequest("'source_hashes' must map cell ids to hash strings.")
-    unknown = sorted(set(value) - set(cell_ids))
-    if unknown:
-        raise BadRequest(f"'source_hashes' names cells that are not in the request: {unknown}.")
-    return dict(value)
-
-
-def shown_sources(data: dict[str, Any], cell_ids: tuple[str, ...]) -> dict[str, str] | None:
-    """The optional ``sources`` of a request: the source a tab shows for some of its cells.
-
-    >>> shown_sources({"sources": {"c1": "1 + 1"}}, ("c1",))
+    >>> cell_texts({"sources": {"c1": "1 + 1"}}, "sources", ("c1",), empty=True)
     {'c1': '1 + 1'}
+    >>> cell_texts({}, "source_hashes", ("c1",), empty=False) is None
+    True
     """
-    value = data.get("sources")
+    value = data.get(key)
     if value is None:
         return None
-    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-        raise BadRequest("'sources' must map cell ids to the sources shown.")
+    if not isinstance(value, dict) or not all(
+        isinstance(v, str) and (empty or v) for v in value.values()
+    ):
+        raise BadRequest(f"'{key}' must map cell ids to strings.")
     unknown = sorted(set(value) - set(cell_ids))
     if unknown:
-        raise BadRequest(f"'sources' names cells that are not in the request: {unknown}.")
+        raise BadRequest(f"'{key}' names cells that are not in the request: {unknown}.")
     return dict(value)
 
 
@@ -103,9 +93,9 @@ class RunRequest:
             cell_ids=cell_ids,
             kernel_id=_string(data, "kernel_id", required=False),
             record_timing=_bool(data, "record_timing", False),
-            source_hashes=source_hashes(data, cell_ids),
+            source_hashes=cell_texts(data, "source_hashes", cell_ids, empty=False),
             started_from=started_from,
-            sources=shown_sources(data, cell_ids),
+            sources=cell_texts(data, "sources", cell_ids, empty=True),
         )
 
 
