@@ -178,6 +178,9 @@ async def test_a_run_ending_while_a_long_reload_sets_the_notebook_ends_whole(
         assert (tab.marker("c0") or {}).get("state") == "done"
         assert tab.cell("c0")["execution_state"] == "idle"
         assert tab.text("c0").splitlines() == [*(str(i) for i in range(20)), "end"]
+        # and the browser's library reads what was written after the reload as pycrdt does
+        (seen,) = read_with_yjs({"tab": [tab.notebook.ydoc.get_update()]}).values()
+        assert disagreements(tab.notebook.ydoc, seen) == []
 
 
 def room_of(serverapp: Any, path: str) -> Any:
