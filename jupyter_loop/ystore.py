@@ -31,6 +31,13 @@ it, and a stored document with such holes (written before this was so) is droppe
 the room loads from the file: ``docs/upstream/room-first-write.md`` has the minimal
 reproduction.
 
+A store file truncated inside a page passes SQLite's checks, and SQLite reads its lost
+bytes as zeros: a row's update then ends in zeros, which pycrdt applies in part without a
+word, or panics on (pycrdt-store logs the panic and loads half a document; every later
+squash of that document panics too, so nothing more of it is stored). A stored row that
+does not read whole drops the document's stored history as a hole does (chaos seed 2034,
+trial 0).
+
 A store says when it holds a document as it is (:meth:`CompactSQLiteYStore.holds`): it
 keeps the state vector of what it wrote. A restarted server closes the runs the previous
 process left in flight, and lets a run's line leave its run ledger only once the store
@@ -64,7 +71,7 @@ from pycrdt.store import YDocNotFound
 from traitlets import Float, Int
 from traitlets.config import Config
 
-from .document.update_holes import holes, own_structs
+from .document.update_holes import UnreadableUpdate, check_whole, holes, own_structs
 
 
 def unchanged(update: bytes) -> bytes:
@@ -154,6 +161,27 @@ def set_aside_unreadable_store(config: Config, log: Logger) -> Path | None:
     return aside
 
 
+class _CheckedRows(Doc):
+    """A document the stored rows are applied to that applies only rows that read whole,
+    and says which did not.
+
+    A row cut short can make pycrdt panic, and pycrdt-store's database context logs the
+    panic and carries on with half a document; checking each row as it is applied (not
+    re-reading the rows ourselves) keeps pycrdt-store's own order and checkpoints."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.unreadable: list[str] = []
+
+    def apply_update(self, update: bytes) -> None:
+        try:
+            check_whole(update)
+        except UnreadableUpdate as e:
+            self.unreadable.append(str(e))
+            return
+        super().apply_update(update)
+
+
 class CompactSQLiteYStore(SQLiteYStore):
     """jupyter-collaboration's SQLite store with bounded history."""
 
@@ -218,8 +246,18 @@ class CompactSQLiteYStore(SQLiteYStore):
         when the stored document lacks structs it builds on: Yjs would hold them back.
         """
         self._room_document = ydoc
-        stored: Doc[Any] = Doc()
+        stored = _CheckedRows()
         await super().apply_updates(stored)
+        if stored.unreadable:
+            self.log.warning(
+                "jupyter-loop: %d stored update(s) of %s do not read whole (%s); the stored "
+                "history is dropped and the document is loaded from its file.",
+                len(stored.unreadable),
+                self.path,
+                stored.unreadable[0],
+            )
+            await self._forget_document()
+            raise YDocNotFound
         state = stored.get_update()
         missing = holes(state)
         if missing:

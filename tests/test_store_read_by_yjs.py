@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from conftest import notebook_json, wait_for
+from jupyter_ydoc import YNotebook
 from pycrdt import Array, Doc, Map, Provider
 from pycrdt.store import YDocNotFound
 
@@ -183,6 +184,56 @@ async def test_a_stored_history_with_holes_is_dropped_and_the_file_loaded(tmp_pa
     assert holes(state) == []
     (tab,) = read_with_yjs({"tab": [state]}).values()
     assert disagreements(room_doc, tab) == []
+
+
+NOTEBOOK = {
+    "cells": [
+        {
+            "cell_type": "code",
+            "id": f"c{i}",
+            "source": f"print({i})\n" * 5,
+            "metadata": {},
+            "outputs": [{"output_type": "stream", "name": "stdout", "text": "line\n" * 20}],
+            "execution_count": i,
+        }
+        for i in range(3)
+    ],
+    "metadata": {},
+    "nbformat": 4,
+    "nbformat_minor": 5,
+}
+
+
+@pytest.mark.parametrize("kept", [0.2, 0.5, 0.8, 0.95])
+async def test_a_stored_row_cut_short_is_dropped_and_the_file_loaded(tmp_path: Path, kept: float):
+    """A store file truncated inside a page (a full disk, a copy taken mid-write) passes
+    SQLite's checks: SQLite reads the missing bytes as zeros, so a row's update ends in
+    zeros (chaos seed 2034, trial 0). pycrdt then panics on it (pycrdt-store logs the panic
+    and returns half a document) or stops reading it silently: the room must load its file
+    instead, and the store must hold only what reads whole."""
+    db = tmp_path / "ystore.db"
+    notebook = YNotebook()
+    notebook.set(NOTEBOOK)
+    edited: Doc = Doc()
+    edited.apply_update(notebook.ydoc.get_update())
+    before = edited.get_state()
+    edited.get("cells", type=Array)[0]["source"].insert(0, "# typed\n")
+    async with CompactSQLiteYStore(path="nb", log=LOG, db_path=str(db), write_interval=0) as store:
+        await store.write(notebook.ydoc.get_update())
+        await store.write(edited.get_update(before))
+    with sqlite3.connect(db) as rows:
+        ((first, whole),) = rows.execute(
+            "SELECT rowid, yupdate FROM yupdates ORDER BY rowid LIMIT 1"
+        ).fetchall()
+        cut = int(len(whole) * kept)
+        zeroed = bytes(whole[:cut]) + bytes(len(whole) - cut)
+        rows.execute("UPDATE yupdates SET yupdate = ? WHERE rowid = ?", (zeroed, first))
+
+    async with CompactSQLiteYStore(path="nb", log=LOG, db_path=str(db)) as store:
+        with pytest.raises(YDocNotFound):  # the room then loads its file
+            await store.apply_updates(Doc())
+    with sqlite3.connect(db) as rows:
+        assert rows.execute("SELECT count(*) FROM yupdates").fetchone() == (0,)
 
 
 @pytest.mark.parametrize("server", ["compact"], indirect=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from pycrdt import Doc
 
-from jupyter_loop.document.update_holes import UnreadableUpdate, holes
+from jupyter_loop.document.update_holes import UnreadableUpdate, check_whole, holes
 from jupyter_loop.testing.yjs import read_with_yjs
 
 NODE_MODULES = Path(__file__).parents[1] / "node_modules"
@@ -87,3 +87,19 @@ def test_a_lenient_document_encodes_the_hole_yjs_waits_for(written_by_yjs):
 def test_bytes_that_end_mid_struct_are_unreadable(written_by_yjs):
     with pytest.raises(UnreadableUpdate):
         holes(written_by_yjs["full"][:40])
+
+
+def test_every_update_yjs_writes_reads_whole(written_by_yjs):
+    """Deletions, every kind of content, an update of only what came later: each reads to
+    its last byte (a stored row that does not is cut short, and dropped)."""
+    for update in written_by_yjs.values():
+        check_whole(update)
+
+
+@pytest.mark.parametrize("kept", [0.1, 0.3, 0.5, 0.7, 0.9])
+def test_an_update_cut_short_and_filled_with_zeros_is_unreadable(written_by_yjs, kept):
+    """What SQLite reads of a row in a file truncated inside a page."""
+    full = written_by_yjs["full"]
+    cut = int(len(full) * kept)
+    with pytest.raises(UnreadableUpdate):
+        check_whole(full[:cut] + bytes(len(full) - cut))

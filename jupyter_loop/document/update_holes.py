@@ -74,6 +74,34 @@ def holes(update: bytes) -> list[Hole]:
     return sorted(found, key=lambda hole: (hole.client, hole.clock))
 
 
+def check_whole(update: bytes) -> None:
+    """Raise :class:`UnreadableUpdate` unless ``update`` reads as one Y update from its
+    first byte to its last, with no struct of length zero.
+
+    A stored row cut short and filled with zeros (SQLite reads the missing part of a file
+    truncated inside a page as zeros, and its checks pass) still starts like an update:
+    pycrdt stops reading at the zeros and applies what came before them without a word,
+    or panics. Neither Yjs nor yrs writes a struct of no length, nor bytes after the
+    delete set, and zeros read as both.
+
+    >>> from pycrdt import Map
+    >>> doc = Doc()
+    >>> doc.get("state", type=Map)["path"] = "nb.ipynb"
+    >>> check_whole(doc.get_update())
+    >>> update = doc.get_update()
+    >>> check_whole(update[: len(update) // 2] + bytes(len(update) - len(update) // 2))
+    Traceback (most recent call last):
+    ...
+    jupyter_loop.document.update_holes.UnreadableUpdate: a struct of no length
+    """
+    structs = _Structs(update)
+    if structs.zero_lengths:
+        raise UnreadableUpdate("a struct of no length")
+    structs.read_delete_set()
+    if structs.left:
+        raise UnreadableUpdate(f"{structs.left} byte(s) after the update's end")
+
+
 def struct_ends(update: bytes) -> dict[int, int]:
     """Each client's clock just past the last struct ``update`` holds of it: what a state
     vector would say after it, if nothing were missing before. (pycrdt's ``get_state``
@@ -103,6 +131,8 @@ class _Structs:
         self.held: dict[int, list[tuple[int, int]]] = {}
         self.skipped: list[Hole] = []
         self.needed: list[tuple[int, int]] = []
+        self.zero_lengths = 0
+        self._reader = reader
         try:
             for _ in range(reader.var_uint()):
                 count, client, clock = reader.var_uint(), reader.var_uint(), reader.var_uint()
@@ -118,9 +148,25 @@ class _Structs:
                         else:
                             length = _read_item(reader, info, self.needed)
                         ranges.append((clock, clock + length))
+                    self.zero_lengths += length == 0
                     clock += length
         except IndexError as e:
             raise UnreadableUpdate("the update ends in the middle of a struct") from e
+
+    def read_delete_set(self) -> None:
+        """Read on past the structs: the ranges the update deletes, client by client."""
+        reader = self._reader
+        try:
+            for _ in range(reader.var_uint()):
+                reader.var_uint()  # the client
+                for _ in range(reader.var_uint()):
+                    reader.var_uint(), reader.var_uint()  # a clock, a length
+        except IndexError as e:
+            raise UnreadableUpdate("the update ends in the middle of its deletions") from e
+
+    @property
+    def left(self) -> int:
+        return self._reader.left
 
 
 def _read_item(reader: _Reader, info: int, needed: list[tuple[int, int]]) -> int:
@@ -181,6 +227,10 @@ class _Reader:
     def __init__(self, data: bytes) -> None:
         self._data = data
         self._at = 0
+
+    @property
+    def left(self) -> int:
+        return len(self._data) - self._at
 
     def byte(self) -> int:
         value = self._data[self._at]

@@ -17,6 +17,7 @@ from jupyter_ydoc import YNotebook
 from pycrdt import Array, Doc, Map
 
 from ..agent.proposals import PROPOSALS_MAP
+from ..document.update_holes import check_whole
 from ..execution.cell_marks import NOTE_PREFIX
 from .chaos_world import Expected, ExpectedCell, printed_lines
 from .yjs import YjsView, disagreements
@@ -206,7 +207,8 @@ def check_file(
 
 
 def store_rows(db: Path, room_id: str) -> list[bytes]:
-    """A room's rows in jupyter-collaboration's store, in the order they were written.
+    """A room's rows in jupyter-collaboration's store, in the order a room loads them
+    (pycrdt-store's: by timestamp).
 
     The store names a room's rows ``.{file_type}:{file_id}.y`` (``json:notebook:ID`` ->
     ``.notebook:ID.y``), as ``jupyter_server_ydoc`` does when it opens the room."""
@@ -214,7 +216,7 @@ def store_rows(db: Path, room_id: str) -> list[bytes]:
     try:
         with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as connection:
             rows = connection.execute(
-                "SELECT yupdate FROM yupdates WHERE path = ? ORDER BY rowid",
+                "SELECT yupdate FROM yupdates WHERE path = ? ORDER BY timestamp, rowid",
                 (f".{file_type}:{file_id}.y",),
             ).fetchall()
     except sqlite3.Error:
@@ -231,7 +233,13 @@ def check_store(
         return []
     doc: Doc = Doc()
     for row in rows:
-        doc.apply_update(row)
+        try:
+            check_whole(row)
+            doc.apply_update(row)
+        except BaseException as e:  # pycrdt panics on some damaged updates
+            if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                raise
+            return [Violation(phase, "store-unreadable", f"a stored row: {type(e).__name__}: {e}")]
     found = []
     for problem in disagreements(doc, yjs):
         found.append(Violation(phase, "store-yjs", problem))
