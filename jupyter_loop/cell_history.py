@@ -35,7 +35,7 @@ def runs_payload(
     """Each run as ``GET history`` answers it, with where its outputs can be seen:
     ``outputs_shown`` (the cell shows this run's outputs now; ``None`` without
     ``notebook``) and ``outputs_url`` (the full-output store keeps its record: a cell's
-    last run, when something was cut)."""
+    last few runs)."""
     digests: dict[str, str] = {}
     payload = []
     for run in runs:

@@ -389,7 +389,7 @@ class MemoryStore:
     def begin_run(self, key: RunKey) -> None:
         self.records.clear()
 
-    def recorder(self, key: RunKey) -> MemoryRecorder:
+    def recorder(self, key: RunKey, *, fitted: bool = False) -> MemoryRecorder:
         self.records[key.run_id] = MemoryRecorder()
         return self.records[key.run_id]
 
@@ -593,7 +593,7 @@ async def test_a_finished_run_lets_go_of_its_outputs_and_takes_them_back_for_an_
 
 
 class FailingStore(MemoryStore):
-    def recorder(self, key: RunKey) -> MemoryRecorder:
+    def recorder(self, key: RunKey, *, fitted: bool = False) -> MemoryRecorder:
         raise OSError(28, "No space left on device")
 
 

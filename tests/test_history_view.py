@@ -110,13 +110,15 @@ async def test_history_says_where_a_runs_outputs_are(
         runs = await ran(api, path, "c0", 2)
         newest, older = runs
         assert newest["source"] == "print('b')" and older["source"] == "print('a')"
-        # The cell shows the newest run's outputs; nothing was cut, so the store keeps none.
+        # The cell shows the newest run's outputs; the store keeps each run's, cut or not.
         assert newest["outputs_shown"] is True and older["outputs_shown"] is False
-        assert newest["outputs_url"] is None and older["outputs_url"] is None
+        assert newest["outputs_url"] and older["outputs_url"]
+        response = await jp_fetch(*older["outputs_url"].split("/"))
+        assert response.body.decode() == "a\n"
         whole = (await api(*LOOP, "history", params={"path": path}))["runs"]
         assert [run["outputs_shown"] for run in whole] == [None, None]  # not compared
 
-        # A run cut to the notebook's budget is kept whole in the store, and so are the
+        # A run cut to the notebook's budget is kept whole in the store, as are the
         # cell's two runs before it.
         ycell = next(c for c in tab.notebook.ycells if c["id"] == "c0")
         set_source(ycell, "for i in range(2000):\n    print('line', i)")
@@ -131,6 +133,12 @@ async def test_history_says_where_a_runs_outputs_are(
         assert recut["outputs_url"] and earlier["outputs_url"]  # a cell's last 3 runs
         response = await jp_fetch(*earlier["outputs_url"].split("/"))
         assert "line 1999" in response.body.decode()
+        assert [run["outputs_url"] is not None for run in await ran(api, path, "c0", 4)] == [
+            True,
+            True,
+            True,
+            False,  # the fourth run back: beyond full_output_runs_per_cell
+        ]
 
 
 async def test_restoring_a_runs_source_is_a_proposal_that_can_be_accepted(

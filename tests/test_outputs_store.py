@@ -144,6 +144,29 @@ def test_the_store_keeps_within_its_bytes_oldest_first(tmp_path: Path) -> None:
     assert len(store.parts(keys[1])) == len(store.parts(keys[2])) == 1
 
 
+def test_fitted_records_walk_the_store_for_its_bytes_at_most_every_minute(
+    tmp_path: Path,
+) -> None:
+    """Every run's end records its outputs: a stat of every record each time would cost
+    a trivial cell more than the run. A cut run's record still walks each time."""
+    store = FileOutputStore(tmp_path, max_bytes=1500, runs_per_cell=5)
+    keys = [RunKey("file-1", f"cell-{n}", "run-1") for n in range(4)]
+    for key in keys[:3]:
+        recorder = store.recorder(key, fitted=True)
+        recorder.new_stream("stdout", "x" * 1000)
+        recorder.sync()
+    # The first fitted record walked (nothing to remove); the next two did not.
+    assert all(store.parts(key) for key in keys[:3])
+    store.recorder(keys[3]).sync()  # a cut run's record: the oldest go now
+    kept = []
+    for key in keys[:3]:
+        try:
+            kept.append(bool(store.parts(key)))
+        except NotFound:
+            kept.append(False)
+    assert kept.count(True) == 1
+
+
 def test_sweep_removes_old_records_only(tmp_path: Path) -> None:
     store = FileOutputStore(tmp_path, max_age_days=1)
     store.recorder(KEY).sync()

@@ -155,6 +155,12 @@ class BudgetModel:
             return True
         return any(item.display_id == display_id for item in self.items)
 
+    def record_whole(self) -> None:
+        """Give the run's record every output it has not had yet: at a run's end, so that
+        a run whose output fit the budget is kept too (the History view shows an earlier
+        run's outputs from its record)."""
+        self._start_recording()
+
     def take_record_edits(self) -> list[RecordEdit]:
         """What the run's full record gets since the last call (see :mod:`.run_record`)."""
         return self._record.take()

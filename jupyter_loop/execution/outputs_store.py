@@ -1,8 +1,9 @@
-"""Full outputs kept on the server when the notebook keeps only part of them.
+"""Each run's outputs kept on the server, in full when the notebook keeps only part.
 
-A run's record is opened only once something is left out of the document (a long
-stream's middle, a huge image): runs that fit their budget never touch the disk. Layout,
-one directory per run, ``{root}/{file_id}/{cell_id}/{run_id}/``:
+A run's record is opened once something is left out of the document (a long stream's
+middle, a huge image) and then follows the run as it prints; a run whose outputs fit its
+budget is recorded at its end, in one go (a *fitted* record: at most the budget's size).
+Layout, one directory per run, ``{root}/{file_id}/{cell_id}/{run_id}/``:
 
 * ``text``: the run's stream outputs, rendered like a terminal, one after another;
 * ``outputs``: rich and error outputs as JSON, appended (a display update appends anew);
@@ -13,9 +14,10 @@ Retention: a cell keeps the records of its last ``runs_per_cell`` runs (starting
 removes the older ones), so the History view shows the full output of a cell's recent runs;
 one run keeps at most ``max_run_bytes`` (later output is dropped, and the record says so);
 all records together keep within ``max_bytes``, the oldest runs going first when a new
-record opens (records open only when something is cut, so the walk of the store is paid by
-those runs alone); and records untouched for ``max_age_days`` are removed when the server
-starts.
+record opens: each time for a cut run, at most every :data:`FITTED_WALK_EVERY` seconds for
+fitted ones (the walk of the store costs a stat per record; between two walks fitted
+records, each within the notebook's budget, may pass the limit by what they add); and
+records untouched for ``max_age_days`` are removed when the server starts.
 
 Example:
     >>> import tempfile
@@ -48,6 +50,8 @@ NAME_PATTERN = r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}"
 """A file id, cell id (any nbformat allows) or run id; never ``.`` or ``..``."""
 _SAFE = re.compile(NAME_PATTERN)
 _CHUNK = 1024 * 1024
+FITTED_WALK_EVERY = 60.0
+"""Seconds between two walks of the store for ``max_bytes`` when only fitted records open."""
 
 
 @dataclass(frozen=True)
@@ -97,7 +101,7 @@ class OutputStore(Protocol):
 
     def begin_run(self, key: RunKey) -> None: ...
 
-    def recorder(self, key: RunKey) -> RunRecorder: ...
+    def recorder(self, key: RunKey, *, fitted: bool = False) -> RunRecorder: ...
 
     def discard(self, key: RunKey) -> None: ...
 
@@ -133,6 +137,7 @@ class FileOutputStore:
         self._max_age_days = max_age_days
         self._runs_per_cell = max(runs_per_cell, 1)
         self._max_bytes = max_bytes
+        self._walked_at = float("-inf")  # the last walk to keep within max_bytes
 
     def _run_dir(self, key: RunKey) -> Path:
         return self.root / key.file_id / key.cell_id / key.run_id
@@ -149,14 +154,18 @@ class FileOutputStore:
         for run_dir in earlier[: max(len(earlier) - (self._runs_per_cell - 1), 0)]:
             shutil.rmtree(run_dir, ignore_errors=True)
 
-    def recorder(self, key: RunKey) -> FileRecorder:
+    def recorder(self, key: RunKey, *, fitted: bool = False) -> FileRecorder:
         """A fresh record of the run (an earlier record of the same run is replaced); the
-        oldest records of other runs go first if all of them are over ``max_bytes``."""
-        if self._max_bytes is not None:
+        oldest records of other runs go first if all of them are over ``max_bytes``
+        (checked at most every :data:`FITTED_WALK_EVERY` seconds for a ``fitted`` run's
+        record, one whose outputs fit the notebook's budget)."""
+        due = time.monotonic() - self._walked_at >= FITTED_WALK_EVERY
+        if self._max_bytes is not None and (not fitted or due):
             self._keep_within(self._max_bytes, but=self._run_dir(key))
         return FileRecorder(self._run_dir(key), self._max_run_bytes)
 
     def _keep_within(self, max_bytes: int, but: Path) -> None:
+        self._walked_at = time.monotonic()
         runs = _oldest_first(d for d in self.root.glob("*/*/*") if d != but)
         sizes = [_size(run_dir) for run_dir in runs]
         total = sum(sizes)

@@ -52,8 +52,8 @@ class OutputsConfig(Configurable):
         config=True,
         help=(
             "Runs of each cell whose full output is kept on the server (default 3, at least "
-            "1), the newest: the History view shows their outputs. A run's full output is "
-            "kept only when part of it was cut from the notebook."
+            "1), the newest: the History view shows their outputs (in full where the "
+            "notebook keeps only part)."
         ),
     )
 
@@ -64,7 +64,8 @@ class OutputsConfig(Configurable):
         help=(
             "Bytes of full output kept on the server, all runs together (default "
             "2147483648, 2 GB); the oldest runs go first, when a new run's full output is "
-            "kept. None or 0: no limit."
+            "kept (at most every minute for runs that fit the notebook's output budget). "
+            "None or 0: no limit."
         ),
     )
 

@@ -2,7 +2,8 @@
 
 The cell model says what the record of a run gets (:mod:`.record_edits`, its parts
 numbered); :class:`RunRecord` writes that into the store. The record is opened with its
-first edit: runs whose output fits the budget never touch the disk. The disk failing
+first edit: as the run prints once something of it is cut, else at its end (``fitted``:
+the whole run's outputs in one go, see ``outputs_store``). The disk failing
 (full, read-only) must not cost the notebook its outputs: the record is then given up,
 with a warning in the log.
 
@@ -58,23 +59,25 @@ class RunRecord:
         """URL of part ``part`` of the full output (``None``: the whole run's text)."""
         return self._url if part is None else f"{self._url}/{part}"
 
-    def apply(self, edits: Iterable[RecordEdit]) -> None:
+    def apply(self, edits: Iterable[RecordEdit], *, fitted: bool = False) -> None:
+        """Write ``edits``; ``fitted``: they are a whole run whose outputs fit the
+        notebook's budget, given at its end."""
         for edit in edits:
             if isinstance(edit, Discard):
                 self._discard()
                 continue
             if not self._open:
-                self._start()
+                self._start(fitted)
             self._write(edit)
 
     def sync(self) -> None:
         """Write what the recorder buffers (at each batch of the document)."""
         self._write(None)
 
-    def _start(self) -> None:
+    def _start(self, fitted: bool) -> None:
         self._open = True
         try:
-            self._recorder = self._store.recorder(self._key)
+            self._recorder = self._store.recorder(self._key, fitted=fitted)
         except OSError as e:
             self._log.warning("jupyter-loop cannot keep the full output of a run: %s", e)
 

@@ -106,8 +106,8 @@ class CellWriter:
         """Forget what was written: the cell is about to run again (outputs cleared).
 
         With a ``run_id`` a run starts; with an output store too, the full output of this
-        run is kept when the document keeps only part of it (earlier runs' records of the
-        cell go). The run lasts until :meth:`end_run`.
+        run is kept (as it prints once the document keeps only part of it, else at its
+        end; the store keeps a cell's last few runs). The run lasts until :meth:`end_run`.
         """
         policy = self._policy
         self._record: RunRecord | None = None
@@ -254,8 +254,17 @@ class CellWriter:
                     with writing(notebook):
                         finish()
             if not self._running:
+                self._keep_whole_run()
                 self._model.forget()
         await self._docs.save_if_due(self.room_id)
+
+    def _keep_whole_run(self) -> None:
+        """The run is over: its record gets the outputs it has not had (all of them, when
+        nothing was cut), so every run's outputs are kept, not only cut ones."""
+        if self._record is not None:
+            self._model.record_whole()
+            self._record.apply(self._model.take_record_edits(), fitted=True)
+            self._record.sync()
 
     async def _cell(self) -> tuple[YNotebook, Map] | None:
         """The live notebook and the code cell; ``None`` if either is gone."""

@@ -10,12 +10,14 @@ import { IRunRecord } from './types';
 
 /** Said when neither the cell nor the full-output store has a run's outputs. */
 export const NOT_KEPT = 'Outputs of this run are no longer kept.';
+/** Said of a kept run that printed and showed nothing. */
+const NO_OUTPUT = '(This run had no output.)';
 
 /**
  * The outputs of one run, read-only, without touching the notebook: the cell's
  * own outputs when they are this run's (rendered anew, in a copy), else the
- * run's record in the full-output store as text (which keeps a cell's last run
- * only, when something of it was cut), else {@link NOT_KEPT}.
+ * run's record in the full-output store as text (which keeps a cell's last few
+ * runs), else {@link NOT_KEPT}.
  */
 export function RunOutputs(props: {
   run: IRunRecord;
@@ -31,9 +33,8 @@ export function RunOutputs(props: {
   }
   return (
     <div className="jp-Loop-historyNotKept">
-      {NOT_KEPT} The server keeps the full output of a cell&apos;s last run only
-      (when part of it was cut from the notebook); the history keeps who ran
-      what.
+      {NOT_KEPT} The server keeps the outputs of a cell&apos;s last few runs
+      (the setting full_output_runs_per_cell); the history keeps who ran what.
     </div>
   );
 }
@@ -98,9 +99,11 @@ function StoredOutputs(props: { url: string }): JSX.Element {
   return (
     <div>
       <div className="jp-Loop-historyOutputsNote">
-        The full output the server kept of this run (rich outputs are links):
+        The output the server kept of this run (rich outputs are links):
       </div>
-      <pre className="jp-Loop-historyStored">{text ?? 'Loading…'}</pre>
+      <pre className="jp-Loop-historyStored">
+        {text === null ? 'Loading…' : text || NO_OUTPUT}
+      </pre>
     </div>
   );
 }
