@@ -262,8 +262,8 @@ class JupyterLoopApp(
         self.journal = self.output_journal(self.data_dir, self.log)
         if self.journal is not None:
             self.journal.start()
-            self.documents.before_saving(self.journal.commit)
-            self.documents.on_saved(self.journal.saved)
+            self.documents.saves.before_saving(self.journal.commit)
+            self.documents.saves.on_saved(self.journal.saved)
         outputs = self.output_policy(self.outputs, server.base_url, masker, self.journal)
         ledger = RunLedger(Path(self.data_dir) / "runs.jsonl", self.log)
         if self.journal is not None:

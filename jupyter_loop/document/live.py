@@ -9,17 +9,17 @@ jupyter_server_ydoc owns the rooms. We only borrow them:
   room's deletion. When the last pin goes and no tab is connected, the room is cleaned
   up after the same delay jupyter_server_ydoc would have used.
 * Saves are forced every ``save_interval`` seconds while writing, because autosave is
-  a debounce that never fires while a cell prints more than once a second.
+  a debounce that never fires while a cell prints more than once a second
+  (``room_saves.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 import weakref
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -31,6 +31,7 @@ from ..errors import BadRequest, JupyterLoopError, NotFound, Unavailable
 from . import collaboration
 from .presence import AgentPresence, PersonFocus, people_of
 from .reference import NotebookRef, canonical_path
+from .room_saves import RoomSaves
 from .update_holes import own_structs
 from .writing import writing
 
@@ -59,14 +60,11 @@ class LiveDocuments:
     ) -> None:
         self._settings = settings
         self._log = log
-        self._save_interval = save_interval
         self._pins: Counter[str] = Counter()
         self._stand_ins: dict[str, _StandInClient] = {}
-        self._last_save: dict[str, float] = {}
-        self._pending_saves: set[str] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._save_listeners: list[Callable[[str, float], None]] = []
-        self._before_save: list[Callable[[], Awaitable[None]]] = []
+        self.saves = RoomSaves(self._room, self.pin, self.unpin, log, save_interval)
+        """Saves of the rooms we write into (now, soon, when due)."""
         self._whole: weakref.WeakSet[Any] = weakref.WeakSet()
         self._overwrites: Counter[str] = Counter()
         self.agents = AgentPresence(self._room)
@@ -285,96 +283,6 @@ class LiveDocuments:
             return True
         return bool(await holds(room.ydoc, timeout))
 
-    # -- saving --------------------------------------------------------------------
-
-    async def save(self, room_id: str) -> None:
-        """Write the live document to its file now.
-
-        A save that fails (the file was deleted or moved away mid-run, the disk is full) is
-        logged and does not stop the run: the outputs stay in the live document.
-        """
-        room = self._room(room_id)
-        if room is None:
-            return
-        for hook in self._before_save:
-            try:
-                await hook()
-            except Exception as e:
-                self._log.warning("jupyter-loop: a step before saving %s failed: %s", room_id, e)
-        await self._reload_if_changed_on_disk(room)
-        started = self._last_save[room_id] = time.monotonic()
-        task = collaboration.save_now(room)
-        if task is None:
-            return
-        try:
-            await task
-        except Exception as e:
-            self._log.warning("jupyter-loop could not save room %s: %s", room_id, e)
-            return
-        for listener in self._save_listeners:
-            listener(room_id, started)
-
-    async def _reload_if_changed_on_disk(self, room: Any) -> None:
-        """Let the room reload a file changed on disk (a ``git checkout``) before we save.
-
-        Else our save finds the change: jupyter-collaboration then reloads the file inside
-        the save's task, which the next document change cancels (our outputs change it
-        all the time), and a reload cancelled there is lost for good: the room has taken
-        the file's time as its own, so the following save writes the old notebook over
-        the checked-out file (``docs/upstream/cancelled-reload.md``). Asked here, in our
-        own task, the file's watcher reloads it, and nothing cancels that.
-        """
-        try:
-            await collaboration.look_at_file(room)
-        except Exception as e:  # the file is gone or unreadable: the save will say so
-            self._log.debug("jupyter-loop could not check the file of %s: %s", room, e)
-
-    def before_saving(self, hook: Callable[[], Awaitable[None]]) -> None:
-        """Await ``hook()`` before each save this object makes (the output journal commits,
-        so it is never behind the file)."""
-        self._before_save.append(hook)
-
-    def on_saved(self, listener: Callable[[str, float], None]) -> None:
-        """Call ``listener(room_id, started)`` after each save this object makes; the file
-        then holds at least what the document held at monotonic time ``started``."""
-        self._save_listeners.append(listener)
-
-    def save_soon(self, room_id: str, delay: float = 0.5) -> None:
-        """Save within ``delay`` seconds; requests made meanwhile share that one save.
-
-        A run's end asks for a save; a Run All of many short cells then saves a few
-        times rather than once per cell, and never makes a cell wait for the disk. The
-        room is pinned until then: a run with no tab open must not lose its end to the
-        room's clean-up.
-        """
-        if room_id in self._pending_saves:
-            return
-        self._pending_saves.add(room_id)
-        self.pin(room_id)
-
-        async def save_later() -> None:
-            try:
-                try:
-                    await asyncio.sleep(delay)
-                finally:
-                    self._pending_saves.discard(room_id)  # asks from now on: a save of their own
-                await self.save(room_id)
-            finally:
-                self.unpin(room_id)
-
-        self._spawn(save_later())
-
-    async def save_if_due(self, room_id: str) -> None:
-        """Save unless a save happened less than ``save_interval`` seconds ago."""
-        if not self._save_interval:
-            return
-        last = self._last_save.get(room_id)
-        if last is None:
-            self._last_save[room_id] = time.monotonic()
-            return
-        if time.monotonic() - last >= self._save_interval:
-            await self.save(room_id)
-
     # -- lifecycle -----------------------------------------------------------------
 
     def _spawn(self, coroutine: Any) -> asyncio.Task[Any]:
@@ -384,16 +292,10 @@ class LiveDocuments:
         return task
 
     async def stop(self, timeout: float = 3.0) -> None:
-        """Finish the saves under way (the runs that just ended asked for them), then save
-        what still waits; what has not finished within ``timeout`` seconds is cancelled."""
+        """Finish the saves under way and save what still waits (see
+        :meth:`RoomSaves.stop`); then cancel the rooms' clean-ups still waiting."""
         await self.agents.stop()
-        if self._tasks:
-            await asyncio.wait(list(self._tasks), timeout=timeout)
-        for room_id in list(self._pending_saves):
-            try:
-                await self.save(room_id)
-            except Exception as e:  # the collaboration extension may be stopping too
-                self._log.warning("jupyter-loop could not save %s at shutdown: %s", room_id, e)
+        await self.saves.stop(timeout)
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:

@@ -303,6 +303,6 @@ async def replay_ended_run(
             )
 
         await writer.end_run(then=finish, ending=ending)
-        await docs.save(entry.room_id)
+        await docs.saves.save(entry.room_id)
     log.info("jupyter-loop replayed run %s of a kernel that ended", entry.run_id)
     return 1

@@ -282,7 +282,7 @@ class KernelQueue:
                 following.writer.opened()
         # Within half a second, not at once: a save competed with sending this end to the
         # tabs, and runs ending meanwhile share it (the output journal covers a crash).
-        self._docs.save_soon(job.room_id, delay=0.5)
+        self._docs.saves.save_soon(job.room_id, delay=0.5)
 
     def _record(self, job: CellJob, outcome: RunOutcome, run: CellRun | None) -> None:
         """Hand the run's record to the history (its writer thread stores it)."""

@@ -95,7 +95,7 @@ async def _replay(
         if record.end is None:
             writer.push(AppendStream("stderr", f"[jupyter-loop] {CUT_OFF}\n"))
         await writer.end_run(then=lambda nb, ycell: _mark(nb, ycell, record.run_id, ending))
-        await docs.save(record.room_id)
+        await docs.saves.save(record.room_id)
         await settle(record.room_id, record.run_id)
     log.info("jupyter-loop replayed run %s of cell %s", record.run_id, record.cell_id)
     return 1
@@ -118,7 +118,7 @@ async def _close(
             _, ycell = find_cell(notebook, entry.cell_id)
             with writing(notebook):
                 _mark(notebook, ycell, entry.run_id, RunEnd("aborted"))
-        await docs.save(entry.room_id)
+        await docs.saves.save(entry.room_id)
         await settle(entry.room_id, entry.run_id)
     log.info("jupyter-loop closed run %s of cell %s", entry.run_id, entry.cell_id)
     return 1

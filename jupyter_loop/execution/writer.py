@@ -256,7 +256,7 @@ class CellWriter:
             if not self._running:
                 self._keep_whole_run()
                 self._model.forget()
-        await self._docs.save_if_due(self.room_id)
+        await self._docs.saves.save_if_due(self.room_id)
 
     def _keep_whole_run(self) -> None:
         """The run is over: its record gets the outputs it has not had (all of them, when

@@ -9,17 +9,22 @@ from __future__ import annotations
 from jupyter_ydoc import YNotebook
 
 
+class NoSaves:
+    """Saves of a notebook with no file: none."""
+
+    async def save_if_due(self, room_id: str) -> None:
+        return None
+
+
 class OneNotebook:
     """Serves one in-memory notebook as the live room of every id."""
 
     def __init__(self, notebook: YNotebook) -> None:
         self._notebook = notebook
+        self.saves = NoSaves()
 
     async def notebook(self, room_id: str) -> YNotebook:
         return self._notebook
-
-    async def save_if_due(self, room_id: str) -> None:
-        return None
 
     def overwrites(self, room_id: str) -> int:
         return 0  # no file: never reloaded from one

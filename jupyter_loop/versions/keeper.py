@@ -260,7 +260,7 @@ class VersionKeeper:
         before = await asyncio.to_thread(self.store.versions, path)
         room_id = await self._open_room(path)
         if room_id is not None:
-            await self._documents.save(room_id)  # what the tabs show becomes a version
+            await self._documents.saves.save(room_id)  # what the tabs show becomes a version
         folder = posixpath.dirname(path)
         if folder and not await ensure_async(self._contents.dir_exists(folder)):
             raise Conflict(f"The folder '{folder}' is gone; create it to restore '{path}'.")

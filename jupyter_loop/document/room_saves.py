@@ -1,0 +1,162 @@
+"""Saving live notebooks to their files: now, soon, and when due while a cell prints.
+
+jupyter-collaboration saves a room on a debounce: a document that changes more often than
+its save delay (a cell printing several times a second) is never saved until the run
+ends. jupyter-loop saves the rooms it writes into itself:
+
+* :meth:`RoomSaves.save_if_due` at each batch of outputs, every ``save_interval`` seconds;
+* :meth:`RoomSaves.save_soon` at a run's end, one save shared by the runs that end within
+  half a second (a Run All of short cells saves a few times, not once per cell);
+* :meth:`RoomSaves.save` now (a restart's recovery, a version taken).
+
+A save first lets hooks run (the output journal commits, so it is never behind the
+file) and lets the room reload a file changed on disk; listeners hear of each save's
+start time once it is written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from . import collaboration
+
+
+class RoomSaves:
+    """The saves jupyter-loop makes of the rooms it writes into.
+
+    Args:
+        room: The room of a room id, ``None`` when it is not in memory.
+        pin: Keep a room in memory (until as many ``unpin`` calls).
+        unpin: Let a pinned room go.
+        log: Where failed saves are told.
+        save_interval: Seconds between two saves of a room being written into
+            (``None`` or 0: only at a run's end).
+    """
+
+    def __init__(
+        self,
+        room: Callable[[str], Any | None],
+        pin: Callable[[str], None],
+        unpin: Callable[[str], None],
+        log: logging.Logger,
+        save_interval: float | None = 5.0,
+    ) -> None:
+        self._room = room
+        self._pin = pin
+        self._unpin = unpin
+        self._log = log
+        self._save_interval = save_interval
+        self._last_save: dict[str, float] = {}
+        self._pending: set[str] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._listeners: list[Callable[[str, float], None]] = []
+        self._before: list[Callable[[], Awaitable[None]]] = []
+
+    async def save(self, room_id: str) -> None:
+        """Write the live document to its file now.
+
+        A save that fails (the file was deleted or moved away mid-run, the disk is full) is
+        logged and does not stop the run: the outputs stay in the live document.
+        """
+        room = self._room(room_id)
+        if room is None:
+            return
+        for hook in self._before:
+            try:
+                await hook()
+            except Exception as e:
+                self._log.warning("jupyter-loop: a step before saving %s failed: %s", room_id, e)
+        await self._reload_if_changed_on_disk(room)
+        started = self._last_save[room_id] = time.monotonic()
+        task = collaboration.save_now(room)
+        if task is None:
+            return
+        try:
+            await task
+        except Exception as e:
+            self._log.warning("jupyter-loop could not save room %s: %s", room_id, e)
+            return
+        for listener in self._listeners:
+            listener(room_id, started)
+
+    async def _reload_if_changed_on_disk(self, room: Any) -> None:
+        """Let the room reload a file changed on disk (a ``git checkout``) before we save.
+
+        Else our save finds the change: jupyter-collaboration then reloads the file inside
+        the save's task, which the next document change cancels (our outputs change it
+        all the time), and a reload cancelled there is lost for good: the room has taken
+        the file's time as its own, so the following save writes the old notebook over
+        the checked-out file (``docs/upstream/cancelled-reload.md``). Asked here, in our
+        own task, the file's watcher reloads it, and nothing cancels that.
+        """
+        try:
+            await collaboration.look_at_file(room)
+        except Exception as e:  # the file is gone or unreadable: the save will say so
+            self._log.debug("jupyter-loop could not check the file of %s: %s", room, e)
+
+    def before_saving(self, hook: Callable[[], Awaitable[None]]) -> None:
+        """Await ``hook()`` before each save made here (the output journal commits, so it
+        is never behind the file)."""
+        self._before.append(hook)
+
+    def on_saved(self, listener: Callable[[str, float], None]) -> None:
+        """Call ``listener(room_id, started)`` after each save made here; the file then
+        holds at least what the document held at monotonic time ``started``."""
+        self._listeners.append(listener)
+
+    def save_soon(self, room_id: str, delay: float = 0.5) -> None:
+        """Save within ``delay`` seconds; requests made meanwhile share that one save.
+
+        A run's end asks for a save; a Run All of many short cells then saves a few
+        times rather than once per cell, and never makes a cell wait for the disk. The
+        room is pinned until then: a run with no tab open must not lose its end to the
+        room's clean-up.
+        """
+        if room_id in self._pending:
+            return
+        self._pending.add(room_id)
+        self._pin(room_id)
+
+        async def save_later() -> None:
+            try:
+                try:
+                    await asyncio.sleep(delay)
+                finally:
+                    self._pending.discard(room_id)  # asks from now on: a save of their own
+                await self.save(room_id)
+            finally:
+                self._unpin(room_id)
+
+        task = asyncio.ensure_future(save_later())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def save_if_due(self, room_id: str) -> None:
+        """Save unless a save happened less than ``save_interval`` seconds ago."""
+        if not self._save_interval:
+            return
+        last = self._last_save.get(room_id)
+        if last is None:
+            self._last_save[room_id] = time.monotonic()
+            return
+        if time.monotonic() - last >= self._save_interval:
+            await self.save(room_id)
+
+    async def stop(self, timeout: float = 3.0) -> None:
+        """Finish the saves under way (the runs that just ended asked for them), then save
+        what still waits; what has not finished within ``timeout`` seconds is cancelled."""
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=timeout)
+        for room_id in list(self._pending):
+            try:
+                await self.save(room_id)
+            except Exception as e:  # the collaboration extension may be stopping too
+                self._log.warning("jupyter-loop could not save %s at shutdown: %s", room_id, e)
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=timeout)
