@@ -308,6 +308,8 @@ class JupyterLoopApp(
             {
                 "jupyter_loop_execution": self.execution,
                 "jupyter_loop_outputs": self.outputs,
+                # What a cell's outputs may be put back at (History): what the notebook keeps.
+                "jupyter_loop_output_budget": self.output_budget_bytes or None,
                 "jupyter_loop_history": self.run_history,
                 "jupyter_loop_versions": self.versions,
             }

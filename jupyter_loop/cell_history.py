@@ -3,14 +3,15 @@ where its outputs can be seen, why outputs are stale, and a run's source propose
 
 The HTTP face is ``cell_history_handlers.py`` (and ``GET history`` in
 ``status_handlers.py``); the records come from the run history (``execution/history.py``)
-through the execution service. A restored source is a proposal made the way the
-assistant makes one (``agent/proposals.py``): a card with accept and undo, nothing
-written to the cell until a user accepts.
+through the execution service. A restored source, or restored outputs, is a proposal
+made the way the assistant makes one (``agent/proposals.py``): a card with accept and
+undo, nothing written to the cell until a user accepts.
 """
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Any
 
 from jupyter_ydoc import YNotebook
@@ -23,6 +24,17 @@ from .execution.outputs_store import FileOutputStore, RunKey
 from .execution.outputs_traits import OUTPUTS_PATH
 from .execution.run_origin import RunEntry, outputs_digest
 from .notebook_view.snapshot import sources_with_outputs
+
+
+@dataclass(frozen=True)
+class RestoreRequest:
+    """What a History view asks to put back: a run of a cell, on behalf of ``by``."""
+
+    path: str
+    cell_id: str
+    run_id: str
+    by: str
+
 
 RESTORE_TURN = "history"
 """The ``turn_id`` of a proposal made from the History view (no turn of the assistant's:
@@ -77,14 +89,51 @@ async def stale_marks(execution: Any, history: Any, path: str) -> dict[str, Any]
     return marks
 
 
-async def propose_run_source(
-    execution: Any, path: str, cell_id: str, run_id: str, by: str
-) -> dict[str, Any]:
-    """Propose on the cell the source its run ``run_id`` ran; the proposal as created."""
+async def _run_of(execution: Any, path: str, cell_id: str, run_id: str) -> RunEntry:
     runs = await execution.history(path, cell_id, 1000)
     run = next((r for r in runs if r.run_id == run_id), None)
     if run is None:
         raise NotFound(f"Cell '{cell_id}' has no run '{run_id}' in the history.")
+    return run
+
+
+async def propose_run_outputs(
+    execution: Any,
+    store: FileOutputStore | None,
+    max_bytes: int | None,
+    request: RestoreRequest,
+) -> dict[str, Any]:
+    """Propose on the cell the outputs its run ``run_id`` ended with, as the full-output
+    store keeps them (masked as the notebook had them); the proposal as created.
+
+    Raises:
+        NotFound: No such run, or its outputs are no longer kept.
+        Conflict: They are more than the notebook keeps of a cell (``max_bytes``).
+    """
+    run = await _run_of(execution, request.path, request.cell_id, request.run_id)
+    if store is None:
+        raise NotFound("This server keeps no outputs of earlier runs.")
+    key = RunKey(NotebookRef.of_room(run.room_id).file_id, run.cell_id, run.run_id)
+    outputs = await asyncio.to_thread(store.outputs, key, max_bytes)
+    _, notebook = await execution.live_notebook(request.path)
+    with writing(notebook):
+        try:
+            proposed = proposals.propose_outputs(
+                notebook,
+                turn_id=RESTORE_TURN,
+                cell_id=request.cell_id,
+                outputs=outputs,
+                summary=f"Restore the outputs of run {run.run_id} (History, {request.by})",
+            )
+        except CellNotFound:
+            raise NotFound(f"The notebook has no cell '{request.cell_id}' any more.") from None
+    return {**proposed.proposal.to_y(), "replaced": list(proposed.replaced)}
+
+
+async def propose_run_source(execution: Any, request: RestoreRequest) -> dict[str, Any]:
+    """Propose on the cell the source its run ``run_id`` ran; the proposal as created."""
+    path, cell_id, run_id, by = request.path, request.cell_id, request.run_id, request.by
+    run = await _run_of(execution, path, cell_id, run_id)
     if source_hash(run.source) != run.source_hash:
         raise Conflict(
             "This run's source held a secret; the history keeps it masked, so it "

@@ -2,8 +2,9 @@
 
 ``GET /api/jupyter-loop/stale?path=``: why each cell's outputs are stale (edited since, or
 the kernel restarted since), the marks the assistant's map and MCP's ``read_notebook``
-carry. ``POST /api/jupyter-loop/history/restore`` ``{path, cell_id, run_id}``: propose the
-source a run ran, as the assistant proposes an edit (a card with accept and undo).
+carry. ``POST /api/jupyter-loop/history/restore`` ``{path, cell_id, run_id, what}``:
+propose the source a run ran (``what`` "source", the default) or the outputs it ended with
+("outputs"), as the assistant proposes an edit (a card with accept and undo).
 The work is in ``cell_history.py``; these handlers check the request and the rights.
 
 Why a GET rather than a record the server writes into the shared document: whether
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 from tornado import web
 
-from .cell_history import propose_run_source, stale_marks
+from .cell_history import RestoreRequest, propose_run_outputs, propose_run_source, stale_marks
 from .errors import BadRequest
 from .handlers import NAMESPACE, LoopHandler
 from .rights import Ability, requires
@@ -39,7 +40,7 @@ class StaleHandler(LoopHandler):
         self.reply({"path": path, "marks": await stale_marks(execution, history, path)})
 
 
-class RestoreSourceHandler(LoopHandler):
+class RestoreHandler(LoopHandler):
     @web.authenticated
     @requires(Ability.PROPOSE)
     async def post(self) -> None:
@@ -47,14 +48,23 @@ class RestoreSourceHandler(LoopHandler):
         values = [body.get(key) for key in ("path", "cell_id", "run_id")]
         if not all(isinstance(value, str) and value for value in values):
             raise BadRequest("'path', 'cell_id' and 'run_id' are required strings.")
+        what = body.get("what", "source")
+        if what not in ("source", "outputs"):
+            raise BadRequest("'what' is 'source' (the default) or 'outputs'.")
         path, cell_id, run_id = (str(value) for value in values)
+        request = RestoreRequest(path, cell_id, run_id, self.user_name())
         execution = self.settings["jupyter_loop_execution"]
-        proposal = await propose_run_source(execution, path, cell_id, run_id, self.user_name())
+        if what == "source":
+            proposal = await propose_run_source(execution, request)
+        else:
+            store = self.settings.get("jupyter_loop_outputs")
+            budget = self.settings.get("jupyter_loop_output_budget")
+            proposal = await propose_run_outputs(execution, store, budget, request)
         self.reply(proposal, status=201)
 
 
 def route_table() -> list[tuple[str, type[LoopHandler]]]:
     return [
         (rf"/api/{NAMESPACE}/stale", StaleHandler),
-        (rf"/api/{NAMESPACE}/history/restore", RestoreSourceHandler),
+        (rf"/api/{NAMESPACE}/history/restore", RestoreHandler),
     ]

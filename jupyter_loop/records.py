@@ -248,14 +248,15 @@ class ApprovalRequest(Record):
 
 @dataclass(frozen=True)
 class Proposal(Record):
-    """A proposed cell edit. ``claim``: the token of the tab that applied it (accepted).
+    """A proposed cell edit (``kind`` insert, modify, delete; or ``outputs``, outputs put
+    back from the History view). ``claim``: the token of the tab that applied it (accepted).
     ``origin``: who proposes it: an agent (the assistant, an outside agent), or a tab that
     came back from offline with edits of cells its file's reload changed (``offline``)."""
 
     TS = "IProposal"
     NULLABLE = frozenset(
         {"cell_id", "cell_type", "base_source", "new_source", "resolved_by", "resolved_at"}
-        | {"new_cell_id", "claim"}
+        | {"new_cell_id", "claim", "new_outputs", "base_outputs"}
     )
     id: str
     turn_id: str
@@ -272,6 +273,12 @@ class Proposal(Record):
     new_cell_id: str | None = None
     claim: str | None = None
     origin: str = "agent"
+    new_outputs: str | None = None
+    """``outputs`` proposals: the cell's outputs to put back, as nbformat JSON text (a
+    string, not nested shared maps: a proposal is read whole, never edited)."""
+    base_outputs: str | None = None
+    """``outputs`` proposals, once accepted: the outputs they replaced (what an undo puts
+    back), as nbformat JSON text."""
 
     @classmethod
     def from_y(cls, value: dict[str, Any]) -> Proposal:

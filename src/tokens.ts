@@ -188,9 +188,11 @@ export interface IApprovalRequest {
   requested_by?: string;
 }
 
-export type ProposalKind = 'insert' | 'modify' | 'delete';
+/** `outputs`: outputs put back from the History view (never an agent's). */
+export type ProposalKind = 'insert' | 'modify' | 'delete' | 'outputs';
 
-export type ProposalStatus = 'pending' | 'accepted' | 'rejected';
+/** `undone`: accepted outputs put back as they were (only `outputs` proposals). */
+export type ProposalStatus = 'pending' | 'accepted' | 'rejected' | 'undone';
 
 /** A proposed cell edit, a value of {@link PROPOSALS_MAP}. */
 export interface IProposal {
@@ -215,6 +217,10 @@ export interface IProposal {
    * the file (absent in proposals made before there was a choice: an agent).
    */
   origin?: ProposalOrigin;
+  /** `outputs` proposals: the outputs to put back, as nbformat JSON text. */
+  new_outputs?: string | null;
+  /** `outputs` proposals once accepted: the outputs they replaced (JSON text). */
+  base_outputs?: string | null;
 }
 
 export type ProposalOrigin = 'agent' | 'offline';

@@ -16,6 +16,7 @@ from tornado.httpclient import HTTPClientError
 
 from jupyter_loop.document import set_source
 from jupyter_loop.execution.board import KERNEL_LIFE
+from jupyter_loop.testing.yjs import read_with_yjs
 
 LOOP = ("api", "jupyter-loop")
 CANARY = "canary-5b1e9f03c7a2d864"
@@ -168,6 +169,73 @@ async def test_restoring_a_runs_source_is_a_proposal_that_can_be_accepted(
         assert same.value.code == 409
 
 
+async def test_restoring_a_runs_outputs_is_a_proposal_that_puts_them_back(
+    write_notebook: Any, start_kernel: Any, run_cells: Any, open_tab: Any, api: Any
+) -> None:
+    """The History view's "Restore these outputs": the outputs an earlier run ended with
+    (kept by the server although nothing was cut) come back into the cell once accepted,
+    as a tab reads them with Yjs; the source stays as it is."""
+    path = write_notebook("outputs.ipynb", "print('first')\n'shown'")
+    await start_kernel(path)
+    async with open_tab(path) as tab:
+        await run_cells(path, "c0")
+        (first,) = await ran(api, path, "c0", 1)
+        ycell = next(c for c in tab.notebook.ycells if c["id"] == "c0")
+        set_source(ycell, "print('second')")
+        await wait_for(lambda: "second" in str(tab.cell("c0")["source"]))
+        await run_cells(path, "c0")
+        await ran(api, path, "c0", 2)
+        await wait_for(lambda: tab.text("c0") == "second\n")
+
+        body = {"path": path, "cell_id": "c0", "run_id": first["run_id"], "what": "outputs"}
+        proposal = await api(*LOOP, "history", "restore", method="POST", body=body)
+        assert proposal["kind"] == "outputs"
+        source_too = {**body, "what": "source"}
+        both_kinds = await api(*LOOP, "history", "restore", method="POST", body=source_too)
+        assert both_kinds["replaced"] == []  # a source proposal does not replace outputs
+        board = tab.notebook.ydoc.get("jupyter_loop:proposals", type=Map)
+        await wait_for(lambda: proposal["id"] in board)
+        assert tab.text("c0") == "second\n"  # a proposal: nothing changed yet
+        await api(
+            *LOOP, "agent", "proposals", proposal["id"], "accept",
+            method="POST", body={"path": path},
+        )  # fmt: skip
+        await wait_for(lambda: tab.text("c0") == "first\n")
+        (view,) = read_with_yjs({"tab": [tab.notebook.ydoc.get_update()]}).values()
+        (cell,) = view.cells
+        assert [o["output_type"] for o in cell["outputs"]] == ["stream", "execute_result"]
+        assert cell["outputs"][0]["text"] == "first\n"
+        assert cell["outputs"][1]["data"]["text/plain"] == "'shown'"
+        assert cell["source"] == "print('second')"
+
+        # Undone on the server (not Ctrl-Z: see ``proposals.undo_outputs``).
+        undo = (*LOOP, "agent", "proposals", proposal["id"], "undo")
+        await api(*undo, method="POST", body={"path": path})
+        await wait_for(lambda: tab.text("c0") == "second\n")
+        assert [o["output_type"] for o in tab.cell("c0")["outputs"]] == ["stream"]
+        assert board[proposal["id"]]["status"] == "undone"
+        with pytest.raises(HTTPClientError) as again:
+            await api(*undo, method="POST", body={"path": path})
+        assert again.value.code == 409
+
+
+async def test_outputs_larger_than_the_notebook_keeps_are_not_put_back(
+    write_notebook: Any, start_kernel: Any, run_cells: Any, api: Any
+) -> None:
+    path = write_notebook("long.ipynb", "for i in range(30000):\n    print('line', i)")
+    await start_kernel(path)
+    await run_cells(path, "c0")
+    (run,) = await ran(api, path, "c0", 1)
+    body = {"path": path, "cell_id": "c0", "run_id": run["run_id"], "what": "outputs"}
+    with pytest.raises(HTTPClientError) as refused:
+        await api(*LOOP, "history", "restore", method="POST", body=body)
+    assert refused.value.code == 409
+    assert "open its full output" in refused.value.response.body.decode()
+    with pytest.raises(HTTPClientError) as unknown:
+        await api(*LOOP, "history", "restore", method="POST", body={**body, "what": "both"})
+    assert unknown.value.code == 400
+
+
 async def test_a_masked_source_is_not_restored_and_bad_requests_are_4xx(
     write_notebook: Any, start_kernel: Any, run_cells: Any, api: Any
 ) -> None:
@@ -199,8 +267,14 @@ async def test_stale_marks_need_contents_read(write_notebook: Any, api: Any) -> 
 @pytest.mark.parametrize("authorizer", both("ReadOnlyContents"))
 async def test_restoring_needs_contents_write(write_notebook: Any, api: Any) -> None:
     write_notebook("nb.ipynb", "1")
-    body = {"path": "nb.ipynb", "cell_id": "c0", "run_id": "r"}
-    with pytest.raises(HTTPClientError) as refused:
-        await api(*LOOP, "history", "restore", method="POST", body=body)
-    assert refused.value.code == 403
+    for what in ("source", "outputs"):
+        body = {"path": "nb.ipynb", "cell_id": "c0", "run_id": "r", "what": what}
+        with pytest.raises(HTTPClientError) as refused:
+            await api(*LOOP, "history", "restore", method="POST", body=body)
+        assert refused.value.code == 403
+    with pytest.raises(HTTPClientError) as undo:
+        await api(
+            *LOOP, "agent", "proposals", "p1", "undo", method="POST", body={"path": "nb.ipynb"}
+        )
+    assert undo.value.code == 403
     assert (await api(*LOOP, "stale", params={"path": "nb.ipynb"}))["marks"] == {}

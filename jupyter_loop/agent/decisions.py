@@ -13,7 +13,7 @@ from typing import Any
 
 from pycrdt import Map, Subscription
 
-from ..document import LiveDocuments, NotebookRef, writing
+from ..document import CellNotFound, LiveDocuments, NotebookRef, writing
 from ..errors import Conflict
 from ..records import Proposal
 from . import proposals
@@ -44,6 +44,19 @@ class ProposalDecisions:
             with writing(notebook):
                 proposal = proposals.apply(notebook, proposal_id, user)
         self._record(room_id, proposal, "accept", user)
+        return proposal.to_y()
+
+    async def undo(self, proposal_id: str, path: str, user: str) -> dict[str, Any]:
+        """Put back what an accepted outputs proposal replaced (``proposals.undo_outputs``)."""
+        room_id = await self._docs.room_id(path)
+        async with self._docs.pinned(room_id):
+            notebook = await self._docs.notebook(room_id)
+            with writing(notebook):
+                try:
+                    proposal = proposals.undo_outputs(notebook, proposal_id, user)
+                except CellNotFound:
+                    raise Conflict("The cell of this proposal is gone.") from None
+        self._record(room_id, proposal, "undo", user)
         return proposal.to_y()
 
     async def claim(self, proposal_id: str, path: str, user: str) -> dict[str, Any]:

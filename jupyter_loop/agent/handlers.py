@@ -3,8 +3,8 @@
 As in Jupyter's own handlers: reading a notebook's conversation or journal, starting a
 turn (the model reads the cells) or a new conversation, needs ``read`` on ``contents``;
 running cells (a turn's runs, which an approval lets happen) needs ``execute`` on
-``kernels`` and ``write`` on ``contents``, as ``POST runs`` does; accepting or rejecting
-proposals edits notebooks (``write`` on ``contents``). The route table is at the bottom.
+``kernels`` and ``write`` on ``contents``, as ``POST runs`` does; accepting, rejecting or
+undoing proposals edits notebooks (``write`` on ``contents``). The route table is at the bottom.
 """
 
 from __future__ import annotations
@@ -110,6 +110,17 @@ class AcceptHandler(AgentHandler):
         self.reply({"status": "accepted", "new_cell_id": proposal.get("new_cell_id")})
 
 
+class UndoHandler(AgentHandler):
+    """Undo accepted outputs (``proposals.undo_outputs`` says why not with Ctrl-Z)."""
+
+    @web.authenticated
+    @requires(Ability.PROPOSE)
+    async def post(self, proposal_id: str) -> None:
+        request = PathRequest.from_json(self.body_object())
+        await self.agent.decisions.undo(proposal_id, request.path, self.user_name())
+        self.reply({"status": "undone"})
+
+
 class ClaimHandler(AgentHandler):
     """A tab asks to apply a proposal itself (undoable there); one tab at a time."""
 
@@ -143,4 +154,5 @@ def route_table() -> list[tuple[str, type[LoopHandler]]]:
         (rf"{base}/proposals/{_ID}/accept", AcceptHandler),
         (rf"{base}/proposals/{_ID}/claim", ClaimHandler),
         (rf"{base}/proposals/{_ID}/reject", RejectHandler),
+        (rf"{base}/proposals/{_ID}/undo", UndoHandler),
     ]

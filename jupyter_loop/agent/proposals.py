@@ -24,21 +24,28 @@ Example:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from jupyter_ydoc import YNotebook
-from pycrdt import Map
+from pycrdt import Array, Map
 
 from ..document import CellNotFound, find_cell, set_source
 from ..document.offline_edits import OfflineEdit
 from ..errors import BadRequest, Conflict, NotFound
+from ..execution.output_writes import output_map
 from ..records import Proposal
 from .store import new_id, now_iso
 
 PROPOSALS_MAP = "jupyter_loop:proposals"
 KINDS = ("insert", "modify", "delete")
+"""The kinds an agent may propose: edits of sources and cells."""
+OUTPUTS = "outputs"
+"""A proposal that puts back outputs a cell had (the History view's ``Restore these
+outputs``). It leaves the source alone, and it goes stale only with its cell: outputs are
+put back over whatever the cell shows, as the person who asked for them wants."""
 CELL_TYPES = ("code", "markdown", "raw")
 
 
@@ -115,7 +122,37 @@ def create(
         origin=origin,
         created_at=now_iso("microseconds"),  # orders a turn's proposals
     )
-    replaced = _replace_pending(notebook, turn_id, cell_id) if kind != "insert" else []
+    replaced = _replace_pending(notebook, turn_id, cell_id, kind) if kind != "insert" else []
+    proposals_map(notebook)[proposal.id] = proposal.to_y()
+    return Proposed(proposal, tuple(replaced))
+
+
+def propose_outputs(
+    notebook: YNotebook,
+    *,
+    turn_id: str,
+    cell_id: str,
+    outputs: list[dict[str, Any]],
+    summary: str,
+) -> Proposed:
+    """Record a pending proposal to put ``outputs`` back into the cell; it replaces the
+    turn's pending outputs proposal of that cell (not its source proposal).
+
+    Raises:
+        CellNotFound: The cell does not exist.
+    """
+    find_cell(notebook, cell_id)
+    proposal = Proposal(
+        id=new_id("p"),
+        turn_id=turn_id,
+        kind=OUTPUTS,
+        cell_id=cell_id,
+        new_outputs=json.dumps(outputs),
+        summary=summary,
+        status="pending",
+        created_at=now_iso("microseconds"),
+    )
+    replaced = _replace_pending(notebook, turn_id, cell_id, OUTPUTS)
     proposals_map(notebook)[proposal.id] = proposal.to_y()
     return Proposed(proposal, tuple(replaced))
 
@@ -151,13 +188,18 @@ def keep_offline_edits(notebook: YNotebook, edits: Sequence[OfflineEdit]) -> lis
     return made
 
 
-def _replace_pending(notebook: YNotebook, turn_id: str, cell_id: str | None) -> list[str]:
-    """Remove the turn's pending edits and deletions of ``cell_id``; returns their ids."""
+def _replace_pending(
+    notebook: YNotebook, turn_id: str, cell_id: str | None, kind: str
+) -> list[str]:
+    """Remove the turn's pending proposals for ``cell_id`` that a new one of ``kind``
+    replaces: an edit or deletion replaces edits and deletions, outputs replace outputs.
+    Returns their ids."""
     board = proposals_map(notebook)
+    family = {OUTPUTS} if kind == OUTPUTS else {"modify", "delete"}
     gone = [
         p.id
         for p in of_turn(notebook, turn_id)
-        if p.status == "pending" and p.kind != "insert" and p.cell_id == cell_id
+        if p.status == "pending" and p.kind in family and p.cell_id == cell_id
     ]
     for proposal_id in gone:
         del board[proposal_id]
@@ -174,7 +216,7 @@ def is_stale(notebook: YNotebook, proposal: Proposal) -> bool:
     current = _source(notebook, proposal.cell_id)
     if current is None:
         return True
-    if proposal.kind == "insert":
+    if proposal.kind in ("insert", OUTPUTS):
         return False
     return current != proposal.base_source
 
@@ -185,8 +227,10 @@ def is_undone(notebook: YNotebook, proposal: Proposal) -> bool:
     A tab's Ctrl-Z reverts the cell but not the proposal's status (its undo manager does
     not track this map), so this is read from the cells, as the panel does: only a return
     to exactly the state before the change counts (a cell edited further is the user's).
+    Outputs put back are not compared (a proposal does not keep the outputs they
+    replaced): such a proposal stays accepted.
     """
-    if proposal.status != "accepted":
+    if proposal.status != "accepted" or proposal.kind == OUTPUTS:
         return False
     if proposal.kind == "insert":
         new_cell_id = proposal.new_cell_id
@@ -240,6 +284,10 @@ def apply(notebook: YNotebook, proposal_id: str, by: str) -> Proposal:
     """
     proposal = acceptable(notebook, proposal_id)
     new_source = proposal.new_source or ""
+    if proposal.kind == OUTPUTS:
+        _, ycell = find_cell(notebook, str(proposal.cell_id))
+        replaced = _put_outputs(ycell, json.loads(proposal.new_outputs or "[]"))
+        return _resolve(notebook, proposal, "accepted", by, base_outputs=json.dumps(replaced))
     if proposal.kind == "modify":
         _, ycell = find_cell(notebook, str(proposal.cell_id))
         set_source(ycell, new_source)
@@ -257,6 +305,43 @@ def apply(notebook: YNotebook, proposal_id: str, by: str) -> Proposal:
     ycell = notebook.create_ycell(cell)
     notebook.ycells.insert(index, ycell)
     return _resolve(notebook, proposal, "accepted", by, new_cell_id=str(ycell["id"]))
+
+
+def _put_outputs(ycell: Map, put_back: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Replace the cell's outputs with ``put_back``; return the outputs replaced."""
+    added = [output_map(output) for output in put_back]
+    outputs = ycell.get("outputs")
+    if not isinstance(outputs, Array):
+        ycell["outputs"] = Array(added)
+        return []
+    replaced: list[dict[str, Any]] = outputs.to_py() or []
+    # Appended, then the old ones deleted: a tab reads that as "delete, then insert".
+    # Replaced in place it reads "insert, then delete", and JupyterLab merges an inserted
+    # stream into the same-name stream still before it (its text doubled or lost).
+    outputs.extend(added)
+    del outputs[0 : len(replaced)]
+    return replaced
+
+
+def undo_outputs(notebook: YNotebook, proposal_id: str, by: str) -> Proposal:
+    """Put back the outputs an accepted ``outputs`` proposal replaced; mark it undone.
+
+    Not Ctrl-Z in a tab: JupyterLab's cell model reads the undo of an output swap as
+    "insert, then delete" and loses or doubles stream text, so a tab applies outputs
+    outside its undo history and the undo is asked of the server (a forward change).
+
+    Raises:
+        Conflict: Not an accepted outputs proposal.
+        CellNotFound: Its cell is gone.
+    """
+    proposal = get(notebook, proposal_id)
+    if proposal.kind != OUTPUTS or proposal.status != "accepted":
+        raise Conflict(
+            "Only accepted outputs can be undone here; undo an edit with Ctrl-Z in the notebook."
+        )
+    _, ycell = find_cell(notebook, str(proposal.cell_id))
+    _put_outputs(ycell, json.loads(proposal.base_outputs or "[]"))
+    return _resolve(notebook, proposal, "undone", by)
 
 
 def reject(notebook: YNotebook, proposal_id: str, by: str) -> Proposal:

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..errors import NotFound
+from ..errors import Conflict, NotFound
 from .budget import human_bytes
 from .output_recorder import FileRecorder
 
@@ -248,6 +248,32 @@ class FileOutputStore:
         """An output part as the output dict it was."""
         value = json.loads(b"".join(self.read(key, part)) or b"{}")
         return value if isinstance(value, dict) else {}
+
+    def outputs(self, key: RunKey, max_bytes: int | None) -> list[dict[str, Any]]:
+        """The run's outputs as a notebook holds them, to put back into its cell.
+
+        Raises:
+            NotFound: The record is no longer kept.
+            Conflict: The record is over ``max_bytes`` (the notebook's output budget: the
+                notebook kept only part of this run) or lost part of the run.
+        """
+        parts = self.parts(key)
+        size = sum(part.length for part in parts)
+        whole = self.truncated(key) is None and not any(part.dropped for part in parts)
+        if not whole or (max_bytes is not None and size > max_bytes):
+            raise Conflict(
+                f"This run's output ({human_bytes(size)}) is more than the notebook keeps of "
+                "a cell's output, so it cannot be put back into the cell; open its full "
+                "output instead."
+            )
+        outputs: list[dict[str, Any]] = []
+        for part in parts:
+            if part.type == "stream":
+                text = b"".join(self.read(key, part)).decode("utf-8", "replace")
+                outputs.append({"output_type": "stream", "name": part.name, "text": text})
+            else:
+                outputs.append(self.load_output(key, part))
+        return outputs
 
     def full_text(self, key: RunKey, link: Callable[[int], str]) -> Iterator[bytes]:
         """The whole run as text: streams as printed, other outputs as a line with a link."""

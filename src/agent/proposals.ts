@@ -1,4 +1,5 @@
-import type { ISharedNotebook } from '@jupyter/ydoc';
+import type { ISharedCodeCell, ISharedNotebook } from '@jupyter/ydoc';
+import type * as nbformat from '@jupyterlab/nbformat';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 import * as Y from 'yjs';
@@ -36,6 +37,12 @@ export function proposalState(
   }
   if (proposal.status !== 'pending') {
     return { state: proposal.status };
+  }
+  if (proposal.kind === 'outputs') {
+    // Outputs are put back over whatever the cell shows: stale only with the cell.
+    return proposal.cell_id && sourceOf(proposal.cell_id) !== undefined
+      ? { state: 'pending' }
+      : { state: 'stale', reason: 'The cell has been deleted.' };
   }
   if (proposal.kind === 'insert') {
     if (proposal.cell_id && sourceOf(proposal.cell_id) === undefined) {
@@ -82,6 +89,8 @@ function undoneReason(
       return proposal.cell_id && sourceOf(proposal.cell_id) !== undefined
         ? 'The deleted cell is back in the notebook.'
         : null;
+    case 'outputs':
+      return null; // the outputs it replaced are not kept to compare with
     default: {
       const before = proposal.base_source ?? '';
       const current = proposal.cell_id ? sourceOf(proposal.cell_id) : undefined;
@@ -90,6 +99,14 @@ function undoneReason(
         : null;
     }
   }
+}
+
+/** What applying a proposal adds to it once accepted. */
+export interface IApplied {
+  /** An insert: the new cell. */
+  new_cell_id?: string;
+  /** Outputs put back: the outputs they replaced (JSON text), for an undo. */
+  base_outputs?: string;
 }
 
 /** A proposal that no longer fits the notebook. */
@@ -103,17 +120,18 @@ export class StaleProposalError extends Error {
 /**
  * Apply a proposal to a notebook as one undoable change of this document:
  * modify replaces the changed span of the source, insert adds a cell after its
- * anchor (or at the top), delete removes the cell. `andThen` runs inside the
- * same transaction (to mark the proposal accepted with the edit).
+ * anchor (or at the top), delete removes the cell; outputs replaces the cell's
+ * outputs, outside the undo history (the server undoes it). `andThen` runs
+ * inside the same transaction (to mark the proposal accepted with the edit).
  *
- * @returns the id of the inserted cell, for an insert
+ * @returns the id of the inserted cell (insert), the outputs replaced (outputs)
  * @throws StaleProposalError when the proposal does not fit the notebook
  */
 export function applyProposal(
   notebook: ISharedNotebook,
   proposal: IProposal,
-  andThen: (applied: { new_cell_id?: string }) => void = () => undefined
-): { new_cell_id?: string } {
+  andThen: (applied: IApplied) => void = () => undefined
+): IApplied {
   const index = (cellId: string | null): number =>
     cellId === null ? -1 : notebook.cells.findIndex(c => c.getId() === cellId);
   const { state, reason } = proposalState(proposal, id => {
@@ -125,6 +143,29 @@ export function applyProposal(
       reason ?? `The proposal was already ${state}.`
     );
   }
+  if (proposal.kind === 'outputs') {
+    const cell = notebook.cells[index(proposal.cell_id)];
+    if (cell.cell_type !== 'code') {
+      throw new StaleProposalError('The cell is no longer a code cell.');
+    }
+    const outputs = JSON.parse(
+      proposal.new_outputs ?? '[]'
+    ) as nbformat.IOutput[];
+    const code = cell as ISharedCodeCell;
+    const replaced = code.getOutputs();
+    const old = replaced.length;
+    const applied = { base_outputs: JSON.stringify(replaced) };
+    // Appended, then the old ones deleted: replaced in place, the change reads
+    // "insert, then delete", and the cell model merges an inserted stream into
+    // the same-name stream still before it (its text doubled or lost). Outside
+    // the undo history: Ctrl-Z would be read that way, so the server undoes it.
+    cell.transact(() => {
+      code.updateOutputs(old, old, outputs);
+      code.updateOutputs(0, old, []);
+      andThen(applied);
+    }, false);
+    return applied;
+  }
   if (proposal.kind === 'modify') {
     // The cell's own transaction: its undo manager tracks that origin.
     const cell = notebook.cells[index(proposal.cell_id)];
@@ -135,7 +176,7 @@ export function applyProposal(
     });
     return {};
   }
-  let applied: { new_cell_id?: string } = {};
+  let applied: IApplied = {};
   notebook.transact(() => {
     if (proposal.kind === 'delete') {
       notebook.deleteCell(index(proposal.cell_id));
@@ -213,7 +254,7 @@ export class ProposalModel implements IDisposable {
    * Apply a pending proposal to this document (see {@link applyProposal}) and,
    * in the same transaction, mark it accepted under the server's claim.
    */
-  apply(id: string, claim: IClaimReply): { new_cell_id?: string } {
+  apply(id: string, claim: IClaimReply): IApplied {
     const view = this.get(id);
     if (!view) {
       throw new StaleProposalError('The proposal is gone.');

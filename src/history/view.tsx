@@ -1,11 +1,16 @@
+import type { YNotebook } from '@jupyter/ydoc';
 import { ReactWidget } from '@jupyterlab/apputils';
 import { NotebookPanel } from '@jupyterlab/notebook';
 import { Contents } from '@jupyterlab/services';
 import * as React from 'react';
 
+import type * as Y from 'yjs';
+
 import { lineDiff } from '../agent/diff';
+import { plain } from '../agent/ydata';
 import { boardOf, ExecutionBoard } from '../execution/board';
 import { postJSON, requestAPI } from '../request';
+import { IProposal, PROPOSALS_MAP } from '../tokens';
 import { kernelLabel, outcome, runDuration, when } from './describe';
 import { RunOutputs } from './outputs';
 import { IHistoryReply, IRunRecord } from './types';
@@ -19,8 +24,9 @@ const AFTER_RUN_MS = 1500;
  * A cell's History view: its runs, newest first (when, how long, how it ended,
  * who started it through what, the kernel), and for the run picked the source
  * it ran against the source now, its outputs where they are still kept, and
- * "Restore this source" as a proposal on the cell (accept or reject it there,
- * undo with Ctrl-Z). Nothing here changes the notebook by itself.
+ * "Restore this source" and "Restore these outputs" as proposals on the cell
+ * (accept or reject them there, undo with Ctrl-Z). Nothing here changes the
+ * notebook by itself.
  */
 export class CellHistoryView extends ReactWidget {
   constructor(
@@ -37,6 +43,10 @@ export class CellHistoryView extends ReactWidget {
     this._board = model ? boardOf(model) : null;
     this._board?.changed.connect(this._onBoardChanged, this);
     model?.contentChanged.connect(this._onNotebookChanged, this);
+    this._proposals = model
+      ? (model.sharedModel as YNotebook).ydoc.getMap(PROPOSALS_MAP)
+      : null;
+    this._proposals?.observe(this._onProposals);
     _panel.disposed.connect(() => this.dispose());
     void this.refresh();
   }
@@ -46,6 +56,7 @@ export class CellHistoryView extends ReactWidget {
       return;
     }
     window.clearTimeout(this._timer);
+    this._proposals?.unobserve(this._onProposals);
     this._board?.changed.disconnect(this._onBoardChanged, this);
     this._panel.content.model?.contentChanged.disconnect(
       this._onNotebookChanged,
@@ -160,13 +171,28 @@ export class CellHistoryView extends ReactWidget {
                 ? 'The cell already has this source'
                 : 'Propose this source on the cell: accept or reject it there'
             }
-            onClick={() => void this._restoreSource(run)}
+            onClick={() => void this._restore(run, 'source')}
           >
             Restore this source
+          </button>
+          <button
+            className="jp-mod-styled jp-mod-accept"
+            disabled={!run.outputs_url || run.outputs_shown === true}
+            title={
+              run.outputs_shown
+                ? 'The cell shows these outputs now'
+                : run.outputs_url
+                  ? 'Propose these outputs on the cell: accept or reject them there'
+                  : 'The outputs of this run are no longer kept'
+            }
+            onClick={() => void this._restore(run, 'outputs')}
+          >
+            Restore these outputs
           </button>
           {this._notice && (
             <span className="jp-Loop-historyNotice">{this._notice}</span>
           )}
+          {this._restoredNow()}
         </div>
         <h3>Outputs of this run</h3>
         <RunOutputs
@@ -185,16 +211,65 @@ export class CellHistoryView extends ReactWidget {
     this.update();
   }
 
-  private async _restoreSource(run: IRunRecord): Promise<void> {
+  /** Outputs restored from here and accepted: say so, with their undo. */
+  private _restoredNow(): JSX.Element | null {
+    const id = this._restoredOutputs;
+    const proposal = id
+      ? plain<IProposal>(this._proposals?.get(id))
+      : undefined;
+    if (proposal?.status === 'undone') {
+      return (
+        <span className="jp-Loop-historyNotice">
+          Undone: the cell shows the outputs it had before.
+        </span>
+      );
+    }
+    if (proposal?.status !== 'accepted') {
+      return null;
+    }
+    return (
+      <span className="jp-Loop-historyNotice">
+        The cell shows the restored outputs.{' '}
+        <button
+          className="jp-mod-styled jp-mod-reject"
+          onClick={() => void this._undoOutputs(proposal.id)}
+        >
+          Undo
+        </button>
+      </span>
+    );
+  }
+
+  private async _undoOutputs(proposalId: string): Promise<void> {
     try {
       await requestAPI(
+        `agent/proposals/${encodeURIComponent(proposalId)}/undo`,
+        postJSON({ path: this._path() })
+      );
+      this._notice = '';
+    } catch (error) {
+      this._notice = (error as Error).message;
+    }
+    this.update();
+  }
+
+  private async _restore(
+    run: IRunRecord,
+    what: 'source' | 'outputs'
+  ): Promise<void> {
+    try {
+      const proposal = await requestAPI<IProposal>(
         'history/restore',
         postJSON({
           path: this._path(),
           cell_id: run.cell_id,
-          run_id: run.run_id
+          run_id: run.run_id,
+          what
         })
       );
+      if (what === 'outputs') {
+        this._restoredOutputs = proposal.id;
+      }
       this._notice =
         'Proposed on the cell: accept or reject it there (Ctrl-Z undoes an accepted one).';
     } catch (error) {
@@ -209,6 +284,12 @@ export class CellHistoryView extends ReactWidget {
       this._timer = window.setTimeout(() => void this.refresh(), AFTER_RUN_MS);
     }
   }
+
+  private _onProposals = (): void => {
+    if (this._restoredOutputs) {
+      this.update();
+    }
+  };
 
   private _onNotebookChanged(): void {
     this.update(); // the diff is against the source now
@@ -233,6 +314,9 @@ export class CellHistoryView extends ReactWidget {
   }
 
   private _board: ExecutionBoard | null;
+  private _proposals: Y.Map<unknown> | null;
+  /** The outputs proposal last made from this view, to follow to its undo. */
+  private _restoredOutputs = '';
   private _runs: IRunRecord[] = [];
   private _picked = '';
   private _error = '';

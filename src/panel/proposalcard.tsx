@@ -21,6 +21,8 @@ export function proposalLabel(
     }
     case 'delete':
       return `Delete ${cell}`;
+    case 'outputs':
+      return `Restore outputs of ${cell}`;
     default:
       return `Edit ${cell}`;
   }
@@ -41,6 +43,8 @@ export function proposalTexts(proposal: IProposal): [string, string] {
       return ['', proposal.new_source ?? ''];
     case 'delete':
       return [proposal.base_source ?? '', ''];
+    case 'outputs':
+      return ['', ''];
     default:
       return [proposal.base_source ?? '', proposal.new_source ?? ''];
   }

@@ -1,4 +1,5 @@
 import { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
+import type * as nbformat from '@jupyterlab/nbformat';
 import { ReactWidget } from '@jupyterlab/ui-components';
 import * as React from 'react';
 
@@ -18,14 +19,16 @@ function isolate(node: HTMLElement): void {
 const TITLES = {
   modify: 'AI proposal: edit this cell',
   insert: 'AI proposal: a new cell here',
-  delete: 'AI proposal: delete this cell'
+  delete: 'AI proposal: delete this cell',
+  outputs: 'Restore earlier outputs of this cell'
 };
 
 /** A tab's own edits, made offline while the file was replaced: not the AI's. */
 const OFFLINE_TITLES = {
   modify: 'Your offline edit of this cell (not merged)',
   insert: 'Your offline cell (not merged)',
-  delete: 'You deleted this cell offline (not merged)'
+  delete: 'You deleted this cell offline (not merged)',
+  outputs: TITLES.outputs
 };
 
 function titleOf(proposal: IProposal): string {
@@ -139,7 +142,10 @@ function ProposalOnCellView(
           {view.reason} This proposal can no longer be applied as it is.
         </p>
       )}
-      {proposal.kind !== 'delete' && (
+      {proposal.kind === 'outputs' && (
+        <OutputsPreview json={proposal.new_outputs ?? '[]'} />
+      )}
+      {proposal.kind !== 'delete' && proposal.kind !== 'outputs' && (
         <CodeDiff
           original={before}
           modified={after}
@@ -150,6 +156,48 @@ function ProposalOnCellView(
       )}
     </div>
   );
+}
+
+/** Outputs a proposal puts back, as text (rich outputs by their types). */
+function OutputsPreview(props: { json: string }): JSX.Element {
+  const lines = React.useMemo(() => outputsAsText(props.json), [props.json]);
+  return (
+    <pre className="jp-Loop-OnCell-outputs" aria-label="Outputs to restore">
+      {lines || '(no output)'}
+    </pre>
+  );
+}
+
+/** nbformat outputs as the text a preview shows: streams and plain text as they are. */
+export function outputsAsText(json: string): string {
+  let outputs: nbformat.IOutput[];
+  try {
+    outputs = JSON.parse(json) as nbformat.IOutput[];
+  } catch {
+    return '';
+  }
+  return outputs
+    .map(output => {
+      if (output.output_type === 'stream') {
+        return joined((output as nbformat.IStream).text);
+      }
+      if (output.output_type === 'error') {
+        const error = output as nbformat.IError;
+        return `${error.ename}: ${error.evalue}\n`;
+      }
+      const data = (output as nbformat.IDisplayData).data ?? {};
+      const plain = data['text/plain'];
+      const text =
+        plain !== undefined
+          ? joined(plain as nbformat.MultilineString)
+          : `[${Object.keys(data).join(', ')}]`;
+      return text.endsWith('\n') ? text : `${text}\n`;
+    })
+    .join('');
+}
+
+function joined(text: nbformat.MultilineString): string {
+  return Array.isArray(text) ? text.join('') : text;
 }
 
 /** The agent asks to run this cell: Allow once / Allow for this turn / Deny. */

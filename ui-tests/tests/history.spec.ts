@@ -267,6 +267,26 @@ test("a cell's History view says who ran what, shows a run's source and outputs,
   await expect
     .poll(async () => (await notebookSources(page))[1])
     .toBe('total = sum(sales.values())\nprint(f"sum: {total}")');
+
+  // "Restore these outputs" too: the oldest run's outputs, back in the cell as
+  // the tab renders them once accepted (each line once), and undone from the
+  // History view (the server puts the outputs they replaced back).
+  await expect(cellText(page, 1)).resolves.toContain('total: 245 units');
+  await detail.getByRole('button', { name: 'Restore these outputs' }).click();
+  const outputsCard = codeCells(page)
+    .nth(1)
+    .locator('.jp-Loop-OnCell-body', { hasText: 'Restore earlier outputs' });
+  await expect(outputsCard.locator('.jp-Loop-OnCell-outputs')).toHaveText(
+    'total: 245\n'
+  );
+  await outputsCard.getByRole('button', { name: 'Accept' }).click();
+  await expect.poll(() => cellText(page, 1)).toMatch(/^\s*total: 245\s*$/);
+  expect((await notebookSources(page))[1]).toContain('sum: {total}');
+  await detail.getByRole('button', { name: 'Undo' }).click();
+  await expect
+    .poll(() => cellText(page, 1))
+    .toMatch(/^\s*total: 245 units\s*$/);
+  await expect(detail).toContainText('Undone');
 });
 
 test('a run the assistant started names its turn, who asked and the approval', async ({

@@ -1,4 +1,6 @@
-import type { YNotebook } from '@jupyter/ydoc';
+import type { ISharedCodeCell, YNotebook } from '@jupyter/ydoc';
+import type * as nbformat from '@jupyterlab/nbformat';
+import type { ICodeCellModel } from '@jupyterlab/cells';
 import { NotebookModel } from '@jupyterlab/notebook';
 
 import { IProposal } from '../../tokens';
@@ -156,6 +158,50 @@ describe('applyProposal', () => {
     shared.undo();
     expect(shared.cells.map(c => c.getSource())).toEqual(['a', 'b']);
     model.dispose();
+  });
+
+  it('puts outputs back into a code cell, leaving its source and undo history', () => {
+    const { model, ids } = notebookWith("print('now')");
+    const shared = model.sharedModel as YNotebook;
+    const cell = shared.cells[0] as ISharedCodeCell;
+    const now: nbformat.IOutput[] = [
+      { output_type: 'stream', name: 'stdout', text: 'now\n' }
+    ];
+    cell.setOutputs(now);
+    const earlier: nbformat.IOutput[] = [
+      { output_type: 'stream', name: 'stdout', text: 'earlier\n' },
+      {
+        output_type: 'execute_result',
+        data: { 'text/plain': "'shown'" },
+        metadata: {},
+        execution_count: 1
+      }
+    ];
+    const applied = applyProposal(
+      shared,
+      proposal({
+        kind: 'outputs',
+        cell_id: ids[0],
+        base_source: null,
+        new_source: null,
+        new_outputs: JSON.stringify(earlier)
+      })
+    );
+    // What the cell's model shows (a stream merged into the one deleted before
+    // it would read "now\nearlier\n" or lose its text), and what it replaced.
+    const shown = model.cells.get(0) as ICodeCellModel;
+    expect(shown.outputs.toJSON()).toEqual(earlier);
+    expect(cell.getOutputs()).toEqual(earlier);
+    expect(JSON.parse(applied.base_outputs ?? '')).toEqual(now);
+    expect(cell.getSource()).toBe("print('now')");
+    expect(shared.canUndo()).toBe(false); // the server undoes it, not Ctrl-Z
+    model.dispose();
+  });
+
+  it('calls an outputs proposal stale only once its cell is gone', () => {
+    const outputs = proposal({ kind: 'outputs', base_source: null });
+    expect(proposalState(outputs, () => 'edited since').state).toBe('pending');
+    expect(proposalState(outputs, () => undefined).state).toBe('stale');
   });
 
   it('deletes a cell, undoably', () => {
