@@ -5,6 +5,7 @@ of a run restored as a proposal."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from typing import Any
 
@@ -116,6 +117,11 @@ async def test_history_says_where_a_runs_outputs_are(
         assert newest["outputs_url"] and older["outputs_url"]
         response = await jp_fetch(*older["outputs_url"].split("/"))
         assert response.body.decode() == "a\n"
+        as_notebook = {"format": "nbformat"}  # what the History view renders
+        response = await jp_fetch(*older["outputs_url"].split("/"), params=as_notebook)
+        assert json.loads(response.body) == {
+            "outputs": [{"output_type": "stream", "name": "stdout", "text": "a\n"}]
+        }
         whole = (await api(*LOOP, "history", params={"path": path}))["runs"]
         assert [run["outputs_shown"] for run in whole] == [None, None]  # not compared
 
@@ -129,6 +135,9 @@ async def test_history_says_where_a_runs_outputs_are(
         assert cut["outputs_shown"] is True and cut["outputs_url"]
         response = await jp_fetch(*cut["outputs_url"].split("/"))
         assert "line 1999" in response.body.decode() and "line 0\n" in response.body.decode()
+        with pytest.raises(HTTPClientError) as too_large:  # the view shows it as text
+            await jp_fetch(*cut["outputs_url"].split("/"), params=as_notebook)
+        assert too_large.value.code == 409
         await run_cells(path, "c0")
         recut, earlier, *_ = await ran(api, path, "c0", 4)
         assert recut["outputs_url"] and earlier["outputs_url"]  # a cell's last 3 runs

@@ -1,7 +1,9 @@
 """The full output of a run, kept on the server when the notebook keeps only part of it.
 
 ``GET /api/jupyter-loop/outputs/{file_id}/{cell_id}/{run_id}`` serves the whole run as
-text (streams as printed, other outputs as a line with their own link);
+text (streams as printed, other outputs as a line with their own link), or with
+``?format=nbformat`` as the outputs a notebook holds, ``{"outputs": [...]}``, for a run
+whose output fit the notebook (409 for a cut one: what the History view renders);
 ``.../{run_id}/{part}`` serves one output: a stream's text, or the payload of a rich
 output (``?mime=`` picks the type; by default its largest one), decoded when binary.
 Markers and placeholders in the notebook link here. Route table at the bottom.
@@ -48,6 +50,10 @@ class FullOutputHandler(LoopHandler):
     async def get(self, file_id: str, cell_id: str, run_id: str, part: str | None = None) -> None:
         key = RunKey(file_id, cell_id, run_id)
         self.set_header("X-Content-Type-Options", "nosniff")
+        if part is None and self.get_query_argument("format", "") == "nbformat":
+            budget = self.settings.get("jupyter_loop_output_budget")
+            self.reply({"outputs": self.store.outputs(key, budget)})
+            return
         if part is None:
             self.store.parts(key)  # a missing record is a 404 before anything is sent
             prefix = f"{self.base_url.rstrip('/')}/{OUTPUTS_PATH}/{file_id}/{cell_id}/{run_id}"

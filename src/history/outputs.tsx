@@ -1,5 +1,6 @@
 import { CodeCell } from '@jupyterlab/cells';
 import { URLExt } from '@jupyterlab/coreutils';
+import type * as nbformat from '@jupyterlab/nbformat';
 import { NotebookPanel } from '@jupyterlab/notebook';
 import { OutputArea, OutputAreaModel } from '@jupyterlab/outputarea';
 import { ServerConnection } from '@jupyterlab/services';
@@ -16,8 +17,8 @@ const NO_OUTPUT = '(This run had no output.)';
 /**
  * The outputs of one run, read-only, without touching the notebook: the cell's
  * own outputs when they are this run's (rendered anew, in a copy), else the
- * run's record in the full-output store as text (which keeps a cell's last few
- * runs), else {@link NOT_KEPT}.
+ * run's record in the full-output store (which keeps a cell's last few runs:
+ * rendered when it fits the notebook, else as text), else {@link NOT_KEPT}.
  */
 export function RunOutputs(props: {
   run: IRunRecord;
@@ -29,7 +30,7 @@ export function RunOutputs(props: {
     return <ShownOutputs panel={panel} cellId={cellId} />;
   }
   if (run.outputs_url) {
-    return <StoredOutputs url={run.outputs_url} />;
+    return <StoredOutputs url={run.outputs_url} panel={panel} />;
   }
   return (
     <div className="jp-Loop-historyNotKept">
@@ -78,32 +79,99 @@ function ShownOutputs(props: {
   );
 }
 
-function StoredOutputs(props: { url: string }): JSX.Element {
+/**
+ * A kept run's outputs: rendered as the notebook would render them when they
+ * fit the notebook (`?format=nbformat`), else the full output as text, rich
+ * outputs as links (a cut run can be far larger than a page should hold).
+ */
+function StoredOutputs(props: {
+  url: string;
+  panel: NotebookPanel;
+}): JSX.Element {
+  const [outputs, setOutputs] = React.useState<nbformat.IOutput[] | null>(null);
   const [text, setText] = React.useState<string | null>(null);
   React.useEffect(() => {
     let live = true;
     const settings = ServerConnection.makeSettings();
     const url = URLExt.join(settings.baseUrl, props.url);
-    void ServerConnection.makeRequest(url, {}, settings)
-      .then(async response =>
-        response.ok ? response.text() : Promise.reject(new Error(NOT_KEPT))
-      )
-      .then(
-        body => live && setText(body),
-        () => live && setText(NOT_KEPT)
+    const read = async (): Promise<void> => {
+      const asNotebook = await ServerConnection.makeRequest(
+        `${url}?format=nbformat`,
+        {},
+        settings
       );
+      if (asNotebook.ok) {
+        const body = (await asNotebook.json()) as {
+          outputs: nbformat.IOutput[];
+        };
+        if (live) {
+          setOutputs(body.outputs);
+        }
+        return;
+      }
+      const asText = await ServerConnection.makeRequest(url, {}, settings);
+      const body = asText.ok ? await asText.text() : NOT_KEPT;
+      if (live) {
+        setText(body);
+      }
+    };
+    read().catch(() => live && setText(NOT_KEPT));
     return () => {
       live = false;
     };
   }, [props.url]);
+  if (outputs !== null) {
+    return (
+      <div>
+        <div className="jp-Loop-historyOutputsNote">
+          The outputs the server kept of this run:
+        </div>
+        {outputs.length ? (
+          <RenderedOutputs outputs={outputs} panel={props.panel} />
+        ) : (
+          <pre className="jp-Loop-historyStored">{NO_OUTPUT}</pre>
+        )}
+      </div>
+    );
+  }
   return (
     <div>
       <div className="jp-Loop-historyOutputsNote">
-        The output the server kept of this run (rich outputs are links):
+        The full output the server kept of this run (rich outputs are links):
       </div>
       <pre className="jp-Loop-historyStored">
         {text === null ? 'Loading…' : text || NO_OUTPUT}
       </pre>
     </div>
+  );
+}
+
+/** Outputs rendered read-only in a copy, never in the notebook's cell. */
+function RenderedOutputs(props: {
+  outputs: nbformat.IOutput[];
+  panel: NotebookPanel;
+}): JSX.Element {
+  const host = React.useRef<HTMLDivElement>(null);
+  React.useLayoutEffect(() => {
+    if (!host.current) {
+      return;
+    }
+    // Untrusted: HTML is sanitized and nothing runs, whatever the notebook's trust.
+    const model = new OutputAreaModel({
+      values: props.outputs,
+      trusted: false
+    });
+    const area = new OutputArea({
+      model,
+      rendermime: props.panel.content.rendermime
+    });
+    Widget.attach(area, host.current);
+    return () => {
+      area.dispose();
+      model.dispose();
+    };
+  }, [props.outputs, props.panel]);
+  return (
+    <div ref={host} className="jp-Loop-historyOutputs jp-Loop-historyKept" />
   );
 }
