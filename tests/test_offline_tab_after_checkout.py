@@ -212,3 +212,45 @@ async def test_lines_typed_offline_merge_into_a_cell_the_reload_rebuilt(
             assert pending_proposals(back) == []
             assert_yjs_agrees(back)
     await wait_for(lambda: source_on_disk(target, 1) == "y = 1\n# typed offline", timeout=10)
+
+
+@pytest.mark.timeout(90)
+async def test_a_tab_that_joined_after_the_store_was_lost_merges_its_offline_lines(
+    server: ServerProcess,
+) -> None:
+    """A reload's mark is kept on disk across restarts; the store was then lost (deleted,
+    or cut and set aside) and the room built again from the file: a history without that
+    reload. A tab that joined the new history never saw the reload because there was none
+    to see in it: its offline lines merge, once, where it typed them (chaos seed 2034,
+    trial 639: they were also "made again" in another cell)."""
+    target = server.root / "lost.ipynb"
+    server.root.mkdir(parents=True)
+    target.write_text(notebook_json("x = 1", "y = 1", "z = 1"), encoding="utf-8")
+    server.start()
+    await server.ready()
+    open_tab = tabs_of(server)
+    async with open_tab(target.name) as stays:
+        await wait_for(lambda: len(stays.notebook.ycells) == 3)
+        await asyncio.sleep(1.0)
+        target.write_text(notebook_json("checked = 'out'", "y = 1", "z = 1"), encoding="utf-8")
+        await wait_for(lambda: stays.cell("c0")["source"] == "checked = 'out'", timeout=10)
+        await asyncio.sleep(1.5)  # saved, and the reload's mark kept
+    server.stop()
+    for suffix in ("", "-journal", "-wal", "-shm"):
+        server.ystore.with_name(server.ystore.name + suffix).unlink(missing_ok=True)
+
+    server.start()
+    await server.ready()
+    open_tab = tabs_of(server)
+    async with open_tab(target.name) as joined:
+        await wait_for(lambda: len(joined.notebook.ycells) == 3)
+        await asyncio.sleep(1.5)
+        kept = joined.notebook
+    type_in(joined, "c1", "\n# typed offline")
+    async with open_tab(target.name, notebook=kept) as back:
+        await wait_for(lambda: back.cell("c1")["source"] == "y = 1\n# typed offline")
+        await asyncio.sleep(1.0)
+        sources = [str(cell["source"]) for cell in back.notebook.ycells]
+        assert sources == ["checked = 'out'", "y = 1\n# typed offline", "z = 1"]
+        assert pending_proposals(back) == []
+        assert_yjs_agrees(back)

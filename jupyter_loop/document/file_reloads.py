@@ -52,9 +52,24 @@ class FileReload:
     clock: int
     before: bytes
 
-    def missed_by(self, known: dict[int, int]) -> bool:
-        """Whether a tab holding ``known`` (a state vector) has not seen this reload."""
-        return known.get(self.client, 0) <= self.clock
+    def missed_by(self, known: dict[int, int], room: dict[int, int]) -> bool:
+        """Whether a tab holding ``known`` (a state vector) has not seen this reload, in a
+        room holding ``room``.
+
+        A room built again without the reload (its store lost: the file loaded anew, a
+        history of its own) does not hold it. A tab that joined that room did not miss
+        the reload, there was none in what it joined; only a tab of the history before,
+        which holds nothing of the room's, did (chaos seed 2034, trial 639).
+
+        >>> mark = FileReload(client=7, clock=3, before=b"")
+        >>> mark.missed_by({1: 5}, room={7: 9, 1: 5}), mark.missed_by({7: 9}, room={7: 9})
+        (True, False)
+        >>> mark.missed_by({2: 4}, room={2: 4}), mark.missed_by({1: 5}, room={2: 4})
+        (False, True)
+        """
+        if room.get(self.client, 0) > self.clock:
+            return known.get(self.client, 0) <= self.clock
+        return not any(client in room for client in known)
 
 
 class FileReloads:
@@ -85,9 +100,12 @@ class FileReloads:
         """Whether the notebook's room was ever reloaded from its file (that we know)."""
         return bool(self._marks_of(room_id))
 
-    def missed_by(self, room_id: str, known: dict[int, int]) -> list[FileReload]:
-        """The reloads a tab holding ``known`` (a state vector) did not see, oldest first."""
-        return [r for r in self._marks_of(room_id) if r.missed_by(known)]
+    def missed_by(
+        self, room_id: str, known: dict[int, int], room: dict[int, int]
+    ) -> list[FileReload]:
+        """The reloads a tab holding ``known`` (a state vector) did not see in a room
+        holding ``room``, oldest first."""
+        return [r for r in self._marks_of(room_id) if r.missed_by(known, room)]
 
     def _marks_of(self, room_id: str) -> list[FileReload]:
         if room_id not in self._looked_on_disk and self._kept is not None:

@@ -184,8 +184,9 @@ class ReturningTabs:
     def _came_back(self, room_id: str, room: Any, update: bytes, known: dict[int, int]) -> bool:
         """Take back a returning tab's first update if it missed a reload and edits what
         changed meanwhile; whether it did (and applied the update)."""
-        missed = self._reloads.missed_by(room_id, known)
-        if not missed or not brings_news(update, state_vector(room.ydoc.get_state())):
+        holds = state_vector(room.ydoc.get_state())
+        missed = self._reloads.missed_by(room_id, known, holds)
+        if not missed or not brings_news(update, holds):
             return False
         return self._take_back(room_id, room, update, missed[0])
 
