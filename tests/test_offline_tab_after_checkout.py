@@ -132,6 +132,13 @@ def server(tmp_path: Path) -> Iterator[ServerProcess]:
     process.kill()
 
 
+async def started(server: ServerProcess) -> Any:
+    """Start the server; its ``open_tab``."""
+    server.start()
+    await server.ready()
+    return tabs_of(server)
+
+
 def tabs_of(server: ServerProcess) -> Any:
     """``open_tab`` for a server process (a tab's session request, then its room)."""
 
@@ -153,9 +160,7 @@ async def test_lines_typed_offline_across_a_server_restart_are_a_proposal(
     target = server.root / "restarted.ipynb"
     server.root.mkdir(parents=True)
     target.write_text(notebook_json("x = 1", "y = 1"), encoding="utf-8")
-    server.start()
-    await server.ready()
-    open_tab = tabs_of(server)
+    open_tab = await started(server)
     async with open_tab(target.name) as stays:
         await wait_for(lambda: len(stays.notebook.ycells) == 2)
         kept = await offline_with_a_line(open_tab, target)
@@ -164,9 +169,7 @@ async def test_lines_typed_offline_across_a_server_restart_are_a_proposal(
         await asyncio.sleep(1.5)  # saved, and in the store
     server.stop()
 
-    server.start()
-    await server.ready()
-    open_tab = tabs_of(server)
+    open_tab = await started(server)
     async with open_tab(target.name, notebook=kept) as back:
         (proposal,) = await wait_for(lambda: pending_proposals(back))
         await asyncio.sleep(0.5)
@@ -226,9 +229,7 @@ async def test_a_tab_that_joined_after_the_store_was_lost_merges_its_offline_lin
     target = server.root / "lost.ipynb"
     server.root.mkdir(parents=True)
     target.write_text(notebook_json("x = 1", "y = 1", "z = 1"), encoding="utf-8")
-    server.start()
-    await server.ready()
-    open_tab = tabs_of(server)
+    open_tab = await started(server)
     async with open_tab(target.name) as stays:
         await wait_for(lambda: len(stays.notebook.ycells) == 3)
         await asyncio.sleep(1.0)
@@ -239,9 +240,7 @@ async def test_a_tab_that_joined_after_the_store_was_lost_merges_its_offline_lin
     for suffix in ("", "-journal", "-wal", "-shm"):
         server.ystore.with_name(server.ystore.name + suffix).unlink(missing_ok=True)
 
-    server.start()
-    await server.ready()
-    open_tab = tabs_of(server)
+    open_tab = await started(server)
     async with open_tab(target.name) as joined:
         await wait_for(lambda: len(joined.notebook.ycells) == 3)
         await asyncio.sleep(1.5)

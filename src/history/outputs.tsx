@@ -44,37 +44,24 @@ function ShownOutputs(props: {
   panel: NotebookPanel;
   cellId: string;
 }): JSX.Element {
-  const host = React.useRef<HTMLDivElement>(null);
-  // A layout effect: its clean-up runs before React takes the host out of the
-  // page, while Lumino can still detach the output area (it refuses once not).
-  React.useLayoutEffect(() => {
-    const cell = props.panel.content.widgets.find(
-      one => one.model.id === props.cellId
-    );
-    if (!(cell instanceof CodeCell) || !host.current) {
-      return;
-    }
-    // A copy: what is shown here never writes into the cell's own outputs.
-    const model = new OutputAreaModel({
-      values: cell.model.outputs.toJSON(),
-      trusted: cell.model.trusted
-    });
-    const area = new OutputArea({
-      model,
-      rendermime: props.panel.content.rendermime
-    });
-    Widget.attach(area, host.current);
-    return () => {
-      area.dispose();
-      model.dispose();
-    };
-  }, [props.panel, props.cellId]);
+  const cell = props.panel.content.widgets.find(
+    one => one.model.id === props.cellId
+  );
+  // A copy: what is shown here never writes into the cell's own outputs.
+  const outputs = React.useMemo(
+    () => (cell instanceof CodeCell ? cell.model.outputs.toJSON() : []),
+    [cell]
+  );
   return (
     <div>
       <div className="jp-Loop-historyOutputsNote">
         The cell shows these outputs now.
       </div>
-      <div ref={host} className="jp-Loop-historyOutputs" />
+      <RenderedOutputs
+        outputs={outputs}
+        trusted={cell?.model.trusted ?? false}
+        panel={props.panel}
+      />
     </div>
   );
 }
@@ -127,7 +114,15 @@ function StoredOutputs(props: {
           The outputs the server kept of this run:
         </div>
         {outputs.length ? (
-          <RenderedOutputs outputs={outputs} panel={props.panel} />
+          <div className="jp-Loop-historyKept">
+            {/* Untrusted: HTML is sanitized and nothing runs, whatever the
+                notebook's trust (these outputs are no cell's now). */}
+            <RenderedOutputs
+              outputs={outputs}
+              trusted={false}
+              panel={props.panel}
+            />
+          </div>
         ) : (
           <pre className="jp-Loop-historyStored">{NO_OUTPUT}</pre>
         )}
@@ -149,17 +144,19 @@ function StoredOutputs(props: {
 /** Outputs rendered read-only in a copy, never in the notebook's cell. */
 function RenderedOutputs(props: {
   outputs: nbformat.IOutput[];
+  trusted: boolean;
   panel: NotebookPanel;
 }): JSX.Element {
   const host = React.useRef<HTMLDivElement>(null);
+  // A layout effect: its clean-up runs before React takes the host out of the
+  // page, while Lumino can still detach the output area (it refuses once not).
   React.useLayoutEffect(() => {
     if (!host.current) {
       return;
     }
-    // Untrusted: HTML is sanitized and nothing runs, whatever the notebook's trust.
     const model = new OutputAreaModel({
       values: props.outputs,
-      trusted: false
+      trusted: props.trusted
     });
     const area = new OutputArea({
       model,
@@ -170,8 +167,6 @@ function RenderedOutputs(props: {
       area.dispose();
       model.dispose();
     };
-  }, [props.outputs, props.panel]);
-  return (
-    <div ref={host} className="jp-Loop-historyOutputs jp-Loop-historyKept" />
-  );
+  }, [props.outputs, props.trusted, props.panel]);
+  return <div ref={host} className="jp-Loop-historyOutputs" />;
 }
