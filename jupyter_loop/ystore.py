@@ -36,7 +36,7 @@ bytes as zeros: a row's update then ends in zeros, which pycrdt applies in part 
 word, or panics on (pycrdt-store logs the panic and loads half a document; every later
 squash of that document panics too, so nothing more of it is stored). A stored row that
 does not read whole drops the document's stored history as a hole does (chaos seed 2034,
-trial 0).
+trial 0; ``docs/upstream/store-row-cut-short.md``).
 
 A store says when it holds a document as it is (:meth:`CompactSQLiteYStore.holds`): it
 keeps the state vector of what it wrote. A restarted server closes the runs the previous

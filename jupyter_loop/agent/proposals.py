@@ -328,7 +328,8 @@ def undo_outputs(notebook: YNotebook, proposal_id: str, by: str) -> Proposal:
 
     Not Ctrl-Z in a tab: JupyterLab's cell model reads the undo of an output swap as
     "insert, then delete" and loses or doubles stream text, so a tab applies outputs
-    outside its undo history and the undo is asked of the server (a forward change).
+    outside its undo history and the undo is asked of the server (a forward change;
+    ``docs/upstream/output-swap-stream-merge.md``).
 
     Raises:
         Conflict: Not an accepted outputs proposal.
