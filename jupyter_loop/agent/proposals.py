@@ -227,8 +227,8 @@ def is_undone(notebook: YNotebook, proposal: Proposal) -> bool:
     A tab's Ctrl-Z reverts the cell but not the proposal's status (its undo manager does
     not track this map), so this is read from the cells, as the panel does: only a return
     to exactly the state before the change counts (a cell edited further is the user's).
-    Outputs put back are not compared (a proposal does not keep the outputs they
-    replaced): such a proposal stays accepted.
+    Outputs put back are undone by the server, not Ctrl-Z (:func:`undo_outputs`), and
+    their proposal says so itself (status ``undone``).
     """
     if proposal.status != "accepted" or proposal.kind == OUTPUTS:
         return False
