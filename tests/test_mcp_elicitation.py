@@ -5,13 +5,19 @@ Driven by the MCP SDK's own client against a real server and kernel."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
+import httpx2
 import mcp_types as types
 import pytest
 from authorizers import both
 from conftest import wait_for
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
 from mcp_helpers import NamedUserIdentity, answer_approval, call, text_of
+from mcp_types.version import LATEST_MODERN_VERSION
 from pycrdt import Map
 from traitlets.config import Config
 
@@ -138,18 +144,16 @@ async def test_a_tab_answering_first_wins_and_the_form_is_withdrawn(
     assert [a["details"]["decision"] for a in await approvals_of(api, path)] == ["once"]
 
 
-@pytest.mark.parametrize("client", ["without forms", "on the 2026 protocol"])
+@pytest.mark.parametrize("client", ["on the handshake protocol", "on the 2026 protocol"])
 async def test_a_client_that_cannot_be_asked_waits_for_a_tab(
     client: str, mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
 ) -> None:
-    """The SDK client says it can show forms only when given a callback; a 2026 client has
-    no back-channel for the server's question (its "input required" round trip is not
-    used yet: docs/features.md#not-there-yet)."""
+    """The SDK client says it can show forms only when given a callback: without one, on
+    either protocol, only the tabs are asked."""
     path = write_notebook("plain.ipynb", "print('plain')")
     forms: list[Any] = []
     modern = client == "on the 2026 protocol"
-    form = answering("accept", "once", forms) if modern else None
-    async with open_tab(path) as tab, mcp_session(modern=modern, elicitation=form) as session:
+    async with open_tab(path) as tab, mcp_session(modern=modern) as session:
         running = asyncio.ensure_future(call(session, "run_cells", path=path, cell_ids=["c0"]))
         board = tab.notebook.ydoc.get("jupyter_loop:agent", type=Map)
         approval = await wait_for(lambda: board.get("approval"))
@@ -232,3 +236,78 @@ async def test_a_password_prompt_is_left_to_the_tabs(
         await api("api", "jupyter-loop", "input", method="POST", body=body)
         result = await running
     assert "8" in text_of(result) and len(forms) == 1  # the approval only
+
+
+@asynccontextmanager
+async def modern_client(mcp_url: str, headers: dict[str, str], form: Any) -> AsyncIterator[Client]:
+    """The SDK's own ``Client`` on the 2026 protocol, showing forms with ``form``: it drives
+    the "input required" round trips itself."""
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=120) as http,
+        Client(
+            streamable_http_client(mcp_url, http_client=http),
+            mode=LATEST_MODERN_VERSION,
+            client_info=types.Implementation(name="claude-code", version="1"),
+            elicitation_callback=form,
+        ) as client,
+    ):
+        yield client
+
+
+async def test_a_2026_client_is_asked_through_input_required_and_its_answer_runs_the_cells(
+    mcp_url: str, jp_auth_header: Any, write_notebook: Any, open_tab: Any, api: Any
+) -> None:
+    """No back-channel on the 2026 protocol: the call answers "input required" with the
+    form; the client shows it and makes the call again with the answer; that call gives
+    the run's result. The tabs were asked too, and the form's answer took it off them."""
+    path = write_notebook("mrtr.ipynb", f"token = '{CANARY}'\nprint('ran', 6 * 7)")
+    forms: list[Any] = []
+    async with (
+        open_tab(path) as tab,
+        modern_client(mcp_url, dict(jp_auth_header), answering("accept", "once", forms)) as client,
+    ):
+        result = await client.call_tool("run_cells", {"path": path, "cell_ids": ["c0"]})
+        await wait_for(lambda: "ran 42" in tab.text("c0"))
+        assert "approval" not in tab.notebook.ydoc.get("jupyter_loop:agent", type=Map)
+    assert not result.is_error and "ran 42" in text_of(result), text_of(result)
+    [form] = forms
+    assert form.message.startswith(f"{AGENT} asks to run 1 cell")
+    assert "print('ran', 6 * 7)" in form.message and CANARY not in form.message  # masked
+    [approval] = await approvals_of(api, path)
+    assert approval["details"]["answered_by"] == "ada, in the MCP client"
+    assert approval["details"]["decision"] == "once"
+
+
+async def test_a_2026_clients_no_denies_and_a_tab_answering_first_wins(
+    mcp_url: str, jp_auth_header: Any, write_notebook: Any, open_tab: Any, api: Any
+) -> None:
+    path = write_notebook("mrtr-no.ipynb", "print('should not run')")
+    async with modern_client(mcp_url, dict(jp_auth_header), answering("decline", None, [])) as c:
+        result = await c.call_tool("run_cells", {"path": path, "cell_ids": ["c0"]})
+    assert "Not run" in text_of(result) and "should not run" not in text_of(result)
+
+    path = write_notebook("mrtr-race.ipynb", "print('the tab said yes')")
+    shown, release = asyncio.Event(), asyncio.Event()
+
+    async def slow_person(context: Any, params: Any) -> types.ElicitResult:
+        shown.set()
+        await release.wait()  # the person looks away; a tab answers meanwhile
+        return types.ElicitResult(action="decline")
+
+    async with (
+        open_tab(path) as tab,
+        modern_client(mcp_url, dict(jp_auth_header), slow_person) as c,
+    ):
+        running = asyncio.ensure_future(
+            c.call_tool("run_cells", {"path": path, "cell_ids": ["c0"]})
+        )
+        board = tab.notebook.ydoc.get("jupyter_loop:agent", type=Map)
+        approval = await wait_for(lambda: board.get("approval"))
+        await asyncio.wait_for(shown.wait(), 30)
+        await answer_approval(api, path, approval, "once")
+        await wait_for(lambda: "the tab said yes" in tab.text("c0"))
+        release.set()  # the late "no" comes with the call made again: the run is over
+        result = await running
+    assert "the tab said yes" in text_of(result)
+    decisions = [a["details"]["decision"] for a in await approvals_of(api, path)]
+    assert decisions == ["once"]

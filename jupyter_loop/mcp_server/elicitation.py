@@ -13,10 +13,11 @@ the right to run, which is the right to answer approvals (:mod:`jupyter_loop.rig
 one. An ``input()`` prompt is asked the same way (:mod:`jupyter_loop.agent.direct_inputs`),
 except a password prompt: the spec forbids asking for secrets in a form.
 
+A client on the 2026 protocol has no back-channel for these requests: its approvals are
+asked through the "input required" round trip instead (:mod:`.held_calls`), the same form.
+
 Rejected: asking only in the client when it can (the person at the notebook could no
-longer stop an agent they watch), and the 2026 protocol's "input required" results (the
-call returns and is made again with the answer): its clients are asked in the tabs only,
-for now.
+longer stop an agent they watch).
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from collections.abc import Awaitable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,7 @@ from tornado import web
 from .. import __version__
 from ..access_tokens import PREFIX as TOKEN_PREFIX
 from ..access_tokens import SCOPES, AccessToken, AccessTokens
+from ..agent.asking import DirectPrompt
 from ..agent.callers import Caller, client_claim
 from ..agent.outside import OutsideAgents
 from ..agent.tools import schema_violation
@@ -35,6 +37,7 @@ from ..rights import Ability, Grants, grants_of, requires
 from . import resources
 from .bridge import TornadoExchange
 from .elicitation import client_prompt
+from .held_calls import HeldCalls, speaks_input_required
 from .refusals import refusal
 from .sessions import SESSION_HEADER, McpSessions, scope_user
 from .task_book import TaskBook
@@ -64,6 +67,7 @@ class McpEndpoint:
     ) -> None:
         self._agent = agent
         self._tasks = McpTasks(agent, TaskBook(tasks_dir, TTL_SECONDS), log)
+        self._held = HeldCalls()
         self._contents = contents
         self._log = log
         self._idle_timeout = idle_timeout
@@ -117,6 +121,7 @@ class McpEndpoint:
 
     async def stop(self) -> None:
         await self._tasks.stop()
+        await self._held.stop()
         self._stopping.set()
         if self._task is not None:
             await asyncio.wait([self._task], timeout=5)
@@ -218,7 +223,7 @@ class McpEndpoint:
 
     async def _call_tool(
         self, ctx: Any, params: types.CallToolRequestParams
-    ) -> types.CallToolResult | dict[str, Any]:
+    ) -> types.CallToolResult | types.InputRequiredResult | dict[str, Any]:
         grants, caller = self._caller(ctx)
         arguments = dict(params.arguments or {})
         path = arguments.get("path")
@@ -263,6 +268,18 @@ class McpEndpoint:
             return await self._tasks.start(
                 grants, str(path), cell_ids, lambda: answer(as_task, whole_run)
             )
+        if params.name in CELLS_RUN and grants.allows(Ability.RUN) and speaks_input_required(ctx):
+            # A 2026 client that shows forms: the approval goes back as "input required".
+            if params.request_state is not None:
+                return await self._held.resume(
+                    params.request_state, grants.principal, params.input_responses
+                )
+
+            def held(prompt: DirectPrompt) -> Awaitable[types.CallToolResult]:
+                return answer(replace(caller, direct=prompt), arguments)
+
+            by = f"{grants.user}, in the MCP client"
+            return await self._held.start(grants.principal, by, held)
         return await answer(caller, arguments)
 
 
