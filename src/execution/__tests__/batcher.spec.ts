@@ -59,3 +59,41 @@ describe('a Run All is told apart', () => {
     model.dispose();
   });
 });
+
+describe('a run request leaves', () => {
+  function recording(sent: { cells: string[]; timerRan: boolean }[]) {
+    let timerRan = false;
+    setTimeout(() => (timerRan = true), 0);
+    return new RunBatcher('a.ipynb', 'k', false, async request => {
+      sent.push({ cells: request.cell_ids, timerRan });
+      return {
+        path: request.path,
+        kernel_id: 'k',
+        cells: request.cell_ids.map(cell_id => ({
+          cell_id,
+          run_id: `r-${cell_id}`,
+          state: 'queued' as const
+        }))
+      };
+    });
+  }
+
+  it('before any task, so not after the page renders', async () => {
+    const sent: { cells: string[]; timerRan: boolean }[] = [];
+    await recording(sent).add('c0', '1+1');
+    expect(sent).toEqual([{ cells: ['c0'], timerRan: false }]);
+  });
+
+  it('with the cells added a few microtask turns after the first', async () => {
+    const sent: { cells: string[]; timerRan: boolean }[] = [];
+    const batcher = recording(sent);
+    const later = async (cellId: string, turns: number) => {
+      for (let turn = 0; turn < turns; turn++) {
+        await Promise.resolve();
+      }
+      return batcher.add(cellId, '');
+    };
+    await Promise.all([batcher.add('c0', ''), later('c1', 2), later('c2', 4)]);
+    expect(sent.map(request => request.cells)).toEqual([['c0', 'c1', 'c2']]);
+  });
+});
