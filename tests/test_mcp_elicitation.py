@@ -49,6 +49,17 @@ def answering(action: str, decision: str | None, forms: list[Any]) -> Any:
     return answer
 
 
+def slow_person(shown: asyncio.Event, release: asyncio.Event) -> Any:
+    """A form callback whose person looks away (a tab answers meanwhile), then says no."""
+
+    async def answer(context: Any, params: Any) -> types.ElicitResult:
+        shown.set()
+        await release.wait()
+        return types.ElicitResult(action="decline")
+
+    return answer
+
+
 async def approvals_of(api: Any, path: str) -> list[dict[str, Any]]:
     journal = await api("api", "jupyter-loop", "agent", "journal", params={"path": path})
     return [e for e in journal["entries"] if e["action"] == "approval"]
@@ -119,17 +130,10 @@ async def test_a_tab_answering_first_wins_and_the_form_is_withdrawn(
     mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
 ) -> None:
     path = write_notebook("race.ipynb", "print('the tab said yes')")
-    shown = asyncio.Event()
-    release = asyncio.Event()
-
-    async def slow_person(context: Any, params: Any) -> types.ElicitResult:
-        shown.set()
-        await release.wait()  # the person looks away; a tab answers meanwhile
-        return types.ElicitResult(action="decline")
-
+    shown, release = asyncio.Event(), asyncio.Event()
     async with (
         open_tab(path) as tab,
-        mcp_session(elicitation=slow_person) as session,
+        mcp_session(elicitation=slow_person(shown, release)) as session,
     ):
         running = asyncio.ensure_future(call(session, "run_cells", path=path, cell_ids=["c0"]))
         board = tab.notebook.ydoc.get("jupyter_loop:agent", type=Map)
@@ -288,15 +292,9 @@ async def test_a_2026_clients_no_denies_and_a_tab_answering_first_wins(
 
     path = write_notebook("mrtr-race.ipynb", "print('the tab said yes')")
     shown, release = asyncio.Event(), asyncio.Event()
-
-    async def slow_person(context: Any, params: Any) -> types.ElicitResult:
-        shown.set()
-        await release.wait()  # the person looks away; a tab answers meanwhile
-        return types.ElicitResult(action="decline")
-
     async with (
         open_tab(path) as tab,
-        modern_client(mcp_url, dict(jp_auth_header), slow_person) as c,
+        modern_client(mcp_url, dict(jp_auth_header), slow_person(shown, release)) as c,
     ):
         running = asyncio.ensure_future(
             c.call_tool("run_cells", {"path": path, "cell_ids": ["c0"]})

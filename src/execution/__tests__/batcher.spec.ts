@@ -1,6 +1,6 @@
 import { NotebookModel } from '@jupyterlab/notebook';
 
-import { IRunRequest } from '../../tokens';
+import { IRunRequest, IRunTicket } from '../../tokens';
 import { isRunAll, RunBatcher } from '../batcher';
 
 function notebookOf(...types: ('code' | 'markdown')[]): NotebookModel {
@@ -15,6 +15,19 @@ function notebookOf(...types: ('code' | 'markdown')[]): NotebookModel {
     }))
   );
   return model;
+}
+
+/** What the server answers a request: each cell queued. */
+function queued(request: IRunRequest): IRunTicket {
+  return {
+    path: request.path,
+    kernel_id: 'k',
+    cells: request.cell_ids.map(cell_id => ({
+      cell_id,
+      run_id: `r-${cell_id}`,
+      state: 'queued' as const
+    }))
+  };
 }
 
 describe('a Run All is told apart', () => {
@@ -32,15 +45,7 @@ describe('a Run All is told apart', () => {
     const sent: IRunRequest[] = [];
     const batcher = new RunBatcher('a.ipynb', 'k', false, async request => {
       sent.push(request);
-      return {
-        path: request.path,
-        kernel_id: 'k',
-        cells: request.cell_ids.map(cell_id => ({
-          cell_id,
-          run_id: `r-${cell_id}`,
-          state: 'queued' as const
-        }))
-      };
+      return queued(request);
     });
     await Promise.all([
       batcher.add('c0', 'a = 1', model),
@@ -66,15 +71,7 @@ describe('a run request leaves', () => {
     setTimeout(() => (timerRan = true), 0);
     return new RunBatcher('a.ipynb', 'k', false, async request => {
       sent.push({ cells: request.cell_ids, timerRan });
-      return {
-        path: request.path,
-        kernel_id: 'k',
-        cells: request.cell_ids.map(cell_id => ({
-          cell_id,
-          run_id: `r-${cell_id}`,
-          state: 'queued' as const
-        }))
-      };
+      return queued(request);
     });
   }
 
