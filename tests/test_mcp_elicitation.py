@@ -309,3 +309,27 @@ async def test_a_2026_clients_no_denies_and_a_tab_answering_first_wins(
     assert "the tab said yes" in text_of(result)
     decisions = [a["details"]["decision"] for a in await approvals_of(api, path)]
     assert decisions == ["once"]
+
+
+@pytest.mark.parametrize("authorizer", [*both("BobNoKernels"), *both("NoKernels")])
+async def test_a_2026_client_is_asked_only_when_its_caller_may_run_under_either_authorizer(
+    authorizer: str, mcp_url: str, jp_auth_header: Any, write_notebook: Any, open_tab: Any
+) -> None:
+    """The "input required" path comes after the one rights check: ada may run under
+    "BobNoKernels" (the form is shown, the cells run), not under "NoKernels" (refused, no
+    form), with a plain and an ``async def is_authorized`` alike."""
+    path = write_notebook("rights.ipynb", "print('allowed', 6 * 7)")
+    forms: list[Any] = []
+    headers = dict(jp_auth_header)
+    async with (
+        open_tab(path) as tab,
+        modern_client(mcp_url, headers, answering("accept", "once", forms)) as client,
+    ):
+        result = await client.call_tool("run_cells", {"path": path, "cell_ids": ["c0"]})
+        await asyncio.sleep(0.5)
+        ran = tab.cell("c0").get("execution_count") is not None
+    if "Bob" in authorizer:
+        assert ran and "allowed 42" in text_of(result) and len(forms) == 1
+    else:
+        assert not ran and result.is_error and "kernels:execute" in text_of(result)
+        assert not forms
