@@ -26,6 +26,7 @@ from .completion.variables import KernelVariables
 from .document import LiveDocuments
 from .document.file_reloads import RELOAD_BYTES_KEPT, RELOADS_KEPT, FileReloads
 from .document.kept_reloads import KeptReloads
+from .document.known_files import KnownFiles
 from .document.lagging_files import LaggingFiles
 from .document.missed_reloads import MissedReloads
 from .document.returning_tabs import ReturningTabs
@@ -118,7 +119,8 @@ class JupyterLoopApp(
         help=(
             "Directory for jupyter-loop's server-side state (runs in flight and their output "
             "journals, full outputs, conversations and the assistant's journals, the run "
-            "history, kept kernels). Default: jupyter_loop/ under the Jupyter data directory."
+            "history, kept kernels, the notebook files as the server last knew them). "
+            "Default: jupyter_loop/ under the Jupyter data directory."
         ),
     )
 
@@ -222,12 +224,14 @@ class JupyterLoopApp(
                 "jupyter-loop: made %d files in %s private", len(tightened), self.data_dir
             )
         give_one_session(server.session_manager)  # one kernel per notebook, whoever asks
+        known_files = KnownFiles(Path(self.data_dir) / "known_files", self.log)
         self.documents = LiveDocuments(
-            server.web_app.settings, self.log, save_interval=self.save_interval
+            server.web_app.settings, self.log, self.save_interval, known_files
         )
         # First among the save hooks: a save it refuses must not be half recorded by others.
         self.missed_reloads = MissedReloads(self.documents, server.web_app.settings, self.log)
         self.missed_reloads.start(server.contents_manager)
+        known_files.start(server.contents_manager, server.web_app.settings.get("event_logger"))
         # A tab's Save must not find the file changed by the server's own saves.
         self.saved_hashes = SavedHashes(server.web_app.settings, self.log)
         self.saved_hashes.start(server.contents_manager)

@@ -77,9 +77,10 @@ TEMP_SUFFIX = ".saving"
 FileStamp = tuple[int, int, int]
 """``(st_mtime_ns, st_size, st_ino)``: a file as a save left it."""
 
-BeforeReplace = Callable[[str, "FileStamp | None"], None]
-"""A check just before a save is renamed over ``os_path`` (given the file as it is now,
-``None``: no file); it refuses the save by raising ``HTTPError`` (a 409)."""
+BeforeReplace = Callable[[str, "FileStamp | None", FileStamp], None]
+"""A step just before a save is renamed over ``os_path``, given the file as it is now
+(``None``: no file) and as the rename will leave it; a check refuses the save by raising
+``HTTPError`` (a 409)."""
 
 
 def file_stamp(os_path: str) -> FileStamp | None:
@@ -169,11 +170,12 @@ def replacing_writing(
     encoding: str = "utf-8",
     log: Any = None,
     written: Callable[[FileStamp], None] | None = None,
-    before_replace: Callable[[FileStamp | None], None] | None = None,
+    before_replace: Callable[[FileStamp | None, FileStamp], None] | None = None,
     **kwargs: Any,
 ) -> Iterator[IO[Any]]:
     """Write ``path`` through a temporary file renamed over it once whole and synced;
-    ``before_replace`` may refuse the rename (it raises), given the file as it is then;
+    ``before_replace`` may refuse the rename (it raises), given the file as it is then and
+    the :data:`FileStamp` the rename will leave;
     ``written`` is told the :data:`FileStamp` the rename left (neither is called for a
     file written in place)."""
     target = os.path.realpath(path)  # through symlinks, to the file they point to
@@ -208,6 +210,7 @@ def replacing_writing(
             file.flush()
             os.fsync(file.fileno())
             status = os.fstat(file.fileno())  # a rename keeps mtime, size and inode
+        new = (status.st_mtime_ns, status.st_size, status.st_ino)
         found = file_stamp(target)
         if found != _stamp_of(original):
             raise HTTPError(
@@ -216,10 +219,10 @@ def replacing_writing(
                 "(another program wrote it); it was left as that program wrote it.",
             )
         if before_replace is not None:
-            before_replace(found)
+            before_replace(found, new)
         os.replace(temp, target)  # no await since the checks: nothing of ours runs between
         if written is not None:
-            written((status.st_mtime_ns, status.st_size, status.st_ino))
+            written(new)
     except BaseException:
         with suppress(OSError):
             os.unlink(temp)
@@ -251,12 +254,15 @@ class ReplacingSavesMixin(FileManagerMixin):
 
     def check_before_replacing(self, check: BeforeReplace) -> None:
         """Run ``check`` just before each save is renamed into place (see
-        :data:`BeforeReplace`): the last moment another program's write can be told apart."""
+        :data:`BeforeReplace`): the last moment another program's write can be told apart,
+        and the first at which the file the save leaves is known."""
         self.before_replacing = (*self.before_replacing, check)
 
-    def _check_before_replacing(self, os_path: str, found: FileStamp | None) -> None:
+    def _check_before_replacing(
+        self, os_path: str, found: FileStamp | None, new: FileStamp
+    ) -> None:
         for check in self.before_replacing:
-            check(os_path, found)
+            check(os_path, found, new)
 
     def written_stamp(self, os_path: str) -> FileStamp | None:
         """How this manager's last save of ``os_path`` left the file, if it renamed a new

@@ -3,6 +3,7 @@ every line that reached the server, in the file and in the reopened notebook."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -269,3 +270,36 @@ async def test_a_run_closed_at_a_restart_is_closed_again_when_a_kill_beats_the_s
             assert "cut off" in str(reopened.get_cell(0)["outputs"])
     finally:
         third.kill()
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("store", ["store kept", "store deleted"])
+async def test_a_file_checked_out_while_the_server_was_down_is_not_written_over(
+    server: ServerProcess, store: str
+):
+    """A run ended, the server died before anything held its end (no save, and here maybe
+    no store), and while it was down the notebook was checked out (another version of the
+    file, without that run's lines). The file came last: the restart closes the run but
+    puts none of its journalled lines over the checked-out cell (chaos seed 2034, trial
+    44: the replay wrote them over a checkout made just after the restart)."""
+    path = "checked.ipynb"
+    await ran_then_killed(server, path)
+    if store == "store deleted":
+        server.ystore.unlink()
+    checkout = server.root / (path + ".checkout")
+    checkout.write_text(notebook_json("print('the checked-out version')"), encoding="utf-8")
+    os.replace(checkout, server.root / path)
+
+    server.start()
+    await server.ready()
+    await runs_over(server, path)  # answered once the runs left behind are taken up
+    channel, reopened = await server.open_room(path)
+    async with Provider(reopened.ydoc, channel):
+        await wait_for(lambda: reopened.cell_number == 1)
+        cell = reopened.get_cell(0)
+        assert cell["source"] == "print('the checked-out version')"
+        assert cell["outputs"] == []
+        assert cell.get("execution_state") != "running"
+    saved = server.saved(path)
+    assert saved.cells[0].source == "print('the checked-out version')"
+    assert saved.cells[0].outputs == []

@@ -29,6 +29,7 @@ from tornado.web import HTTPError
 
 from ..errors import BadRequest, JupyterLoopError, NotFound, Unavailable
 from . import collaboration
+from .known_files import KnownFiles
 from .presence import AgentPresence, PersonFocus, people_of
 from .reference import NotebookRef, canonical_path
 from .room_saves import RoomSaves
@@ -57,6 +58,7 @@ class LiveDocuments:
         settings: dict[str, Any],
         log: logging.Logger,
         save_interval: float | None = 5.0,
+        known_files: KnownFiles | None = None,
     ) -> None:
         self._settings = settings
         self._log = log
@@ -65,6 +67,8 @@ class LiveDocuments:
         self._tasks: set[asyncio.Task[Any]] = set()
         self.saves = RoomSaves(self._room, self.pin, self.unpin, log, save_interval)
         """Saves of the rooms we write into (now, soon, when due)."""
+        self.known_files = known_files or KnownFiles(None, log)
+        """Each notebook file as the server last knew it, kept for its next process."""
         self._whole: weakref.WeakSet[Any] = weakref.WeakSet()
         self._overwrites: Counter[str] = Counter()
         self.agents = AgentPresence(self._room)
@@ -129,6 +133,13 @@ class LiveDocuments:
         file_id = NotebookRef.of_room(room_id).file_id
         path = self._settings["file_id_manager"].get_path(file_id)
         return str(path) if path is not None else None
+
+    def file_replaced(self, room_id: str) -> bool:
+        """Whether the notebook's file, as this process first found it, is not the one the
+        last server process read or saved: someone else wrote it in between
+        (``known_files``)."""
+        path = self.path_of(room_id)
+        return path is not None and self.known_files.replaced_while_down(path)
 
     async def notebook(self, room_id: str) -> YNotebook:
         """The live shared notebook; loads its room if no tab has it open.

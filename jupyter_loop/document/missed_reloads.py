@@ -74,7 +74,7 @@ class MissedReloads:
         if isinstance(contents_manager, ReplacingSavesMixin):
             root = str(contents_manager.root_dir)  # type: ignore[attr-defined]  # a manager's
             contents_manager.check_before_replacing(
-                lambda os_path, found: self._check(to_api_path(os_path, root), os_path, found)
+                lambda os_path, found, _new: self._check(to_api_path(os_path, root), os_path, found)
             )
 
     async def stop(self) -> None:

@@ -7,6 +7,11 @@ budget, the full output stored), so the cell holds everything that reached the s
 up to one journal commit before the crash. The cell that was running then gets a
 visible note that its run was cut off; a run that had ended but was not saved yet gets
 its ending (count, status) back; queued cells simply go back to idle.
+
+A notebook whose file someone replaced between the last process and this one's load of it
+(a ``git checkout``; ``document.known_files`` tells, asked once the room is loaded) keeps
+the file's outputs: the file came last, as it wins when it changes under a running server.
+Its runs are closed with a note on their marks and nothing written into the cells.
 """
 
 from __future__ import annotations
@@ -27,6 +32,10 @@ from .wal import JournalRecord, OutputJournal, RunEnd
 from .writer import CellWriter, OutputPolicy
 
 CUT_OFF = "This run was cut off by a restart of the Jupyter server; its later output is lost."
+FILE_CAME_LAST = (
+    "The notebook file was replaced while the Jupyter server was down: this run's output "
+    "was not put back over it."
+)
 
 Settle = Callable[[str, str], Awaitable[None]]
 """Called with a run's room and run id once the run is closed (or found closed): its line
@@ -83,6 +92,12 @@ async def _replay(
         ):
             await settle(record.room_id, record.run_id)
             return 0
+        if docs.file_replaced(record.room_id):
+            status = record.end.status if record.end is not None else "cut_off"
+            _leave_to_file(notebook, record.cell_id, record.run_id, status)
+            await settle(record.room_id, record.run_id)
+            log.info("jupyter-loop left run %s to the replaced file", record.run_id)
+            return 1
         writer = CellWriter(
             docs, record.room_id, record.cell_id, interval=0, log=log, policy=policy
         )
@@ -102,13 +117,22 @@ async def _replay(
 
 
 async def _close(
-    entry: LedgerEntry, docs: LiveDocuments, log: logging.Logger, settle: Settle
+    entry: LedgerEntry,
+    docs: LiveDocuments,
+    log: logging.Logger,
+    settle: Settle,
 ) -> int:
     async with docs.pinned(entry.room_id):
         notebook = await docs.notebook(entry.room_id)
         if not _still_open(notebook, entry.cell_id, entry.run_id):
             await settle(entry.room_id, entry.run_id)
             return 0
+        if docs.file_replaced(entry.room_id):
+            status = "cut_off" if entry.state == "running" else "aborted"
+            _leave_to_file(notebook, entry.cell_id, entry.run_id, status)
+            await settle(entry.room_id, entry.run_id)
+            log.info("jupyter-loop left run %s to the replaced file", entry.run_id)
+            return 1
         if entry.state == "running":
             ending = RunEnd("cut_off", note=CUT_OFF)
             writer = CellWriter(docs, entry.room_id, entry.cell_id, interval=0, log=log)
@@ -147,6 +171,14 @@ def _still_open(notebook: YNotebook, cell_id: str, run_id: str) -> bool:
         return marker.state != board.DONE
     _, ycell = find_cell(notebook, cell_id)  # no marks kept (a room rebuilt from the file)
     return ycell.get("execution_state") not in ("idle", None)
+
+
+def _leave_to_file(notebook: YNotebook, cell_id: str, run_id: str, status: str) -> None:
+    """End the run on the cell's marks only: its outputs and count are the file's. Nothing
+    is saved: the file stays as it was written."""
+    _, ycell = find_cell(notebook, cell_id)
+    with writing(notebook):
+        board.mark_done(notebook, ycell, run_id=run_id, status=status, note=FILE_CAME_LAST)
 
 
 def _mark(notebook: YNotebook, ycell: Map, run_id: str, ending: RunEnd) -> None:
