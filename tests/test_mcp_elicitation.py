@@ -333,3 +333,23 @@ async def test_a_2026_client_is_asked_only_when_its_caller_may_run_under_either_
     else:
         assert not ran and result.is_error and "kernels:execute" in text_of(result)
         assert not forms
+
+
+async def test_a_2026_client_is_asked_a_cells_input_through_input_required(
+    mcp_url: str, jp_auth_header: Any, write_notebook: Any, open_tab: Any
+) -> None:
+    """The run is under way when the cell asks: its call, held between the client's
+    requests, answers "input required" with the prompt's form, and the answer made again
+    with the call reaches the kernel as a tab's would."""
+    path = write_notebook("mrtr-name.ipynb", "name = input('Your name? ')\nprint('hello', name)")
+    forms: list[Any] = []
+    async with (
+        open_tab(path) as tab,
+        modern_client(mcp_url, dict(jp_auth_header), person("once", "Ada", forms)) as client,
+    ):
+        result = await client.call_tool("run_cells", {"path": path, "cell_ids": ["c0"]})
+        await wait_for(lambda: "hello Ada" in tab.text("c0"))
+        outputs = tab.cell("c0")["outputs"]
+        assert (outputs[0]["name"], outputs[0]["text"]) == ("stdin", "Your name?  Ada\n")
+    assert not result.is_error and "hello Ada" in text_of(result), text_of(result)
+    assert len(forms) == 2 and "Your name? " in forms[1].message and "c0" in forms[1].message

@@ -13,8 +13,8 @@ the right to run, which is the right to answer approvals (:mod:`jupyter_loop.rig
 one. An ``input()`` prompt is asked the same way (:mod:`jupyter_loop.agent.direct_inputs`),
 except a password prompt: the spec forbids asking for secrets in a form.
 
-A client on the 2026 protocol has no back-channel for these requests: its approvals are
-asked through the "input required" round trip instead (:mod:`.held_calls`), the same form.
+A client on the 2026 protocol has no back-channel for these requests: they are asked
+through the "input required" round trip instead (:mod:`.held_calls`), the same forms.
 
 Rejected: asking only in the client when it can (the person at the notebook could no
 longer stop an agent they watch).
@@ -84,6 +84,11 @@ def requested_schema() -> dict[str, Any]:
     }
 
 
+def input_message(cell_id: str, prompt: str) -> str:
+    """The form's text for a cell's ``input()`` prompt."""
+    return f"Cell {cell_id}, run by your agent, asks for input:\n\n{prompt}"
+
+
 def input_schema() -> dict[str, Any]:
     """One required line of text: what ``input()`` returns."""
     return {
@@ -145,7 +150,7 @@ def client_prompt(ctx: Any, user: str, log: logging.Logger) -> DirectPrompt | No
         return decision_of(result.action, result.content)
 
     async def ask_input(cell_id: str, prompt: str) -> str | None:
-        message = f"Cell {cell_id}, run by your agent, asks for input:\n\n{prompt}"
+        message = input_message(cell_id, prompt)
         try:
             result: types.ElicitResult = await ctx.session.elicit_form(
                 message, input_schema(), related_request_id=ctx.request_id

@@ -1,5 +1,6 @@
-"""An approval asked of a 2026-protocol client's person: the call returns "input
-required" and is made again with the answer (the spec's multi-round-trip requests).
+"""An approval, or a cell's ``input()``, asked of a 2026-protocol client's person: the call
+returns "input required" and is made again with the answer (the spec's multi-round-trip
+requests).
 
 A client on the 2026 protocol has no back-channel to ask a form on while its call waits
 (the handshake protocol's ``elicitation/create`` request, :mod:`.elicitation`). It may
@@ -8,18 +9,19 @@ an approval answers the call at once with an ``InputRequiredResult``: the form (
 masked message and the same three choices) and a ``requestState``. The client shows the
 form and makes the call again with the person's answer and that state; the second call
 takes up the first where it waits, and answers with the run's result as any call does.
+A cell of the run that stops on ``input()`` is asked the same way, with the same form as
+on a back-channel; the kernel waits for the answer meanwhile, as it waits for a tab's.
 
-So the call itself goes on here between the two requests, as a *held call*: it waits
-for its approval as it would with no client form, asked in every tab too, and whoever
-answers first decides (a tab's answer makes the client's, when it comes, moot). Its
+So the call itself goes on here between the requests, as a *held call*: it waits for its
+answers as it would with no client form, asked in every tab too, and whoever answers
+first decides (a tab's answer makes the client's, when it comes, moot). Its
 ``requestState`` is an unguessable id, good only for the same principal; a held call
 nobody takes up again is dropped :data:`KEEP_SECONDS` after it ends.
 
 Rejected: the ``requestState`` carrying the approval's id alone, the retry answering that
 approval and starting the run anew. The run would be a second call, its journal line a
 second one, and a tab's answer given in between would be lost to a call no longer
-waiting. An ``input()`` prompt is not asked this way (the tabs answer it): a form's
-answer can only come with the next request, and the kernel waits for it meanwhile.
+waiting; and an ``input()`` could not be asked at all (the run is under way).
 """
 
 from __future__ import annotations
@@ -34,7 +36,14 @@ from typing import TYPE_CHECKING, Any
 from ..agent.asking import DirectPrompt
 from ..agent.payloads import Decision
 from ..records import ApprovalRequest
-from .elicitation import approval_message, decision_of, requested_schema
+from .elicitation import (
+    answer_of,
+    approval_message,
+    decision_of,
+    input_message,
+    input_schema,
+    requested_schema,
+)
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -44,6 +53,8 @@ KEEP_SECONDS = 600.0
 
 FORM = "approval"
 """The key of the approval's form among the result's input requests."""
+INPUT = "input"
+"""The key of an ``input()`` prompt's form."""
 
 Result = Any  # ``types.CallToolResult``: the SDK's types are imported on first use
 
@@ -59,14 +70,30 @@ def speaks_input_required(ctx: Any) -> bool:
     return getattr(capabilities, "elicitation", None) is not None
 
 
+@dataclass(frozen=True)
+class _Question:
+    """A form a held call waits on: under which key its answer comes back, and how the
+    client's answer reads (a decision, or the text typed; ``None``: none given)."""
+
+    key: str
+    message: str
+    schema: dict[str, Any]
+    read: Callable[[str, dict[str, Any] | None], Any]
+
+
 @dataclass
 class _Held:
     principal: str
     asked: asyncio.Event = field(default_factory=asyncio.Event)
-    request: ApprovalRequest | None = None
-    answer: asyncio.Future[Decision | None] | None = None
+    question: _Question | None = None
+    answer: asyncio.Future[Any] | None = None
     task: asyncio.Task[Result] | None = None
     ended_at: float | None = None
+
+    async def ask(self, question: _Question) -> Any:
+        self.question, self.answer = question, asyncio.get_running_loop().create_future()
+        self.asked.set()
+        return await self.answer
 
 
 class HeldCalls:
@@ -79,18 +106,22 @@ class HeldCalls:
         self, principal: str, by: str, call: Callable[[DirectPrompt], Awaitable[Result]]
     ) -> Result:
         """Run ``call`` with a prompt that asks through the client; its result, or an
-        "input required" answer when it waits for an approval."""
+        "input required" answer when it waits for an approval or an ``input()``."""
         self._drop_stale()
         state = secrets.token_urlsafe(24)
         held = self._calls[state] = _Held(principal)
 
         async def ask(request: ApprovalRequest) -> Decision | None:
-            loop = asyncio.get_running_loop()
-            held.request, held.answer = request, loop.create_future()
-            held.asked.set()
-            return await held.answer
+            form = _Question(FORM, approval_message(request), requested_schema(), decision_of)
+            answer: Decision | None = await held.ask(form)
+            return answer
 
-        held.task = asyncio.ensure_future(call(DirectPrompt(ask, by)))
+        async def ask_input(cell_id: str, prompt: str) -> str | None:
+            form = _Question(INPUT, input_message(cell_id, prompt), input_schema(), answer_of)
+            answer: str | None = await held.ask(form)
+            return answer
+
+        held.task = asyncio.ensure_future(call(DirectPrompt(ask, by, ask_input)))
         held.task.add_done_callback(lambda _: setattr(held, "ended_at", time.monotonic()))
         return await self._next(state, held)
 
@@ -100,11 +131,13 @@ class HeldCalls:
         held = self._calls.get(state)
         if held is None or held.principal != principal:
             return _gone()
-        response = (responses or {}).get(FORM)
-        if held.answer is not None and not held.answer.done() and response is not None:
+        question, answer = held.question, held.answer
+        response = (responses or {}).get(question.key) if question is not None else None
+        if answer is not None and not answer.done() and response is not None:
+            assert question is not None
             action = getattr(response, "action", None)
             content = getattr(response, "content", None)
-            held.answer.set_result(decision_of(str(action), content))
+            answer.set_result(question.read(str(action), content))
         return await self._next(state, held)
 
     async def _next(self, state: str, held: _Held) -> Result:
@@ -120,8 +153,8 @@ class HeldCalls:
         if held.task.done():
             self._calls.pop(state, None)
             return held.task.result()
-        assert held.request is not None
-        return _input_required(state, held.request)
+        assert held.question is not None
+        return _input_required(state, held.question)
 
     def _drop_stale(self) -> None:
         now = time.monotonic()
@@ -136,15 +169,15 @@ class HeldCalls:
         self._calls.clear()
 
 
-def _input_required(state: str, request: ApprovalRequest) -> types.InputRequiredResult:
+def _input_required(state: str, question: _Question) -> types.InputRequiredResult:
     import mcp_types as types
 
     form = types.ElicitRequest(
         params=types.ElicitRequestFormParams(
-            message=approval_message(request), requested_schema=requested_schema()
+            message=question.message, requested_schema=question.schema
         )
     )
-    return types.InputRequiredResult(input_requests={FORM: form}, request_state=state)
+    return types.InputRequiredResult(input_requests={question.key: form}, request_state=state)
 
 
 def _gone() -> types.CallToolResult:
