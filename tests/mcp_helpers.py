@@ -29,3 +29,9 @@ def answer_approval(api: Any, path: str, approval: dict[str, Any], decision: str
     body = {"path": path, "decision": decision}
     route = ("api", "jupyter-loop", "agent", "approvals", approval["id"])
     return api(*route, method="POST", body=body)
+
+
+async def approvals_of(api: Any, path: str) -> list[dict[str, Any]]:
+    """The notebook's journalled answers to approvals."""
+    journal = await api("api", "jupyter-loop", "agent", "journal", params={"path": path})
+    return [e for e in journal["entries"] if e["action"] == "approval"]

@@ -16,7 +16,7 @@ from authorizers import both
 from conftest import wait_for
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_helpers import NamedUserIdentity, answer_approval, call, text_of
+from mcp_helpers import NamedUserIdentity, answer_approval, approvals_of, call, text_of
 from mcp_types.version import LATEST_MODERN_VERSION
 from pycrdt import Map
 from traitlets.config import Config
@@ -58,11 +58,6 @@ def slow_person(shown: asyncio.Event, release: asyncio.Event) -> Any:
         return types.ElicitResult(action="decline")
 
     return answer
-
-
-async def approvals_of(api: Any, path: str) -> list[dict[str, Any]]:
-    journal = await api("api", "jupyter-loop", "agent", "journal", params={"path": path})
-    return [e for e in journal["entries"] if e["action"] == "approval"]
 
 
 async def test_the_agents_person_approves_in_their_client(

@@ -22,12 +22,19 @@ from kept_helpers import PATH, Serve, started
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from mcp_helpers import NamedUserIdentity, answer_approval, text_of
+from mcp_helpers import NamedUserIdentity, answer_approval, approvals_of, text_of
 from pycrdt import Map
 from traitlets.config import Config
 
 from jupyter_loop.testing.server_process import TOKEN, ServerProcess
-from jupyter_loop.testing.task_client import CLAIMS, TASKS, CreatedTask, TaskState, task_method
+from jupyter_loop.testing.task_client import (
+    CLAIMS,
+    TASKS,
+    CreatedTask,
+    TaskState,
+    answer_task,
+    task_method,
+)
 
 pytest_plugins = ["mcp_fixtures"]
 
@@ -146,6 +153,71 @@ async def test_run_all_runs_every_code_cell_as_one_task_and_the_history_says_so(
     assert set(ran) == {"c0", "c2"}
     assert all(run["run_all"] and run["channel"] == "mcp" for run in ran.values()), ran
     assert ran["c2"]["by"].endswith(", Run All"), ran["c2"]["by"]
+
+
+async def never_called(context: Any, params: Any) -> types.ElicitResult:
+    raise AssertionError("a task's questions come in the task, not on a back-channel")
+
+
+async def asked(session: Any, task_id: str, kind: str) -> tuple[str, str]:
+    """Poll the task until it asks a question of ``kind``: the key and the form's text."""
+    for _ in range(300):
+        state: TaskState = await task_method(session, "tasks/get", task_id)
+        if state.status == "input_required":
+            [(key, request)] = (state.input_requests or {}).items()
+            if key.startswith(kind):
+                assert request["method"] == "elicitation/create"
+                return key, request["params"]["message"]
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"the task never asked for {kind}")
+
+
+async def test_a_tasks_approval_and_input_are_asked_through_the_task(
+    mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+) -> None:
+    """A client that shows forms: its task says ``input_required`` with the approval's
+    form, then the cell's ``input()`` prompt's, and ``tasks/update`` answers each."""
+    path = write_notebook("asked.ipynb", "name = input('Your name? ')\nprint('hello', name)")
+    async with (
+        open_tab(path) as tab,
+        tasks_client(mcp_session, elicitation=never_called) as session,
+    ):
+        created = await start_task(session, path)
+        key, message = await asked(session, created.task_id, "approval")
+        assert "asks to run 1 cell" in message and "input('Your name? ')" in message
+        approval = {"action": "accept", "content": {"decision": "once"}}
+        await answer_task(session, created.task_id, {key: approval})
+        key, message = await asked(session, created.task_id, "input")
+        assert "Your name? " in message and "c0" in message
+        await answer_task(
+            session, created.task_id, {key: {"action": "accept", "content": {"answer": "Ada"}}}
+        )
+        done = await finished(session, created.task_id)
+        assert "hello Ada" in tab.text("c0")
+    result = types.CallToolResult.model_validate(done.result)
+    assert not result.is_error and "hello Ada" in text_of(result), text_of(result)
+    [entry] = await approvals_of(api, path)
+    assert entry["details"]["answered_by"].endswith(", in the MCP client")
+
+
+async def test_a_tab_answering_first_takes_the_question_off_the_task(
+    mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+) -> None:
+    path = write_notebook("tab-first.ipynb", "print('the tab said yes')")
+    async with (
+        open_tab(path) as tab,
+        tasks_client(mcp_session, elicitation=never_called) as session,
+    ):
+        created = await start_task(session, path)
+        key, _ = await asked(session, created.task_id, "approval")
+        await approve(api, tab, path)
+        done = await finished(session, created.task_id)
+        assert done.status == "completed" and not done.input_requests
+        # The late answer is to a question no longer asked: ignored.
+        await answer_task(session, created.task_id, {key: {"action": "decline"}})
+    assert "the tab said yes" in text_of(types.CallToolResult.model_validate(done.result))
+    decisions = [a["details"]["decision"] for a in await approvals_of(api, path)]
+    assert decisions == ["once"]
 
 
 @pytest.mark.parametrize("authorizer", both("BobNoKernels"))  # ada may run

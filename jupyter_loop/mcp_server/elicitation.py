@@ -23,6 +23,8 @@ longer stop an agent they watch).
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..agent.asking import DirectPrompt
@@ -126,9 +128,59 @@ def decision_of(action: str, content: dict[str, Any] | None) -> Decision | None:
     return next((value for value, _ in CHOICES if value == chosen), None)
 
 
+@dataclass(frozen=True)
+class Form:
+    """One question for the person at an MCP client, however it reaches them (a
+    back-channel request, an "input required" answer, a task's input requests): its kind,
+    text and schema, and how the client's answer reads (:func:`decision_of` or
+    :func:`answer_of`; ``None``: none given)."""
+
+    kind: str
+    message: str
+    schema: dict[str, Any]
+    read: Callable[[str, dict[str, Any] | None], Any]
+
+    def request(self) -> types.ElicitRequest:
+        import mcp_types as types
+
+        params = types.ElicitRequestFormParams(message=self.message, requested_schema=self.schema)
+        return types.ElicitRequest(params=params)
+
+    def answer(self, response: Any) -> Any:
+        """What the client's ``ElicitResult`` (a model, or its JSON) says."""
+        if isinstance(response, dict):
+            action, content = response.get("action"), response.get("content")
+        else:
+            action, content = getattr(response, "action", None), getattr(response, "content", None)
+        return self.read(str(action), content if isinstance(content, dict) else None)
+
+
+APPROVAL, INPUT = "approval", "input"
+"""The kinds of :class:`Form`."""
+
+
+def asking_by_forms(pose: Callable[[Form], Awaitable[Any]], by: str) -> DirectPrompt:
+    """The prompt that puts an approval, or a cell's ``input()``, to the person as a form
+    through ``pose``; ``by`` is how their answers are recorded."""
+
+    async def ask(request: ApprovalRequest) -> Decision | None:
+        decision: Decision | None = await pose(
+            Form(APPROVAL, approval_message(request), requested_schema(), decision_of)
+        )
+        return decision
+
+    async def ask_input(cell_id: str, prompt: str) -> str | None:
+        answer: str | None = await pose(
+            Form(INPUT, input_message(cell_id, prompt), input_schema(), answer_of)
+        )
+        return answer
+
+    return DirectPrompt(ask, by, ask_input)
+
+
 def client_prompt(ctx: Any, user: str, log: logging.Logger) -> DirectPrompt | None:
-    """The prompt for the client behind ``ctx`` (an SDK request context), or ``None`` when
-    it did not say it can show a form."""
+    """The prompt for the client behind ``ctx`` (an SDK request context, on a connection
+    with a back-channel), or ``None`` when it did not say it can show a form."""
     import mcp_types as types
 
     wanted = types.ClientCapabilities(elicitation=types.ElicitationCapability())
@@ -139,25 +191,14 @@ def client_prompt(ctx: Any, user: str, log: logging.Logger) -> DirectPrompt | No
     if not able:
         return None
 
-    async def ask(request: ApprovalRequest) -> Decision | None:
+    async def pose(form: Form) -> Any:
         try:
             result: types.ElicitResult = await ctx.session.elicit_form(
-                approval_message(request), requested_schema(), related_request_id=ctx.request_id
+                form.message, form.schema, related_request_id=ctx.request_id
             )
         except Exception as e:  # no back-channel, an error answer: the tabs still ask
-            log.info("jupyter-loop: the MCP client was not asked about %s: %s", request.id, e)
+            log.info("jupyter-loop: the MCP client was not asked (%s): %s", form.kind, e)
             return None
-        return decision_of(result.action, result.content)
+        return form.answer(result)
 
-    async def ask_input(cell_id: str, prompt: str) -> str | None:
-        message = input_message(cell_id, prompt)
-        try:
-            result: types.ElicitResult = await ctx.session.elicit_form(
-                message, input_schema(), related_request_id=ctx.request_id
-            )
-        except Exception as e:
-            log.info("jupyter-loop: the MCP client was not asked for cell %s: %s", cell_id, e)
-            return None
-        return answer_of(result.action, result.content)
-
-    return DirectPrompt(ask, f"{user}, in the MCP client", ask_input)
+    return asking_by_forms(pose, f"{user}, in the MCP client")

@@ -219,7 +219,7 @@ class McpEndpoint:
 
     async def _update_task(self, ctx: Any, params: Any) -> dict[str, Any]:
         grants, _ = self._caller(ctx)
-        return await self._tasks.update(params.task_id, grants)
+        return await self._tasks.update(params.task_id, grants, params.input_responses)
 
     async def _call_tool(
         self, ctx: Any, params: types.CallToolRequestParams
@@ -261,13 +261,17 @@ class McpEndpoint:
                 cell_ids = await CELLS_RUN[params.name](self._agent, arguments)
             except JupyterLoopError as e:  # no such notebook
                 return await failed(e.message)
-            # The call outlives its request: no prompt in the client, and it waits for the
-            # run's end (the task's life), not the request's.
-            as_task = replace(caller, direct=None)
+            # The call outlives its request: it waits for the run's end (the task's life),
+            # and puts its questions to the client through the task, not the request.
             whole_run = {**arguments, "wait_seconds": TTL_SECONDS}
-            return await self._tasks.start(
-                grants, str(path), cell_ids, lambda: answer(as_task, whole_run)
-            )
+
+            def as_task(prompt: DirectPrompt | None) -> Awaitable[types.CallToolResult]:
+                return answer(replace(caller, direct=prompt), whole_run)
+
+            asking_as = None
+            if grants.allows(Ability.RUN) and speaks_input_required(ctx):
+                asking_as = f"{grants.user}, in the MCP client"
+            return await self._tasks.start(grants, str(path), cell_ids, as_task, asking_as)
         if params.name in CELLS_RUN and grants.allows(Ability.RUN) and speaks_input_required(ctx):
             # A 2026 client that shows forms: the approval goes back as "input required".
             if params.request_state is not None:

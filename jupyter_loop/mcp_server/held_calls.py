@@ -34,16 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..agent.asking import DirectPrompt
-from ..agent.payloads import Decision
-from ..records import ApprovalRequest
-from .elicitation import (
-    answer_of,
-    approval_message,
-    decision_of,
-    input_message,
-    input_schema,
-    requested_schema,
-)
+from .elicitation import Form, asking_by_forms
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -51,10 +42,6 @@ if TYPE_CHECKING:
 KEEP_SECONDS = 600.0
 """How long a held call that ended waits for its client to come back for the result."""
 
-FORM = "approval"
-"""The key of the approval's form among the result's input requests."""
-INPUT = "input"
-"""The key of an ``input()`` prompt's form."""
 
 Result = Any  # ``types.CallToolResult``: the SDK's types are imported on first use
 
@@ -70,27 +57,16 @@ def speaks_input_required(ctx: Any) -> bool:
     return getattr(capabilities, "elicitation", None) is not None
 
 
-@dataclass(frozen=True)
-class _Question:
-    """A form a held call waits on: under which key its answer comes back, and how the
-    client's answer reads (a decision, or the text typed; ``None``: none given)."""
-
-    key: str
-    message: str
-    schema: dict[str, Any]
-    read: Callable[[str, dict[str, Any] | None], Any]
-
-
 @dataclass
 class _Held:
     principal: str
     asked: asyncio.Event = field(default_factory=asyncio.Event)
-    question: _Question | None = None
+    question: Form | None = None
     answer: asyncio.Future[Any] | None = None
     task: asyncio.Task[Result] | None = None
     ended_at: float | None = None
 
-    async def ask(self, question: _Question) -> Any:
+    async def ask(self, question: Form) -> Any:
         self.question, self.answer = question, asyncio.get_running_loop().create_future()
         self.asked.set()
         return await self.answer
@@ -111,17 +87,7 @@ class HeldCalls:
         state = secrets.token_urlsafe(24)
         held = self._calls[state] = _Held(principal)
 
-        async def ask(request: ApprovalRequest) -> Decision | None:
-            form = _Question(FORM, approval_message(request), requested_schema(), decision_of)
-            answer: Decision | None = await held.ask(form)
-            return answer
-
-        async def ask_input(cell_id: str, prompt: str) -> str | None:
-            form = _Question(INPUT, input_message(cell_id, prompt), input_schema(), answer_of)
-            answer: str | None = await held.ask(form)
-            return answer
-
-        held.task = asyncio.ensure_future(call(DirectPrompt(ask, by, ask_input)))
+        held.task = asyncio.ensure_future(call(asking_by_forms(held.ask, by)))
         held.task.add_done_callback(lambda _: setattr(held, "ended_at", time.monotonic()))
         return await self._next(state, held)
 
@@ -132,12 +98,11 @@ class HeldCalls:
         if held is None or held.principal != principal:
             return _gone()
         question, answer = held.question, held.answer
-        response = (responses or {}).get(question.key) if question is not None else None
+        # Under the form's kind: one question is asked at a time.
+        response = (responses or {}).get(question.kind) if question is not None else None
         if answer is not None and not answer.done() and response is not None:
             assert question is not None
-            action = getattr(response, "action", None)
-            content = getattr(response, "content", None)
-            answer.set_result(question.read(str(action), content))
+            answer.set_result(question.answer(response))
         return await self._next(state, held)
 
     async def _next(self, state: str, held: _Held) -> Result:
@@ -169,15 +134,11 @@ class HeldCalls:
         self._calls.clear()
 
 
-def _input_required(state: str, question: _Question) -> types.InputRequiredResult:
+def _input_required(state: str, question: Form) -> types.InputRequiredResult:
     import mcp_types as types
 
-    form = types.ElicitRequest(
-        params=types.ElicitRequestFormParams(
-            message=question.message, requested_schema=question.schema
-        )
-    )
-    return types.InputRequiredResult(input_requests={question.key: form}, request_state=state)
+    requests: types.InputRequests = {question.kind: question.request()}
+    return types.InputRequiredResult(input_requests=requests, request_state=state)
 
 
 def _gone() -> types.CallToolResult:

@@ -16,23 +16,32 @@ Only the task's maker (the same principal: the same user, or the same scoped tok
 task; to anyone else it does not exist. Polls are not journaled (a client may poll every
 second): the call is, when it ends, and a cancel is, as an interrupt.
 
-Rejected: asking the approval through the task (the spec's ``input_required`` status and
-its input requests). 2026-protocol clients are asked in the tabs, with or without a task
-(``elicitation``), and a task asked for while nobody has approved yet is exactly the case
-a task is for: the client stops waiting on the request, not on the run.
+A client that also says it can show forms (and whose caller may run) is asked, besides
+every tab, through the task: while the run waits for an approval, or for a cell's
+``input()``, ``tasks/get`` answers ``input_required`` with the form among its
+``inputRequests`` (the same form as on a back-channel, :mod:`.elicitation`, under a key
+new for each question), and the client's ``tasks/update`` with its ``inputResponses``
+answers it. The first answer wins, from a tab or from there; a question a tab answered
+is withdrawn from the task. Answering needs the right to run (``ABILITIES``): it is an
+approval's answer.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from ..agent.asking import DirectPrompt
 from ..agent.callers import Caller
 from ..agent.outside import OutsideAgents
 from ..errors import JupyterLoopError
 from ..rights import Ability, Grants
+from .elicitation import Form, asking_by_forms
 from .refusals import refusal
 from .task_book import CANCELLED, COMPLETED, TERMINAL, WORKING, TaskBook, TaskRecord
 from .tools import CELLS_RUN
@@ -49,7 +58,7 @@ cells."""
 
 ABILITIES = {
     "tasks/get": Ability.READ,
-    "tasks/update": Ability.READ,
+    "tasks/update": Ability.RUN,
     "tasks/cancel": Ability.INTERRUPT,
 }
 """What each of the extension's methods needs, besides being the task's maker (checked by
@@ -57,6 +66,9 @@ the endpoint's one rights check, ``refusals``; ``docs/rights.md`` lists them).""
 
 POLL_SECONDS = 1.0
 TTL_SECONDS = 24 * 3600.0
+INPUT_REQUIRED = "input_required"
+"""A working task's status while it waits on its client's answer (never stored: the
+question lives with the call, which a restart ends)."""
 
 
 def asks_for_tasks(ctx: Any) -> bool:
@@ -87,27 +99,57 @@ def task_methods() -> dict[str, type[Any]]:
     return {"tasks/get": TaskParams, "tasks/cancel": TaskParams, "tasks/update": TaskUpdateParams}
 
 
+@dataclass(frozen=True)
+class _Question:
+    """What a task waits on its client for: a form, offered under ``key``."""
+
+    key: str
+    form: Form
+    answer: asyncio.Future[Any]
+
+
 class McpTasks:
-    """The tasks of outside agents: made from calls, polled, cancelled."""
+    """The tasks of outside agents: made from calls, polled, answered, cancelled."""
 
     def __init__(self, agent: OutsideAgents, book: TaskBook, log: logging.Logger) -> None:
         self._agent = agent
         self._book = book
         self._log = log
         self._calls: dict[str, asyncio.Task[None]] = {}
+        self._questions: dict[str, _Question] = {}  # task id: the question it waits on
+        self._keys = itertools.count(1)
 
     async def start(
         self,
         grants: Grants,
         path: str,
         cell_ids: list[str],
-        call: Callable[[], Awaitable[types.CallToolResult]],
+        call: Callable[[DirectPrompt | None], Awaitable[types.CallToolResult]],
+        asking_as: str | None = None,
     ) -> dict[str, Any]:
         """The ``CreateTaskResult`` of a call that goes on as a task (stored first: a
-        ``tasks/get`` for it answers from the moment it is returned)."""
+        ``tasks/get`` for it answers from the moment it is returned). With ``asking_as``
+        (how its person's answers are recorded), the call's questions are also put to the
+        client through the task."""
         record = self._book.add(TaskRecord.working(grants.principal, path, cell_ids))
-        self._calls[record.task_id] = asyncio.ensure_future(self._finish(record, call))
+        prompt = None
+        if asking_as is not None:
+            prompt = asking_by_forms(partial(self._ask, record.task_id), asking_as)
+        finishing = self._finish(record, lambda: call(prompt))
+        self._calls[record.task_id] = asyncio.ensure_future(finishing)
         return {"resultType": "task", **self._wire(record)}
+
+    async def _ask(self, task_id: str, form: Form) -> Any:
+        """Offer ``form`` in the task until the client answers it (or the call stops
+        waiting: a tab answered, the run ended)."""
+        key = f"{form.kind}-{next(self._keys)}"  # never reused: the spec wants new keys
+        question = _Question(key, form, asyncio.get_running_loop().create_future())
+        self._questions[task_id] = question
+        try:
+            return await question.answer
+        finally:
+            if self._questions.get(task_id) is question:
+                del self._questions[task_id]
 
     async def stop(self) -> None:
         """Stop following the calls (their records stay; the next server ends them)."""
@@ -140,12 +182,22 @@ class McpTasks:
         record = self._visible(task_id, grants, "tasks/get")
         if record.status == WORKING and task_id not in self._calls:
             record = await self._left_by_restart(record, caller)
-        return {"resultType": "complete", **self._wire(record)}
+        found = {"resultType": "complete", **self._wire(record)}
+        question = self._questions.get(task_id)
+        if record.status == WORKING and question is not None and not question.answer.done():
+            wire = question.form.request().model_dump(by_alias=True, mode="json", exclude_none=True)
+            found.update(status=INPUT_REQUIRED, inputRequests={question.key: wire})
+        return found
 
-    async def update(self, task_id: str, grants: Grants) -> dict[str, Any]:
-        """An acknowledgement: these tasks never ask for input, so every response is one
-        to a request never made, which the spec says to ignore."""
+    async def update(
+        self, task_id: str, grants: Grants, responses: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Answer the question the task waits on; a response to any other key (a question
+        answered meanwhile, or never asked) is ignored, as the spec says."""
         self._visible(task_id, grants, "tasks/update")
+        question = self._questions.get(task_id)
+        if question is not None and not question.answer.done() and question.key in responses:
+            question.answer.set_result(question.form.answer(responses[question.key]))
         return {"resultType": "complete"}
 
     async def cancel(self, task_id: str, grants: Grants, caller: Caller) -> dict[str, Any]:

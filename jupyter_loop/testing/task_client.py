@@ -30,10 +30,23 @@ class TaskState(types.Result):
     status: str
     status_message: str | None = None
     result: dict[str, Any] | None = None
+    input_requests: dict[str, Any] | None = None
 
 
 class TaskIdParams(types.RequestParams):
     task_id: str
+
+
+class TaskUpdateParams(TaskIdParams):
+    input_responses: dict[str, Any]
+
+
+class TaskUpdateRequest(types.Request):
+    """``tasks/update`` with the client's answers, keyed as the task's ``inputRequests``."""
+
+    name_param: ClassVar[str] = "taskId"
+    method: Literal["tasks/update"] = "tasks/update"
+    params: TaskUpdateParams
 
 
 class TaskRequest(types.Request):
@@ -59,3 +72,9 @@ async def task_method(session: Any, method: str, task_id: str) -> Any:
     """Send one of the extension's methods; a ``tasks/get`` answer as :class:`TaskState`."""
     request = TaskRequest(method=method, params=TaskIdParams(task_id=task_id))
     return await session.send_request(request, TaskState if method == "tasks/get" else types.Result)
+
+
+async def answer_task(session: Any, task_id: str, responses: dict[str, Any]) -> None:
+    """Send the person's answers to the task's input requests (``ElicitResult`` JSON)."""
+    params = TaskUpdateParams(task_id=task_id, input_responses=responses)
+    await session.send_request(TaskUpdateRequest(params=params), types.Result)
