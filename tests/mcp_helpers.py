@@ -35,3 +35,7 @@ async def approvals_of(api: Any, path: str) -> list[dict[str, Any]]:
     """The notebook's journalled answers to approvals."""
     journal = await api("api", "jupyter-loop", "agent", "journal", params={"path": path})
     return [e for e in journal["entries"] if e["action"] == "approval"]
+
+
+ASKS_NAME = "name = input('Your name? ')\nprint('hello', name)"
+"""A cell that stops on ``input()``; answered ``Ada``, it prints ``hello Ada``."""

@@ -16,7 +16,7 @@ from authorizers import both
 from conftest import wait_for
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_helpers import NamedUserIdentity, answer_approval, approvals_of, call, text_of
+from mcp_helpers import ASKS_NAME, NamedUserIdentity, answer_approval, approvals_of, call, text_of
 from mcp_types.version import LATEST_MODERN_VERSION
 from pycrdt import Map
 from traitlets.config import Config
@@ -210,7 +210,7 @@ def person(approve: str, typed: str, forms: list[Any]) -> Any:
 async def test_a_cells_input_is_asked_in_the_client_during_the_agents_run(
     mcp_session: Any, write_notebook: Any, open_tab: Any
 ) -> None:
-    path = write_notebook("name.ipynb", "name = input('Your name? ')\nprint('hello', name)")
+    path = write_notebook("name.ipynb", ASKS_NAME)
     forms: list[Any] = []
     async with open_tab(path) as tab, mcp_session(elicitation=person("once", "Ada", forms)) as s:
         result = await call(s, "run_cells", path=path, cell_ids=["c0"])
@@ -336,7 +336,7 @@ async def test_a_2026_client_is_asked_a_cells_input_through_input_required(
     """The run is under way when the cell asks: its call, held between the client's
     requests, answers "input required" with the prompt's form, and the answer made again
     with the call reaches the kernel as a tab's would."""
-    path = write_notebook("mrtr-name.ipynb", "name = input('Your name? ')\nprint('hello', name)")
+    path = write_notebook("mrtr-name.ipynb", ASKS_NAME)
     forms: list[Any] = []
     async with (
         open_tab(path) as tab,

@@ -22,7 +22,7 @@ from kept_helpers import PATH, Serve, started
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from mcp_helpers import NamedUserIdentity, answer_approval, approvals_of, text_of
+from mcp_helpers import ASKS_NAME, NamedUserIdentity, answer_approval, approvals_of, text_of
 from pycrdt import Map
 from traitlets.config import Config
 
@@ -177,7 +177,7 @@ async def test_a_tasks_approval_and_input_are_asked_through_the_task(
 ) -> None:
     """A client that shows forms: its task says ``input_required`` with the approval's
     form, then the cell's ``input()`` prompt's, and ``tasks/update`` answers each."""
-    path = write_notebook("asked.ipynb", "name = input('Your name? ')\nprint('hello', name)")
+    path = write_notebook("asked.ipynb", ASKS_NAME)
     async with (
         open_tab(path) as tab,
         tasks_client(mcp_session, elicitation=never_called) as session,
