@@ -94,10 +94,9 @@ async def _replay(
             return 0
         if docs.file_replaced(record.room_id):
             status = record.end.status if record.end is not None else "cut_off"
-            _leave_to_file(notebook, record.cell_id, record.run_id, status)
-            await settle(record.room_id, record.run_id)
-            log.info("jupyter-loop left run %s to the replaced file", record.run_id)
-            return 1
+            return await _leave_to_file(
+                notebook, record.room_id, record.cell_id, record.run_id, status, settle, log
+            )
         writer = CellWriter(
             docs, record.room_id, record.cell_id, interval=0, log=log, policy=policy
         )
@@ -117,10 +116,7 @@ async def _replay(
 
 
 async def _close(
-    entry: LedgerEntry,
-    docs: LiveDocuments,
-    log: logging.Logger,
-    settle: Settle,
+    entry: LedgerEntry, docs: LiveDocuments, log: logging.Logger, settle: Settle
 ) -> int:
     async with docs.pinned(entry.room_id):
         notebook = await docs.notebook(entry.room_id)
@@ -129,10 +125,9 @@ async def _close(
             return 0
         if docs.file_replaced(entry.room_id):
             status = "cut_off" if entry.state == "running" else "aborted"
-            _leave_to_file(notebook, entry.cell_id, entry.run_id, status)
-            await settle(entry.room_id, entry.run_id)
-            log.info("jupyter-loop left run %s to the replaced file", entry.run_id)
-            return 1
+            return await _leave_to_file(
+                notebook, entry.room_id, entry.cell_id, entry.run_id, status, settle, log
+            )
         if entry.state == "running":
             ending = RunEnd("cut_off", note=CUT_OFF)
             writer = CellWriter(docs, entry.room_id, entry.cell_id, interval=0, log=log)
@@ -173,12 +168,23 @@ def _still_open(notebook: YNotebook, cell_id: str, run_id: str) -> bool:
     return ycell.get("execution_state") not in ("idle", None)
 
 
-def _leave_to_file(notebook: YNotebook, cell_id: str, run_id: str, status: str) -> None:
+async def _leave_to_file(
+    notebook: YNotebook,
+    room_id: str,
+    cell_id: str,
+    run_id: str,
+    status: str,
+    settle: Settle,
+    log: logging.Logger,
+) -> int:
     """End the run on the cell's marks only: its outputs and count are the file's. Nothing
     is saved: the file stays as it was written."""
     _, ycell = find_cell(notebook, cell_id)
     with writing(notebook):
         board.mark_done(notebook, ycell, run_id=run_id, status=status, note=FILE_CAME_LAST)
+    await settle(room_id, run_id)
+    log.info("jupyter-loop left run %s of cell %s to the replaced file", run_id, cell_id)
+    return 1
 
 
 def _mark(notebook: YNotebook, ycell: Map, run_id: str, ending: RunEnd) -> None:
