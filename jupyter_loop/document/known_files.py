@@ -18,11 +18,11 @@ So, for each notebook, the server writes down the :data:`~jupyter_loop.saves.Fil
 * a save done: the file as the save left it (a save written in place has no rename);
 * a room's read of the file (its load, a reload after an out-of-band change).
 
-The next process compares the file as it *first* found it (before its first save of it,
-or at its room's first read: a room's load may save the stored notebook over a file that
-lags it, ``lagging_files``) with what the last process wrote down:
-:meth:`KnownFiles.replaced_while_down`. The recovery asks once the room is loaded, so a
-checkout that lands between the restart and that load counts too.
+The next process asks of the file its room read (:meth:`KnownFiles.replaced_while_down`):
+is it one the last process wrote down, or one this process saved itself (a room's load
+may first save the stored notebook over a file that lags it, ``lagging_files``)? If
+neither, someone else wrote it. The recovery asks once the room is loaded, so a checkout
+that lands between the restart and that load counts too.
 
 Stance: a file with no record (the first start with this version, a contents manager that
 does not write local files) counts as known, which is what the restart assumed before.
@@ -57,7 +57,8 @@ class KnownFiles:
         self._log = log
         self._contents: Any = None
         self._previous: dict[str, list[FileStamp] | None] = {}  # the last process's record
-        self._first_seen: dict[str, FileStamp] = {}  # each file as this process first found it
+        self._saved: dict[str, set[FileStamp]] = {}  # what this process's saves left
+        self._read: dict[str, FileStamp] = {}  # each file as its room last read it
 
     def start(self, contents_manager: Any, events: Any) -> None:
         """Hook the saves and the rooms' reads (after the steps that may refuse a save)."""
@@ -70,7 +71,6 @@ class KnownFiles:
             self._directory = None
             return
         self._contents = contents_manager
-        contents_manager.register_pre_save_hook(self._before_save)
         if isinstance(contents_manager, ReplacingSavesMixin):
             contents_manager.check_before_replacing(self._before_replacing)
         contents_manager.register_post_save_hook(self._after_save)
@@ -78,29 +78,24 @@ class KnownFiles:
             events.add_listener(schema_id=collaboration.EVENTS_SCHEMA, listener=self._heard)
 
     def replaced_while_down(self, path: str) -> bool:
-        """Whether the notebook at ``path`` (API path), as this process first found it, is
-        not the file the last process knew: someone else wrote it in between."""
+        """Whether the notebook at ``path`` (API path), as its room read it (or as it is,
+        before any read), is neither a file the last process knew nor one this process
+        saved: someone else wrote it in between."""
         os_path = self._os_path(path)
         if os_path is None:
             return False
         known = self._previous_record(os_path)
-        found = self._first_seen.get(os_path) or file_stamp(os_path)
-        return known is not None and found is not None and found not in known
+        read = self._read.get(os_path) or file_stamp(os_path)
+        if known is None or read is None:
+            return False
+        return read not in known and read not in self._saved.get(os_path, ())
 
-    # -- what this process finds and writes --------------------------------------
-
-    def _found(self, os_path: str, stamp: FileStamp | None) -> None:
-        if stamp is not None:
-            self._first_seen.setdefault(os_path, stamp)
-
-    def _before_save(self, model: Any, path: str, contents_manager: Any, **_: Any) -> None:
-        if path.endswith(".ipynb") and (os_path := self._os_path(path)) is not None:
-            self._found(os_path, file_stamp(os_path))
+    # -- what this process reads and writes --------------------------------------
 
     def _before_replacing(self, os_path: str, found: FileStamp | None, new: FileStamp) -> None:
         if os_path.endswith(".ipynb"):
-            self._found(os_path, found)
-            known = self._read(os_path) or []
+            self._saved.setdefault(os_path, set()).add(new)
+            known = self._record_of(os_path) or []
             self._write(os_path, [new, *([found] if found in known else [])])
 
     def _after_save(self, model: Any, os_path: str, contents_manager: Any, **_: Any) -> None:
@@ -110,6 +105,7 @@ class KnownFiles:
         # (that file is not ours: ``missed_reloads`` has the room reload it).
         left = written_stamp(contents_manager, os_path) or file_stamp(os_path)
         if left is not None:
+            self._saved.setdefault(os_path, set()).add(left)
             self._write(os_path, [left])
 
     async def _heard(self, logger: Any, schema_id: str, data: Any) -> None:
@@ -119,7 +115,7 @@ class KnownFiles:
         os_path = self._os_path(str(data["path"]))
         read = file_stamp(os_path) if os_path is not None else None
         if os_path is not None and read is not None:
-            self._found(os_path, read)
+            self._read[os_path] = read
             self._write(os_path, [read])
 
     # -- the records -------------------------------------------------------------
@@ -132,7 +128,7 @@ class KnownFiles:
 
     def _previous_record(self, os_path: str) -> list[FileStamp] | None:
         if os_path not in self._previous:
-            self._previous[os_path] = self._read(os_path)
+            self._previous[os_path] = self._record_of(os_path)
         return self._previous[os_path]
 
     def _record(self, os_path: str) -> Path:
@@ -140,7 +136,7 @@ class KnownFiles:
         name = hashlib.sha256(os_path.encode("utf-8")).hexdigest()[:32]
         return self._directory / f"{name}.json"
 
-    def _read(self, os_path: str) -> list[FileStamp] | None:
+    def _record_of(self, os_path: str) -> list[FileStamp] | None:
         if self._directory is None:
             return None
         try:
