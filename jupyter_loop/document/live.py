@@ -135,8 +135,8 @@ class LiveDocuments:
         return str(path) if path is not None else None
 
     def file_replaced(self, room_id: str) -> bool:
-        """Whether the notebook's file, as this process first found it, is not the one the
-        last server process read or saved: someone else wrote it in between
+        """Whether the notebook's file, as its room read it, is neither one the last server
+        process read or saved nor one this process saved: someone else wrote it in between
         (``known_files``)."""
         path = self.path_of(room_id)
         return path is not None and self.known_files.replaced_while_down(path)
