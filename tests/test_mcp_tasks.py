@@ -172,11 +172,13 @@ async def asked(session: Any, task_id: str, kind: str) -> tuple[str, str]:
     raise AssertionError(f"the task never asked for {kind}")
 
 
+@pytest.mark.parametrize("authorizer", both("BobNoKernels"))  # ada may run
 async def test_a_tasks_approval_and_input_are_asked_through_the_task(
-    mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+    authorizer: str, mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
 ) -> None:
     """A client that shows forms: its task says ``input_required`` with the approval's
-    form, then the cell's ``input()`` prompt's, and ``tasks/update`` answers each."""
+    form, then the cell's ``input()`` prompt's, and ``tasks/update`` (which needs the
+    right to run) answers each; under a plain and an async authorizer."""
     path = write_notebook("asked.ipynb", ASKS_NAME)
     async with (
         open_tab(path) as tab,
