@@ -15,6 +15,7 @@ from pycrdt import Map, Provider
 
 from jupyter_loop.cli.ychannel import TornadoChannel
 from jupyter_loop.testing.server_process import ServerProcess
+from jupyter_loop.testing.yjs import disagreements, read_with_yjs
 
 LOOP = "import time\nfor i in range(2000):\n    print(i, flush=True)\n    time.sleep(0.05)"
 # Saving is held back for the whole test: without the journal, the file would keep none of
@@ -300,6 +301,9 @@ async def test_a_file_checked_out_while_the_server_was_down_is_not_written_over(
         assert cell["source"] == "print('the checked-out version')"
         assert cell["outputs"] == []
         assert cell.get("execution_state") != "running"
+        # What a browser tab reads of it: the same, applied with Yjs.
+        (seen,) = read_with_yjs({"tab": [reopened.ydoc.get_update()]}).values()
+        assert disagreements(reopened.ydoc, seen) == []
     saved = server.saved(path)
     assert saved.cells[0].source == "print('the checked-out version')"
     assert saved.cells[0].outputs == []
