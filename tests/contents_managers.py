@@ -18,6 +18,10 @@ chosen point and kill the server there, which no real save can be asked to do:
   ``write_delay``: seconds between a notebook save's pre-save hooks and its write
   (``write_file`` is created then), as on a busy machine: the room has checked the file's
   time, and another program can write the file before the save begins to.
+  ``changed_look_delay``: seconds a look at a notebook's time (a read without content, as a
+  room's file watcher and its saves make) waits once it has seen the file changed since
+  the last look (``changed_look_file`` is created then), as on a busy machine: the room's
+  loader holds its lock meanwhile, and a save can queue behind it.
 
 Both override only jupyter_server's own methods (``atomic_writing``, ``save``) and reach
 the real ones through ``super()``, so whatever layer the server puts under them (jupyter-loop's
@@ -108,6 +112,10 @@ class DelayedSavesContentsManager(AsyncLargeFileManager):
         0.0, config=True, help="Seconds between a notebook save's pre-save hooks and its write."
     )
     write_file = Unicode("", config=True, help="Created when a save waits to write.")
+    changed_look_delay = Float(
+        0.0, config=True, help="Seconds a look at a notebook's time waits when it changed."
+    )
+    changed_look_file = Unicode("", config=True, help="Created when a look waits so.")
 
     @contextmanager
     def atomic_writing(self, os_path: str, *args: Any, **kwargs: Any) -> Iterator[Any]:
@@ -133,7 +141,16 @@ class DelayedSavesContentsManager(AsyncLargeFileManager):
     async def get(self, path: str, content: bool = True, *args: Any, **kwargs: Any) -> Any:
         if content and self.read_delay > 0 and path.endswith(".ipynb"):
             await asyncio.sleep(self.read_delay)
-        return await super().get(path, content, *args, **kwargs)
+        model = await super().get(path, content, *args, **kwargs)
+        if not content and self.changed_look_delay > 0 and path.endswith(".ipynb"):
+            looked = self.__dict__.setdefault("_looked_at", {})
+            changed = path in looked and looked[path] != model["last_modified"]
+            looked[path] = model["last_modified"]
+            if changed:
+                if self.changed_look_file:
+                    Path(self.changed_look_file).touch()
+                await asyncio.sleep(self.changed_look_delay)
+        return model
 
     async def save(self, model: dict[str, Any], path: str = "") -> dict[str, Any]:
         notebook = model.get("type") == "notebook"

@@ -84,6 +84,21 @@ def reload_just_ended(event: Any) -> bool:
     return event.get("action") == "overwrite" and "while saving" in str(event.get("msg", ""))
 
 
+def reload_failed(event: Any) -> bool:
+    """Whether a room event says the room could not read its file for a reload.
+
+    >>> reload_failed({"level": "ERROR", "msg": "Error loading content from file: a.ipynb"})
+    True
+    >>> reload_failed({"level": "ERROR", "msg": "Error saving file: a.ipynb"})
+    False
+    """
+    if not isinstance(event, dict):
+        return False
+    return event.get("level") == "ERROR" and str(event.get("msg", "")).startswith(
+        "Error loading content"
+    )
+
+
 class _HeardRooms(dict[str, Any]):
     """The websocket server's rooms, telling of each room as it is put in."""
 

@@ -24,6 +24,17 @@ A post-save hook does the same for a file another program wrote just after a sav
 rename: jupyter_server reads the saved file's time back for the room's loader, which then
 takes that program's time for its own write, and its watcher never sees the change.
 
+"Read" is when the room starts reading the file, not when it says it will. Its watcher
+says "overwrite" once it has taken the file's new time, lets the loader's lock go and only
+then reads; a save waiting for that lock (an autosave, an output's save) came first, found
+the time its own and wrote the room's older notebook over the checkout, which the watcher
+then read back (chaos seed 2036 trial 157; ``tests/test_save_behind_a_reload.py``). So a
+reload the watcher announced is under way until the task that announced it starts reading
+the notebook (a step of the contents manager's reads, ``reads``), and a save meanwhile is
+refused. A save that read the room's notebook before the reload and takes the lock after
+it still writes it once; the reload changes the document, and the room's next save puts
+the file's content back.
+
 The stance: until the room has read it, the file on disk wins. A contents API ``PUT`` of an
 open notebook in the moment before its room reloads a changed file is refused too (409:
 save again); those saves are rare, and a refusal loses nothing, where a save let through
@@ -44,12 +55,14 @@ from typing import Any
 from jupyter_server.utils import to_api_path
 from tornado.web import HTTPError
 
+from ..reads import ReadAsked
 from ..saves import FileStamp, ReplacingSavesMixin, file_stamp, written_stamp
 from . import collaboration
 from .live import LiveDocuments
 
 READ_ACTIONS = frozenset({"load", "overwrite"})
-"""Room events after which the room has read its file."""
+"""Room events after which the room has read its file (but a watcher's "overwrite": it says
+so before it reads, see the module docstring)."""
 
 
 class MissedReloads:
@@ -61,6 +74,9 @@ class MissedReloads:
         self._read_at: dict[str, float] = {}  # room id -> when the room last read its file
         self._own: dict[str, FileStamp] = {}  # os path -> the file as the server's save left it
         self._reloading: dict[str, asyncio.Task[None]] = {}
+        # room id -> the task that announced a reload it has not begun to read yet
+        self._announced: dict[str, asyncio.Task[Any] | None] = {}
+        self._sees_reads = False
         self._events = settings.get("event_logger")
 
     def start(self, contents_manager: Any) -> None:
@@ -68,7 +84,12 @@ class MissedReloads:
         refused (there would be no telling when a room read its file)."""
         if self._events is None:
             return
-        self._events.add_listener(schema_id=collaboration.EVENTS_SCHEMA, listener=self._heard)
+        # A modifier runs inside the room's ``emit``, in the task that goes on to read.
+        self._events.add_modifier(schema_id=collaboration.EVENTS_SCHEMA, modifier=self._heard)
+        wait_before_reads = getattr(contents_manager, "wait_before_reads", None)
+        if wait_before_reads is not None:
+            wait_before_reads(self._before_read)
+            self._sees_reads = True
         contents_manager.register_pre_save_hook(self._before_save)
         contents_manager.register_post_save_hook(self._after_save)
         if isinstance(contents_manager, ReplacingSavesMixin):
@@ -82,10 +103,32 @@ class MissedReloads:
             task.cancel()
         await asyncio.gather(*self._reloading.values(), return_exceptions=True)
 
-    async def _heard(self, logger: Any, schema_id: str, data: Any) -> None:
-        # A listener that raises breaks the room that emitted the event: nothing here may.
-        if isinstance(data, dict) and data.get("action") in READ_ACTIONS:
-            self._read_at[str(data.get("room"))] = time.time()
+    def _heard(self, schema_id: str, data: Any) -> Any:
+        # A modifier that raises breaks the room that emitted the event: nothing here may.
+        if not isinstance(data, dict):
+            return data
+        room_id = str(data.get("room"))
+        if collaboration.reload_failed(data):
+            self._announced.pop(room_id, None)  # before its read, maybe: the stamp decides
+        elif data.get("action") == "overwrite" and collaboration.reload_about_to_begin(data):
+            if self._sees_reads:
+                self._announced[room_id] = asyncio.current_task()
+            else:  # no telling when it reads: the announcement stands for the read
+                self._read_at[room_id] = time.time()
+        elif data.get("action") in READ_ACTIONS:
+            self._read_at[room_id] = time.time()
+        return data
+
+    async def _before_read(self, path: str, asked: ReadAsked) -> None:
+        """A room that announced a reload starts reading its file: from now on it has read
+        what the file holds."""
+        if not self._announced or not asked.is_notebook_read(path):
+            return
+        reader = asyncio.current_task()
+        for room_id, announcer in list(self._announced.items()):
+            if announcer is reader:
+                del self._announced[room_id]
+                self._read_at[room_id] = time.time()
 
     def _after_save(self, model: Any, os_path: str, contents_manager: Any, **_: Any) -> None:
         written = written_stamp(contents_manager, os_path)
@@ -116,6 +159,12 @@ class MissedReloads:
         if loaded is None:
             return
         room_id, room = loaded
+        if self._reload_announced(room_id):
+            raise HTTPError(
+                409,
+                f"{path} changed on disk and its open notebook is about to read it; "
+                "save again once it shows the file's content.",
+            )
         if room_id not in self._reloading:
             if found is None or found == self._own.get(os_path):
                 return  # a new file, or the server's own last write
@@ -128,6 +177,15 @@ class MissedReloads:
             f"{path} changed on disk and its open notebook is reloading it; "
             "save again once it shows the file's content.",
         )
+
+    def _reload_announced(self, room_id: str) -> bool:
+        """Whether the room announced a reload and has not begun to read the file (its
+        announcing task gone: the reload was dropped, and the file's stamp decides)."""
+        announcer = self._announced.get(room_id)
+        if room_id in self._announced and (announcer is None or announcer.done()):
+            del self._announced[room_id]
+            return False
+        return room_id in self._announced
 
     def _open_room(self, path: str) -> tuple[str, Any] | None:
         """The notebook's loaded room (``None``: none, or no file id, which the save itself
