@@ -14,8 +14,10 @@ events drawn by ``Random(f"{seed}:{K}")`` (``jupyter_loop/testing/chaos_events.p
   the server is stopped;
 * the ``.ipynb`` replaced on disk while the server runs (a ``git checkout``), with and
   without a run in flight;
-* runs from a tab's runs socket, from ``POST runs`` and from ``jupyter loop run``, with
-  or without tabs open.
+* runs from a tab's runs socket, from ``POST runs``, from ``jupyter loop run`` and from
+  an outside agent over MCP (the SDK's client), with or without tabs open;
+* an agent's proposal (over MCP) accepted through the REST API while a tab types in
+  another cell.
 
 Then the checks (``chaos_checks.py``), twice: after the events, and after a last run of
 every cell with no tab open. The views checked: the ``.ipynb`` on disk, the room as a

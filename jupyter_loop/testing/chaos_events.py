@@ -1,7 +1,8 @@
 """The real events a chaos trial is made of, each chosen and shaped by a seeded ``Random``.
 
 Every event acts through what a user or an operator has: a tab (a Y client over the
-room's websocket), the REST API, the runs websocket, the ``jupyter loop`` CLI, signals
+room's websocket), the REST API, the runs websocket, the ``jupyter loop`` CLI, an outside
+agent over MCP (``chaos_agents``), signals
 to the server process, and files on disk (the ``.ipynb``, the collaboration store).
 Each returns one line saying what it did, for the trial's log and its replay.
 
@@ -25,12 +26,14 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from .chaos_agents import accept_proposal, mcp_run
 from .chaos_world import World, cell_code, printed_lines
 from .server_process import TOKEN, ask_run_socket
 
 Event = Callable[[World, random.Random], Awaitable[str]]
 
 TAB_NAMES = ("A", "B", "C")
+RUN_CHANNELS = ("socket", "post", "cli", "mcp")
 
 
 async def open_tab(world: World, rng: random.Random) -> str:
@@ -101,10 +104,10 @@ async def laptop_lid(world: World, rng: random.Random) -> str:
 
 
 async def run_cells(world: World, rng: random.Random) -> str:
-    """Run some cells from a tab's runs socket, ``POST runs`` or the CLI; maybe leave it
-    in flight for the next event."""
+    """Run some cells from a tab's runs socket, ``POST runs``, the CLI or MCP; maybe leave
+    it in flight for the next event."""
     chosen = sorted(rng.sample([c.cell_id for c in world.expected.cells], rng.randint(1, 2)))
-    how = rng.choice(("socket", "post", "cli"))
+    how = rng.choice(RUN_CHANNELS)
     wait = rng.random() < 0.6
     others_running = any(not task.done() for task in world.in_flight)
     task = asyncio.ensure_future(_run(world, how, chosen))
@@ -145,6 +148,9 @@ async def _run(world: World, how: str, cell_ids: list[str]) -> None:
             )
         return
     body = {"path": world.path, "cell_ids": cell_ids, "kernel_id": await world.kernel_id()}
+    if how == "mcp":  # on the notebook's kernel, as the other channels
+        await mcp_run(world, cell_ids)
+        return
     if how == "socket":
         socket = await server.open_run_socket()
         try:
@@ -311,7 +317,7 @@ def file_stdout(cell: dict[str, Any]) -> list[str] | None:
 
 async def run_cells_in_flight(world: World, rng: random.Random) -> str:
     chosen = [rng.choice(world.expected.cells).cell_id]
-    how = rng.choice(("socket", "post", "cli"))
+    how = rng.choice(RUN_CHANNELS)
     world.expected.cell(chosen[0]).stdout = None
     world.in_flight.append(asyncio.ensure_future(_run(world, how, chosen)))
     await asyncio.sleep(rng.choice((0.3, 0.6, 0.9)))
@@ -328,6 +334,7 @@ EVENTS: tuple[tuple[Event, int], ...] = (
     (damage_store, 1),
     (out_of_band_write, 2),
     (lid_over_a_checkout, 1),
+    (accept_proposal, 2),
 )
 
 

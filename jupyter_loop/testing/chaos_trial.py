@@ -50,7 +50,12 @@ def chaos_server(home: Path) -> ServerProcess:
     os.environ.setdefault("PYTHONFAULTHANDLER", "1")  # a hung server's stacks, on SIGABRT
     # CHAOS_SERVER_ARGS: more server options for a replay (``--log-level=DEBUG``, say).
     options = shlex.split(os.environ.get("CHAOS_SERVER_ARGS", ""))
-    return ServerProcess(home, f"--YDocExtension.document_cleanup_delay={CLEANUP_DELAY}", *options)
+    return ServerProcess(
+        home,
+        f"--YDocExtension.document_cleanup_delay={CLEANUP_DELAY}",
+        "--JupyterLoopApp.approval_policy=always",  # agents' runs: see ``chaos_agents``
+        *options,
+    )
 
 
 STEPS = (3, 6)
