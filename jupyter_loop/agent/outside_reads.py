@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..document import LiveDocuments, find_cell
@@ -20,7 +20,14 @@ from ..document.presence import PersonFocus
 from ..errors import JupyterLoopError, NotFound
 from ..execution.board import shown_run
 from ..execution.service import ExecutionService
-from ..notebook_view.output_resources import OutputContent, OutputLink, output_content, output_links
+from ..notebook_view.output_resources import (
+    OutputContent,
+    OutputLink,
+    kept_address,
+    kept_content,
+    output_content,
+    output_links,
+)
 from ..notebook_view.snapshot import (
     NotebookSnapshots,
     read_cell,
@@ -186,7 +193,15 @@ class OutsideReads:
             raise NotFound(f"Cell {number + 1} ({cell_id}) has no output {index}.")
         receipt = f"output {index} of {cell_id}"
         self._record(room_id, caller, "read_resource", ok=True, receipt=receipt)
-        return output_content(cell.outputs[index])
+        shown = cell.outputs[index]
+        address = kept_address(shown)
+        store = self._execution.output_store
+        kept = kept_content(store, address) if store is not None and address else None
+        if kept is None:  # the output whole, or a stand-in whose record is gone
+            return output_content(shown)
+        if kept.text is not None and self._masker is not None:
+            kept = replace(kept, text=self._masker.mask(kept.text))  # whole, never cut here
+        return kept
 
     async def proposal(self, path: str, proposal_id: str, caller: Caller) -> dict[str, Any]:
         """A proposal's kind, cell and status (``pending``, ``accepted``, ``rejected``)."""

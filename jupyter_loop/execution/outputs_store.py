@@ -111,6 +111,8 @@ class OutputStore(Protocol):
 
     def full_text(self, key: RunKey, link: Callable[[int], str]) -> Iterator[bytes]: ...
 
+    def load_output(self, key: RunKey, part: StoredPart) -> dict[str, Any]: ...
+
 
 class FileOutputStore:
     """Run records under ``root`` (see the module doc for layout and retention).

@@ -17,6 +17,7 @@ from .cell_marks import failure_note
 from .introspect import EXPRESSION, EXPRESSION_KEY, VariablesReport, report_from_reply
 from .kernel_notices import KernelLifeNotices
 from .ledger import NullLedger, RunLedger
+from .outputs_store import OutputStore
 from .payloads import InputReply, QueuedCell, RunRequest, RunTicket
 from .queue import KernelQueue, QueueSettings
 from .restart import take_up_left_runs
@@ -250,6 +251,11 @@ class ExecutionService:
             return []
         await asyncio.to_thread(history.settle)
         return await asyncio.to_thread(history.runs, room_id, cell_id, limit)
+
+    @property
+    def output_store(self) -> OutputStore | None:
+        """Where the runs' full outputs are kept (``None``: not kept)."""
+        return self._settings.outputs.store
 
     async def live_notebook(self, path: str) -> tuple[str, YNotebook]:
         """The room of the notebook at ``path`` and its live shared document (loaded if no
