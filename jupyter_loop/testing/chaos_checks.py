@@ -9,6 +9,7 @@ it from a new one.
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -112,9 +113,9 @@ def source_problem(model: ExpectedCell, source: str) -> str | None:
         return f"text glued to the code: {rest[:80]!r}"
     typed = [line for lines_ in model.typed.values() for line in lines_]
     if sorted(lines) != sorted(typed):
-        missing = [line for line in typed if line not in lines]
-        extra = [line for line in lines if lines.count(line) > typed.count(line)]
-        return f"typed lines missing {missing}, extra or repeated {sorted(set(extra))}"
+        missing = list((Counter(typed) - Counter(lines)).elements())  # a line may repeat
+        extra = sorted((Counter(lines) - Counter(typed)).elements())
+        return f"typed lines missing {missing}, extra or repeated {extra}"
     for tab, own in model.typed.items():
         order = [line for line in lines if line.startswith(f"# {tab} ")]
         if order != own:

@@ -18,6 +18,7 @@ import json
 import signal
 import subprocess
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -223,7 +224,9 @@ class World:
     async def open_tab(self, name: str) -> ChaosTab:
         tab = self.tabs.get(name)
         if tab is None or not tab.online:
+            typed = tab.typed if tab is not None else 0
             tab = ChaosTab(name, self)  # a reopened tab starts from nothing, as a reload does
+            tab.typed = typed  # but its lines go on being numbered: each is told apart
             self.tabs[name] = tab
             await tab.connect()
         return tab
@@ -266,7 +269,8 @@ class World:
             source = sources.get(cell.cell_id)
             if source is None or not source.startswith(cell.code):
                 return False
-            if any(line not in source for lines in cell.typed.values() for line in lines):
+            typed = Counter(line for lines in cell.typed.values() for line in lines)
+            if typed - Counter(source.split("\n")):  # as often as typed: a line may repeat
                 return False
         return True
 
