@@ -9,8 +9,8 @@ chosen point and kill the server there, which no real save can be asked to do:
 * :class:`DelayedSavesContentsManager`: every notebook save waits ``save_delay`` seconds
   before it writes, and ``written_delay`` seconds once written (before the save returns);
   every read of a notebook's content waits ``read_delay`` seconds: as on a busy machine or a
-  slow disk (``saving_file`` and ``written_file``
-  are created when one starts waiting). ``hooks_delay``: seconds between a notebook's
+  slow disk (``saving_file``, ``written_file`` and ``reading_file`` are created when one
+  starts waiting). ``hooks_delay``: seconds between a notebook's
   file being written and jupyter_server's post-save hooks (``hooks_file`` is created then),
   the window in which another program can write the file before the server reads it back.
   ``rename_delay``: seconds a save waits with its bytes written and not yet renamed into
@@ -98,6 +98,7 @@ class DelayedSavesContentsManager(AsyncLargeFileManager):
     )
     written_file = Unicode("", config=True, help="Created when a save waits, written.")
     read_delay = Float(0.0, config=True, help="Seconds each read of a notebook's content waits.")
+    reading_file = Unicode("", config=True, help="Created when a delayed read starts waiting.")
     hooks_delay = Float(
         0.0, config=True, help="Seconds between writing a notebook and its post-save hooks."
     )
@@ -140,6 +141,8 @@ class DelayedSavesContentsManager(AsyncLargeFileManager):
 
     async def get(self, path: str, content: bool = True, *args: Any, **kwargs: Any) -> Any:
         if content and self.read_delay > 0 and path.endswith(".ipynb"):
+            if self.reading_file:
+                Path(self.reading_file).touch()
             await asyncio.sleep(self.read_delay)
         model = await super().get(path, content, *args, **kwargs)
         if not content and self.changed_look_delay > 0 and path.endswith(".ipynb"):

@@ -52,12 +52,15 @@ import logging
 import time
 from typing import Any
 
+import nbformat
 from jupyter_server.utils import to_api_path
 from tornado.web import HTTPError
 
 from ..reads import ReadAsked
 from ..saves import FileStamp, ReplacingSavesMixin, file_stamp, written_stamp
+from ..tasks import BackgroundTasks
 from . import collaboration
+from .lagging_files import comparable
 from .live import LiveDocuments
 
 READ_ACTIONS = frozenset({"load", "overwrite"})
@@ -76,12 +79,15 @@ class MissedReloads:
         self._reloading: dict[str, asyncio.Task[None]] = {}
         # room id -> the task that announced a reload it has not begun to read yet
         self._announced: dict[str, asyncio.Task[Any] | None] = {}
+        self._following = BackgroundTasks(log)
+        self._contents: Any = None
         self._sees_reads = False
         self._events = settings.get("event_logger")
 
     def start(self, contents_manager: Any) -> None:
         """Listen to the rooms' events and hook the saves; without room events nothing is
         refused (there would be no telling when a room read its file)."""
+        self._contents = contents_manager
         if self._events is None:
             return
         # A modifier runs inside the room's ``emit``, in the task that goes on to read.
@@ -99,6 +105,7 @@ class MissedReloads:
             )
 
     async def stop(self) -> None:
+        await self._following.close(timeout=1)
         for task in list(self._reloading.values()):
             task.cancel()
         await asyncio.gather(*self._reloading.values(), return_exceptions=True)
@@ -129,6 +136,37 @@ class MissedReloads:
             if announcer is reader:
                 del self._announced[room_id]
                 self._read_at[room_id] = time.time()
+                self._following.spawn(self._save_if_behind(room_id, path), "following a reload")
+
+    async def _save_if_behind(self, room_id: str, path: str) -> None:
+        """Once the room holds what it is reading, save it if the file does not hold its
+        notebook: a save that took the notebook before the reload and the loader's lock
+        after its read wrote the older notebook, and the reload's own change starts no
+        autosave (the room sets its document under its update lock)."""
+        loaded = self._open_room(path)
+        if loaded is None or loaded[0] != room_id:
+            return
+        room = loaded[1]
+        lock = collaboration.loader_lock(collaboration.loader_of(room))
+        async with lock:  # the read is over
+            pass
+        async with collaboration.update_lock(room):  # the reload is in the document
+            pass
+        async with lock:  # the saves that waited for the read are over
+            notebook = collaboration.notebook_of(room)
+            os_path = self._os_path(path)
+            if notebook is None or os_path is None:
+                return
+            on_disk = await asyncio.to_thread(_read_notebook, os_path)
+        if on_disk is not None and comparable(on_disk) == comparable(notebook.get()):
+            return
+        self._log.warning(
+            "jupyter-loop: %s was saved with the notebook from before its reload; saving again",
+            path,
+        )
+        saving = collaboration.save_now(room)
+        if saving is not None:
+            await saving
 
     def _after_save(self, model: Any, os_path: str, contents_manager: Any, **_: Any) -> None:
         written = written_stamp(contents_manager, os_path)
@@ -187,6 +225,12 @@ class MissedReloads:
             return False
         return room_id in self._announced
 
+    def _os_path(self, path: str) -> str | None:
+        try:
+            return str(self._contents._get_os_path(path))
+        except Exception:  # no such path, or a manager without files
+            return None
+
     def _open_room(self, path: str) -> tuple[str, Any] | None:
         """The notebook's loaded room (``None``: none, or no file id, which the save itself
         reports)."""
@@ -211,3 +255,13 @@ class MissedReloads:
         finally:
             self._read_at[room_id] = time.time()
             self._reloading.pop(room_id, None)
+
+
+def _read_notebook(os_path: str) -> dict[str, Any] | None:
+    """The notebook in the file, ``None`` if it cannot be read as one."""
+    try:
+        with open(os_path, encoding="utf-8") as file:
+            found: dict[str, Any] = nbformat.read(file, as_version=4)
+        return found
+    except Exception:
+        return None
