@@ -20,6 +20,7 @@ from pycrdt import Array, Doc, Map
 from ..agent.proposals import PROPOSALS_MAP
 from ..document.update_holes import check_whole
 from ..execution.cell_marks import NOTE_PREFIX
+from ..execution.handover import SOURCE_CHANGED
 from .chaos_world import Expected, ExpectedCell, printed_lines
 from .yjs import YjsView, disagreements
 
@@ -127,7 +128,8 @@ def output_problem(model: ExpectedCell, cell: CellSeen, *, exact: bool, cut: boo
     """``exact``: the cell's last run printed its current code's lines, whole, and nothing
     else shows. Otherwise the lines are those of one of the cell's codes: whole, or (after
     a restart or out-of-band write mid-run) a prefix, maybe followed by the server's note
-    on how the run ended."""
+    on how the run ended; or, for a cell an agent asked to run, only the note that it was
+    not run because its source changed after the run was approved."""
     lines = cell.stdout.splitlines()
     notes = [note for note in cell.other if note.strip()]
     if exact:
@@ -140,6 +142,8 @@ def output_problem(model: ExpectedCell, cell: CellSeen, *, exact: bool, cut: boo
         return None
     if not lines and not notes:
         return None
+    if model.agent_asked and not lines and notes == [f"{NOTE_PREFIX}{SOURCE_CHANGED}\n"]:
+        return None  # an agent's run of code a person then changed: not run, and said so
     for tag in model.tags:
         whole = printed_lines(tag)
         if lines == whole and not notes:

@@ -149,6 +149,8 @@ async def _run(world: World, how: str, cell_ids: list[str]) -> None:
         return
     body = {"path": world.path, "cell_ids": cell_ids, "kernel_id": await world.kernel_id()}
     if how == "mcp":  # on the notebook's kernel, as the other channels
+        for cell_id in cell_ids:
+            world.expected.cell(cell_id).agent_asked = True
         await mcp_run(world, cell_ids)
         return
     if how == "socket":

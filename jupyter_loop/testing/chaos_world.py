@@ -64,6 +64,9 @@ class ExpectedCell:
     stdout: list[str] | None = field(default_factory=list)
     """The stdout lines the cell must show now, when known: none at first, a whole run's
     once a run is over with nothing after it; ``None`` while a run may be in flight."""
+    agent_asked: bool = False
+    """An agent asked to run the cell: a run it was approved for is not run if a person
+    changes the code before its turn (the cell then shows only the server's note)."""
 
     def type(self, tab: str, line: str) -> None:
         self.typed.setdefault(tab, []).append(line)
