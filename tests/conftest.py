@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -98,6 +99,13 @@ def type_in(tab: Any, cell_id: str, text: str) -> None:
             source = ycell["source"]
             assert isinstance(source, Text)
             source += text
+
+
+def replace_on_disk(target: Path, text: str) -> None:
+    """What a ``git checkout`` does to a file: another version renamed over it."""
+    replacement = target.with_name(target.name + ".checkout")
+    replacement.write_text(text, encoding="utf-8")
+    os.replace(replacement, target)
 
 
 def source_on_disk(target: Path, index: int) -> str:

@@ -10,12 +10,11 @@ can see the change here: the file's watcher polls once an hour.
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import notebook_json, source_on_disk, type_in, wait_for
+from conftest import notebook_json, replace_on_disk, source_on_disk, type_in, wait_for
 from traitlets.config import Config
 
 from jupyter_loop.testing.yjs import disagreements, read_with_yjs
@@ -45,9 +44,7 @@ async def test_a_checkout_is_not_saved_over_when_a_keystroke_cancels_its_reload(
     target.write_text(notebook_json("x = 1", "y = 1"), encoding="utf-8")
     async with open_tab(path) as tab:
         await wait_for(lambda: len(tab.notebook.ycells) == 2)
-        replacement = target.with_name("checkout.ipynb.new")
-        replacement.write_text(notebook_json("x = 'checked out'", "y = 2"), encoding="utf-8")
-        os.replace(replacement, target)  # a git checkout
+        replace_on_disk(target, notebook_json("x = 'checked out'", "y = 2"))
         type_in(tab, "c1", " # a")
         # The autosave comes after SAVE_DELAY of quiet, finds the file changed and starts
         # reading it (READ_DELAY): a keystroke in that read cancels the reload.

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import notebook_json, wait_for
+from conftest import notebook_json, replace_on_disk, wait_for
 from traitlets.config import Config
 
 from jupyter_loop.document import collaboration
@@ -32,9 +31,7 @@ def check_out(target: Path, code: str, outputs: list[dict[str, Any]]) -> None:
     its first cell, ``y = 2`` in its second) replaces the file, atomically."""
     other = json.loads(notebook_json(code, "y = 2"))
     other["cells"][0]["outputs"] = outputs
-    replacement = target.with_name(target.name + ".checkout")
-    replacement.write_text(json.dumps(other), encoding="utf-8")
-    os.replace(replacement, target)
+    replace_on_disk(target, json.dumps(other))
 
 
 def printed(outputs: list[Any]) -> list[str]:
@@ -168,9 +165,7 @@ async def test_a_run_ending_while_a_long_reload_sets_the_notebook_ends_whole(
         reloading = collaboration.update_lock(room_of(jp_serverapp, path)).locked
         cells = (f"z = {i}" for i in range(CHECKED_OUT_CELLS))
         many = json.loads(notebook_json(ENDS_ON_GO, "y = 2", *cells))
-        replacement = target.with_name(target.name + ".checkout")
-        replacement.write_text(json.dumps(many), encoding="utf-8")
-        os.replace(replacement, target)
+        replace_on_disk(target, json.dumps(many))
         await wait_for(reloading, timeout=20, interval=0.001)
         (jp_root_dir / "go").touch()  # the run ends while the room sets the checkout
         await wait_for(lambda: len(tab.notebook.ycells) == CHECKED_OUT_CELLS + 2, timeout=60)

@@ -17,12 +17,11 @@ file won: chaos seed 2038 trial 303, a checkout gone after a kill).
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import notebook_json, source_on_disk, type_in, wait_for
+from conftest import notebook_json, replace_on_disk, source_on_disk, type_in, wait_for
 from traitlets.config import Config
 
 from jupyter_loop.testing.yjs import disagreements, read_with_yjs
@@ -80,9 +79,7 @@ async def test_a_save_queued_behind_the_watchers_look_does_not_undo_a_checkout(
         await asyncio.sleep(LOOK_DELAY + 0.5)
         looking_file.unlink()
 
-        replacement = target.with_name("checkout.ipynb.new")
-        replacement.write_text(notebook_json("x = 'checked out'", "y = 2"), encoding="utf-8")
-        os.replace(replacement, target)  # a git checkout
+        replace_on_disk(target, notebook_json("x = 'checked out'", "y = 2"))
         # The watcher's next look sees it and holds the loader's lock for LOOK_DELAY; a
         # keystroke's autosave comes within it and waits for that lock.
         await wait_for(looking_file.exists, timeout=10)
@@ -113,9 +110,7 @@ async def test_a_save_of_the_notebook_before_a_reload_is_followed_by_one_after_i
         await asyncio.sleep(LOOK_DELAY + 0.5)  # the room's own load read the file slowly
         reading_file.unlink(missing_ok=True)
 
-        replacement = target.with_name("checkout.ipynb.new")
-        replacement.write_text(notebook_json("x = 'checked out'", "y = 2"), encoding="utf-8")
-        os.replace(replacement, target)  # a git checkout
+        replace_on_disk(target, notebook_json("x = 'checked out'", "y = 2"))
         # The watcher reads it for LOOK_DELAY, holding the loader's lock; a keystroke's
         # autosave takes the notebook as it is now and waits for that lock.
         await wait_for(reading_file.exists, timeout=10)
