@@ -367,11 +367,12 @@ class JupyterLoopApp(
     async def stop_extension(self) -> None:
         # Each part stops in its turn even if one before it failed or took too long: a
         # part left running (a thread, a journal) must not keep the server from exiting.
+        kernels = self.serverapp.kernel_manager if self.serverapp else None
+        leaving = kept_kernel_ids(kernels) if self.keep_kernels == "always" else set()
+        self.execution.stopping(leaving)  # before a stopping agent's call drops its runs
         await self._stop_part("completions", self.completion.stop())
         await self._stop_part("the MCP endpoint", self.mcp.stop())
         await self._stop_part("the assistant", self.agent.stop())
-        kernels = self.serverapp.kernel_manager if self.serverapp else None
-        leaving = kept_kernel_ids(kernels) if self.keep_kernels == "always" else set()
         await self._stop_part("runs", self.execution.stop(leaving))
         await self._stop_part("documents", self.documents.stop())
         await self._stop_part("saved hashes", self.saved_hashes.stop())

@@ -18,7 +18,7 @@ import pytest
 from conftest import notebook_json, wait_for
 from pycrdt import Map, Provider
 
-from jupyter_loop.testing.server_process import ServerProcess
+from jupyter_loop.testing.server_process import TOKEN, ServerProcess
 
 LOOP = "import time\nfor i in range(6000):\n    print(i, flush=True)\n    time.sleep(0.01)"
 HANG_GUARD = 30.0  # seconds; no speed claim (see bench/shutdown.py for figures)
@@ -80,3 +80,68 @@ async def test_a_signal_mid_run_stops_the_server_and_the_run_is_cut_off(
 
 def printed(notebook: Any) -> str:
     return "".join(o.get("text", "") for o in notebook.cells[0].outputs)
+
+
+@pytest.mark.timeout(180)
+async def test_a_sigterm_during_an_agents_run_leaves_no_cell_running(tmp_path: Path):
+    """An outside agent's ``run_cells`` (the MCP SDK's client) is cut short by the stop;
+    its call ending must not take its runs out of the run ledger before the stop keeps
+    them there, or their cells stay ``[*]`` in the store for good (chaos seed 2039 trial
+    810)."""
+    import httpx2
+    import mcp_types as types
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    server = ServerProcess(
+        tmp_path,
+        "--JupyterLoopApp.approval_policy=always",
+        "--YDocExtension.document_cleanup_delay=1",
+    )
+    path = "agent.ipynb"
+    try:
+        server.root.mkdir(parents=True)
+        (server.root / path).write_text(notebook_json(LOOP, "print('queued')"), encoding="utf-8")
+        server.start()
+        await server.ready()
+        await server.start_kernel(path)
+
+        async def agent_runs() -> None:
+            headers = {"Authorization": f"token {TOKEN}"}
+            url = server.url("api", "jupyter-loop", "mcp")
+            async with (
+                httpx2.AsyncClient(headers=headers, timeout=120) as http,
+                streamable_http_client(url, http_client=http) as (read, write),
+                ClientSession(
+                    read, write, client_info=types.Implementation(name="a", version="1")
+                ) as session,
+            ):
+                await session.initialize()
+                arguments = {"path": path, "cell_ids": ["c0", "c1"], "wait_seconds": 60}
+                await session.call_tool("run_cells", arguments)
+
+        channel, notebook = await server.open_room(path)  # a tab, closed before the stop
+        async with Provider(notebook.ydoc, channel):
+            await wait_for(lambda: notebook.cell_number == 2)
+            calling = asyncio.ensure_future(agent_runs())
+            markers = notebook.ydoc.get("jupyter_loop:execution", type=Map)
+            await wait_for(lambda: (markers.get("c0") or {}).get("state") == "running", 60)
+        await asyncio.sleep(0.3)
+        server.stop(signal.SIGTERM, timeout=HANG_GUARD)
+        await asyncio.wait([calling], timeout=10)  # cut short with the server: any end
+
+        server.start()
+        await server.ready()
+        channel, notebook = await server.open_room(path)
+        async with Provider(notebook.ydoc, channel):
+            await wait_for(lambda: notebook.cell_number == 2)
+            markers = notebook.ydoc.get("jupyter_loop:execution", type=Map)
+
+            def left_on() -> list[str]:
+                marks = {c: markers.get(c) or {} for c in ("c0", "c1")}
+                return [c for c, m in marks.items() if m.get("state") in ("running", "queued")]
+
+            await asyncio.sleep(1)  # the room's Y-only state arrives after its cells
+            await wait_for(lambda: not left_on(), 20)
+    finally:
+        server.kill()

@@ -16,7 +16,7 @@ from . import board
 from .cell_marks import failure_note
 from .introspect import EXPRESSION, EXPRESSION_KEY, VariablesReport, report_from_reply
 from .kernel_notices import KernelLifeNotices
-from .ledger import NullLedger, RunLedger
+from .ledger import LedgerEntry, NullLedger, RunLedger
 from .outputs_store import OutputStore
 from .payloads import InputReply, QueuedCell, RunRequest, RunTicket
 from .queue import KernelQueue, QueueSettings
@@ -58,6 +58,7 @@ class ExecutionService:
         self._settings = settings
         self._log = log
         self._queues: dict[str, KernelQueue] = {}
+        self._listed_at_stop: dict[str, LedgerEntry] = {}  # see ``stopping``
         self._watched: set[str] = set()
         self._waits: set[asyncio.Task[dict[str, RunOutcome]]] = set()
         self._recovered: asyncio.Event | None = None
@@ -100,6 +101,16 @@ class ExecutionService:
             self._log,
         )
 
+    def stopping(self, leaving: set[str] | frozenset[str] = frozenset()) -> None:
+        """The server begins to stop: the runs in flight now stay listed through
+        :meth:`stop`, whatever ends them before it. The assistant and the MCP endpoint stop
+        first, and a call of theirs cut short drops the runs it queued; their cells' marks
+        may then be freed with the rooms before the drop reaches them (chaos seed 2039
+        trial 810: a cell left ``[*]`` after an MCP run and a SIGTERM)."""
+        self._listed_at_stop = {
+            run.run_id: run for run in self._ledger.in_flight() if run.kernel_id not in leaving
+        }
+
     async def stop(self, leaving: set[str] | frozenset[str] = frozenset()) -> None:
         """End every run (the server stops); runs on the kernels in ``leaving`` (kept
         running for the next server) are left in flight, for it to follow again."""
@@ -112,7 +123,8 @@ class ExecutionService:
         # alongside us and may free (and save) the rooms first, with the runs' marks still
         # on: their ends would then be nowhere. So they stay in the ledger, and the next
         # start closes whichever the file still shows open (see ``recovery``).
-        ended_by_stop = [run for run in self._ledger.in_flight() if run.kernel_id not in leaving]
+        now = {run.run_id: run for run in self._ledger.in_flight() if run.kernel_id not in leaving}
+        ended_by_stop = list({**self._listed_at_stop, **now}.values())
         await asyncio.gather(
             *(queue.leave() if queue.kernel_id in leaving else queue.stop() for queue in queues),
             return_exceptions=True,
