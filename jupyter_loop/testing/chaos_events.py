@@ -142,7 +142,10 @@ async def _run(world: World, how: str, cell_ids: list[str]) -> None:
         )  # fmt: skip
         world.processes.append(process)
         out, err = await process.communicate()
-        if process.returncode not in (0, -signal.SIGKILL) and not world.restarting:
+        # Queued behind an agent's run that was refused (its code changed after the
+        # approval: a checkout), a cell is dropped as after any failure, and said "not run".
+        dropped = any(c.agent_asked for c in world.expected.cells) and b"not run" in out + err
+        if process.returncode not in (0, -signal.SIGKILL) and not world.restarting and not dropped:
             world.errors.append(
                 f"CLI run {cell_ids} exited {process.returncode}: {err.decode()[-300:]}"
             )
