@@ -31,9 +31,11 @@ the time its own and wrote the room's older notebook over the checkout, which th
 then read back (chaos seed 2036 trial 157; ``tests/test_save_behind_a_reload.py``). So a
 reload the watcher announced is under way until the task that announced it starts reading
 the notebook (a step of the contents manager's reads, ``reads``), and a save meanwhile is
-refused. A save that read the room's notebook before the reload and takes the lock after
-it still writes it once; the reload changes the document, and the room's next save puts
-the file's content back.
+refused. A save that took the room's notebook before the reload and the lock after the read
+still writes that older notebook, and the reload's own change starts no autosave (the room
+sets its document under its update lock); so once the reload is in, the room is saved
+again if its file does not hold its notebook (chaos seed 2038 trial 303: a kill before
+the next edit, and the restart loaded the older file).
 
 The stance: until the room has read it, the file on disk wins. A contents API ``PUT`` of an
 open notebook in the moment before its room reloads a changed file is refused too (409:
@@ -115,14 +117,17 @@ class MissedReloads:
         if not isinstance(data, dict):
             return data
         room_id = str(data.get("room"))
-        if collaboration.reload_failed(data):
-            self._announced.pop(room_id, None)  # before its read, maybe: the stamp decides
-        elif data.get("action") == "overwrite" and collaboration.reload_about_to_begin(data):
-            if self._sees_reads:
-                self._announced[room_id] = asyncio.current_task()
-            else:  # no telling when it reads: the announcement stands for the read
+        try:
+            if collaboration.reload_failed(data):
+                self._announced.pop(room_id, None)  # before its read, maybe: the stamp decides
+            elif data.get("action") == "overwrite" and collaboration.reload_about_to_begin(data):
+                if self._sees_reads:
+                    self._announced[room_id] = asyncio.current_task()
+                else:  # no telling when it reads: the announcement stands for the read
+                    self._read_at[room_id] = time.time()
+            elif data.get("action") in READ_ACTIONS:
                 self._read_at[room_id] = time.time()
-        elif data.get("action") in READ_ACTIONS:
+        except RuntimeError:  # emitted with no event loop running: no task to follow
             self._read_at[room_id] = time.time()
         return data
 
@@ -184,9 +189,8 @@ class MissedReloads:
     def _before_save(self, model: Any, path: str, contents_manager: Any, **_: Any) -> None:
         if not isinstance(model, dict) or model.get("type") != "notebook":
             return
-        try:
-            os_path = str(contents_manager._get_os_path(path))
-        except Exception:  # no such path: the save itself will say so
+        os_path = self._os_path(path)
+        if os_path is None:  # no such path: the save itself will say so
             return
         self._check(path, os_path, file_stamp(os_path))
 

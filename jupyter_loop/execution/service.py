@@ -107,9 +107,12 @@ class ExecutionService:
         first, and a call of theirs cut short drops the runs it queued; their cells' marks
         may then be freed with the rooms before the drop reaches them (chaos seed 2039
         trial 810: a cell left ``[*]`` after an MCP run and a SIGTERM)."""
-        self._listed_at_stop = {
-            run.run_id: run for run in self._ledger.in_flight() if run.kernel_id not in leaving
-        }
+        self._listed_at_stop = self._in_flight_but(leaving)
+
+    def _in_flight_but(self, leaving: set[str] | frozenset[str]) -> dict[str, LedgerEntry]:
+        """The runs in flight (by id), but those on the kernels in ``leaving``."""
+        in_flight = self._ledger.in_flight()
+        return {run.run_id: run for run in in_flight if run.kernel_id not in leaving}
 
     async def stop(self, leaving: set[str] | frozenset[str] = frozenset()) -> None:
         """End every run (the server stops); runs on the kernels in ``leaving`` (kept
@@ -123,8 +126,7 @@ class ExecutionService:
         # alongside us and may free (and save) the rooms first, with the runs' marks still
         # on: their ends would then be nowhere. So they stay in the ledger, and the next
         # start closes whichever the file still shows open (see ``recovery``).
-        now = {run.run_id: run for run in self._ledger.in_flight() if run.kernel_id not in leaving}
-        ended_by_stop = list({**self._listed_at_stop, **now}.values())
+        ended_by_stop = list({**self._listed_at_stop, **self._in_flight_but(leaving)}.values())
         await asyncio.gather(
             *(queue.leave() if queue.kernel_id in leaving else queue.stop() for queue in queues),
             return_exceptions=True,
