@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import NotFound
-from ..execution.budget import METADATA_KEY
+from ..execution.budget import METADATA_KEY, value_size
 from ..execution.outputs_store import OutputStore, RunKey
 from ..execution.outputs_traits import OUTPUTS_PATH
 from ..execution.terminal import strip_ansi
@@ -182,7 +182,7 @@ def _largest_kind(output: dict[str, Any]) -> dict[str, Any]:
     data = output.get("data")
     if not isinstance(data, dict) or not data:
         return output
-    kind = max(data, key=lambda mime: len(_joined(data[mime])))
+    kind = max(data, key=lambda mime: value_size(data[mime]))  # as the full-output handler
     return {**output, "data": {kind: data[kind]}}
 
 
