@@ -122,3 +122,5 @@ async def test_a_save_of_the_notebook_before_a_reload_is_followed_by_one_after_i
         await asyncio.sleep(LOOK_DELAY + 1)
         assert source_on_disk(target, 0) == "x = 'checked out'"
         assert source_on_disk(target, 1) == str(tab.cell("c1")["source"])
+        (seen,) = read_with_yjs({"tab": [tab.notebook.ydoc.get_update()]}).values()
+        assert disagreements(tab.notebook.ydoc, seen) == []

@@ -18,7 +18,8 @@ import pytest
 from conftest import notebook_json, wait_for
 from pycrdt import Map, Provider
 
-from jupyter_loop.testing.server_process import TOKEN, ServerProcess
+from jupyter_loop.testing.chaos_agents import mcp_client
+from jupyter_loop.testing.server_process import ServerProcess
 
 LOOP = "import time\nfor i in range(6000):\n    print(i, flush=True)\n    time.sleep(0.01)"
 HANG_GUARD = 30.0  # seconds; no speed claim (see bench/shutdown.py for figures)
@@ -88,11 +89,6 @@ async def test_a_sigterm_during_an_agents_run_leaves_no_cell_running(tmp_path: P
     its call ending must not take its runs out of the run ledger before the stop keeps
     them there, or their cells stay ``[*]`` in the store for good (chaos seed 2039 trial
     810)."""
-    import httpx2
-    import mcp_types as types
-    from mcp.client.session import ClientSession
-    from mcp.client.streamable_http import streamable_http_client
-
     server = ServerProcess(
         tmp_path,
         "--JupyterLoopApp.approval_policy=always",
@@ -107,16 +103,7 @@ async def test_a_sigterm_during_an_agents_run_leaves_no_cell_running(tmp_path: P
         await server.start_kernel(path)
 
         async def agent_runs() -> None:
-            headers = {"Authorization": f"token {TOKEN}"}
-            url = server.url("api", "jupyter-loop", "mcp")
-            async with (
-                httpx2.AsyncClient(headers=headers, timeout=120) as http,
-                streamable_http_client(url, http_client=http) as (read, write),
-                ClientSession(
-                    read, write, client_info=types.Implementation(name="a", version="1")
-                ) as session,
-            ):
-                await session.initialize()
+            async with mcp_client(server) as session:
                 arguments = {"path": path, "cell_ids": ["c0", "c1"], "wait_seconds": 60}
                 await session.call_tool("run_cells", arguments)
 

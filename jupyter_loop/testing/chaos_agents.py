@@ -18,6 +18,7 @@ import random
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import httpx2
 import mcp_types as types
@@ -26,25 +27,32 @@ from mcp.client.streamable_http import streamable_http_client
 from tornado.httpclient import HTTPClientError
 
 from .chaos_world import World, cell_code
-from .server_process import TOKEN
+from .server_process import TOKEN, ServerProcess
 
 PROPOSAL_ID = re.compile(r"Proposal (\S+) \(")
 
 
 @asynccontextmanager
-async def mcp_session(world: World) -> AsyncIterator[ClientSession]:
-    """An initialized SDK client session on the server's MCP endpoint."""
-    url = world.server.url("api", "jupyter-loop", "mcp")
+async def mcp_client(
+    server: ServerProcess, name: str = "chaos-agent"
+) -> AsyncIterator[ClientSession]:
+    """An initialized SDK client session on ``server``'s MCP endpoint, with its token."""
+    url = server.url("api", "jupyter-loop", "mcp")
     headers = {"Authorization": f"token {TOKEN}"}
     async with (
         httpx2.AsyncClient(headers=headers, timeout=120) as http,
         streamable_http_client(url, http_client=http) as (read, write),
         ClientSession(
-            read, write, client_info=types.Implementation(name="chaos-agent", version="1")
+            read, write, client_info=types.Implementation(name=name, version="1")
         ) as session,
     ):
         await session.initialize()
         yield session
+
+
+def mcp_session(world: World) -> Any:
+    """``async with mcp_session(world)``: the trial's server's MCP client session."""
+    return mcp_client(world.server)
 
 
 def _text(result: types.CallToolResult) -> str:
