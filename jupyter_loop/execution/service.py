@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Collection
 from functools import partial
 from typing import Any
 
@@ -16,9 +17,10 @@ from . import board
 from .cell_marks import failure_note
 from .introspect import EXPRESSION, EXPRESSION_KEY, VariablesReport, report_from_reply
 from .kernel_notices import KernelLifeNotices
-from .ledger import LedgerEntry, NullLedger, RunLedger
+from .ledger import NullLedger, RunLedger
 from .outputs_store import OutputStore
 from .payloads import InputReply, QueuedCell, RunRequest, RunTicket
+from .process_boundary import ProcessBoundary
 from .queue import KernelQueue, QueueSettings
 from .restart import take_up_left_runs
 from .run import CellJob, RunOutcome
@@ -28,9 +30,6 @@ from .tab_sources import with_shown_sources
 
 VARIABLES_TIMEOUT = 5.0
 """Seconds the variables snippet may take before the kernel counts as not answering."""
-RECOVERY_WAIT = 30.0
-"""Seconds a list of runs in flight waits for the runs a previous server left to be taken
-up (the server does that as it starts: a kept kernel's journal is read back first)."""
 KERNEL_BUSY = "The kernel is busy running a cell; its variables can be read once it is idle."
 KERNEL_ACTIONS = "https://events.jupyter.org/jupyter_server/kernel_actions/v1"
 
@@ -58,10 +57,9 @@ class ExecutionService:
         self._settings = settings
         self._log = log
         self._queues: dict[str, KernelQueue] = {}
-        self._listed_at_stop: dict[str, LedgerEntry] = {}  # see ``stopping``
         self._watched: set[str] = set()
         self._waits: set[asyncio.Task[dict[str, RunOutcome]]] = set()
-        self._recovered: asyncio.Event | None = None
+        self._boundary = ProcessBoundary(self._ledger)
         self._notices = KernelLifeNotices(docs, session_manager, log)
 
     def start(self) -> None:
@@ -71,50 +69,30 @@ class ExecutionService:
         """Take up or end the runs a previous server process left in flight: runs on a
         kernel a keeper kept are followed again (see ``kept``), the others end (see
         ``recovery``). Returns how many cells changed."""
-        try:
-            return await self._recover()
-        finally:
-            self._recovery().set()
-
-    async def recovered(self) -> None:
-        """Wait (at most ``RECOVERY_WAIT`` seconds) until the runs a previous server left
-        are followed again or ended: until then the cells still show the old marks, and
-        a list of runs in flight would miss a run a kept kernel goes on with."""
-        try:
-            await asyncio.wait_for(self._recovery().wait(), RECOVERY_WAIT)
-        except asyncio.TimeoutError:
-            pass
-
-    def _recovery(self) -> asyncio.Event:
-        if self._recovered is None:
-            self._recovered = asyncio.Event()
-        return self._recovered
-
-    async def _recover(self) -> int:
-        return await take_up_left_runs(
-            self._ledger,
-            self._kept,
-            self._kernels,
-            self._queue,
-            self._docs,
-            self._settings.outputs,
-            self._log,
+        return await self._boundary.take_up(
+            partial(
+                take_up_left_runs,
+                self._ledger,
+                self._kept,
+                self._kernels,
+                self._queue,
+                self._docs,
+                self._settings.outputs,
+                self._log,
+            )
         )
 
-    def stopping(self, leaving: set[str] | frozenset[str] = frozenset()) -> None:
+    async def recovered(self) -> None:
+        """Wait until the runs a previous server left are followed again or ended (see
+        ``process_boundary``)."""
+        await self._boundary.taken_up()
+
+    def stopping(self, leaving: Collection[str] = frozenset()) -> None:
         """The server begins to stop: the runs in flight now stay listed through
-        :meth:`stop`, whatever ends them before it. The assistant and the MCP endpoint stop
-        first, and a call of theirs cut short drops the runs it queued; their cells' marks
-        may then be freed with the rooms before the drop reaches them (chaos seed 2039
-        trial 810: a cell left ``[*]`` after an MCP run and a SIGTERM)."""
-        self._listed_at_stop = self._in_flight_but(leaving)
+        :meth:`stop`, whatever ends them before it (see ``process_boundary``)."""
+        self._boundary.stopping(leaving)
 
-    def _in_flight_but(self, leaving: set[str] | frozenset[str]) -> dict[str, LedgerEntry]:
-        """The runs in flight (by id), but those on the kernels in ``leaving``."""
-        in_flight = self._ledger.in_flight()
-        return {run.run_id: run for run in in_flight if run.kernel_id not in leaving}
-
-    async def stop(self, leaving: set[str] | frozenset[str] = frozenset()) -> None:
+    async def stop(self, leaving: Collection[str] = frozenset()) -> None:
         """End every run (the server stops); runs on the kernels in ``leaving`` (kept
         running for the next server) are left in flight, for it to follow again."""
         self._events.remove_listener(schema_id=KERNEL_ACTIONS, listener=self._on_kernel_action)
@@ -122,17 +100,12 @@ class ExecutionService:
             waiting.cancel()
         queues = list(self._queues.values())
         self._queues.clear()
-        # The stop ends these runs in their documents, but jupyter_server_ydoc stops
-        # alongside us and may free (and save) the rooms first, with the runs' marks still
-        # on: their ends would then be nowhere. So they stay in the ledger, and the next
-        # start closes whichever the file still shows open (see ``recovery``).
-        ended_by_stop = list({**self._listed_at_stop, **self._in_flight_but(leaving)}.values())
+        left = self._boundary.left_to_next(leaving)
         await asyncio.gather(
             *(queue.leave() if queue.kernel_id in leaving else queue.stop() for queue in queues),
             return_exceptions=True,
         )
-        self._ledger.add(ended_by_stop)
-        self._ledger.flush()
+        self._boundary.hand_over(left)
         await self._notices.stop()
 
     # -- requests --------------------------------------------------------------------
