@@ -60,6 +60,11 @@ def set_source(ycell: Map, source: str) -> None:
 
     Collaborators' cursors outside the change stay where they are. (jupyter_ydoc 4 has
     ``YNotebook.set_cell(source=...)``; jupyter_ydoc 3, on JupyterLab 4.5, does not.)
+
+    The new part goes in *before* the old part is deleted, right after the kept start.
+    Deleting first put it after the deleted run instead, where a line a tab appended to
+    the old source at the same moment lands too: Y then orders the two by client id, and
+    the tab's line could end up inside the new code (chaos seed 2039 trial 754).
     """
     text = ycell["source"]
     old = str(text)
@@ -74,10 +79,13 @@ def set_source(ycell: Map, source: str) -> None:
     # pycrdt counts text positions in UTF-8 bytes.
     offset = len(old[:start].encode())
     removed = len(old[start:end_old].encode())
-    if removed:
-        del text[offset : offset + removed]
-    if end_new > start:
-        text.insert(offset, source[start:end_new])
+    added = source[start:end_new]
+    with text.doc.transaction():  # one change for every tab, not an insert then a delete
+        if added:
+            text.insert(offset, added)
+        if removed:
+            after_added = offset + len(added.encode())
+            del text[after_added : after_added + removed]
 
 
 def source_hash(source: str) -> str:
