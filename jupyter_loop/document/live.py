@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import weakref
 from collections import Counter
 from collections.abc import AsyncIterator
@@ -71,6 +72,7 @@ class LiveDocuments:
         """Each notebook file as the server last knew it, kept for its next process."""
         self._whole: weakref.WeakSet[Any] = weakref.WeakSet()
         self._overwrites: Counter[str] = Counter()
+        self._overwritten_at: dict[str, float] = {}
         self.agents = AgentPresence(self._room)
         """Agents at work, shown to the tabs of the notebook they work in."""
         events = settings.get("event_logger")
@@ -83,7 +85,9 @@ class LiveDocuments:
         # jupyter_events calls listeners with these keywords; one that raises breaks the
         # room that emitted the event, so nothing here may.
         if isinstance(data, dict) and data.get("action") == "overwrite":
-            self._overwrites[str(data.get("room"))] += 1
+            room_id = str(data.get("room"))
+            self._overwrites[room_id] += 1
+            self._overwritten_at[room_id] = time.monotonic()
 
     def overwrites(self, room_id: str) -> int:
         """How many times the room's notebook was reloaded from its file since the server
@@ -93,6 +97,11 @@ class LiveDocuments:
         A count, not a callback: a cell's writer asks at each batch, so a reload heard while
         a batch is being written is not missed (the event comes before the reload ends)."""
         return self._overwrites[room_id]
+
+    def overwritten_at(self, room_id: str) -> float | None:
+        """When (``time.monotonic()``) jupyter-collaboration last said it reloads the
+        room's notebook from its file; ``None``: never since the server started."""
+        return self._overwritten_at.get(room_id)
 
     # -- resolving -----------------------------------------------------------------
 

@@ -124,7 +124,10 @@ class CellWriter:
         if run_id is not None and policy.journal is not None:
             self._journal = policy.journal.open(self.room_id, self.cell_id, run_id)
         self._reloads = self._docs.overwrites(self.room_id)
-        self._reload_heard_at: float | None = None  # a reload from the file, not yet over
+        # A reload from the file, not yet over: one announced just before this run began
+        # may land after the run cleared its cell (the watcher reads the file first), and
+        # put the file's outputs back before the run's lines (chaos seed 2039 trial 682).
+        self._reload_heard_at = self._reload_still_coming() if run_id is not None else None
         self._write_over = False  # the next write replaces every output the cell holds
 
     async def start_run(self, run_id: str, then: CellMutation) -> None:
@@ -302,6 +305,11 @@ class CellWriter:
         if time.monotonic() - heard > RELOAD_SECONDS:
             self._reload_heard_at = None
         return True
+
+    def _reload_still_coming(self) -> float | None:
+        """When the room's last reload was announced, if it may still land."""
+        heard = self._docs.overwritten_at(self.room_id)
+        return heard if heard is not None and time.monotonic() - heard <= RELOAD_SECONDS else None
 
     async def _replay_run(self) -> None:
         """Rebuild the model from the run's journal, to be written over the cell's outputs."""

@@ -28,3 +28,6 @@ class OneNotebook:
 
     def overwrites(self, room_id: str) -> int:
         return 0  # no file: never reloaded from one
+
+    def overwritten_at(self, room_id: str) -> float | None:
+        return None
