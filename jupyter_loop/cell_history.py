@@ -20,9 +20,12 @@ from .agent import proposals
 from .document import CellNotFound, find_cell, source_hash, writing
 from .document.reference import NotebookRef
 from .errors import Conflict, NotFound
+from .execution.cell_outputs import fitted
 from .execution.outputs_store import FileOutputStore, RunKey
 from .execution.outputs_traits import OUTPUTS_PATH
 from .execution.run_origin import RunEntry, outputs_digest
+from .execution.run_record import run_links
+from .execution.writer import OutputPolicy
 from .notebook_view.snapshot import sources_with_outputs
 
 
@@ -97,24 +100,23 @@ async def _run_of(execution: Any, path: str, cell_id: str, run_id: str) -> RunEn
     return run
 
 
-async def propose_run_outputs(
-    execution: Any,
-    store: FileOutputStore | None,
-    max_bytes: int | None,
-    request: RestoreRequest,
-) -> dict[str, Any]:
+async def propose_run_outputs(execution: Any, request: RestoreRequest) -> dict[str, Any]:
     """Propose on the cell the outputs its run ``run_id`` ended with, as the full-output
-    store keeps them (masked as the notebook had them); the proposal as created.
+    store keeps them (masked as the notebook had them) and as the cell held them: a run
+    the notebook's budget cut comes back cut the same way, its stand-ins linking to the
+    full output. Returns the proposal as created.
 
     Raises:
         NotFound: No such run, or its outputs are no longer kept.
-        Conflict: They are more than the notebook keeps of a cell (``max_bytes``).
+        Conflict: The store lost part of the run (over its own limit).
     """
     run = await _run_of(execution, request.path, request.cell_id, request.run_id)
-    if store is None:
+    policy: OutputPolicy = execution.output_policy
+    if policy.store is None:
         raise NotFound("This server keeps no outputs of earlier runs.")
     key = RunKey(NotebookRef.of_room(run.room_id).file_id, run.cell_id, run.run_id)
-    outputs = await asyncio.to_thread(store.outputs, key, max_bytes)
+    whole = await asyncio.to_thread(policy.store.outputs, key, None)
+    outputs = fitted(whole, policy.budget, run_links(policy.link_prefix, key))
     _, notebook = await execution.live_notebook(request.path)
     with writing(notebook):
         try:

@@ -57,9 +57,7 @@ class RestoreHandler(LoopHandler):
         if what == "source":
             proposal = await propose_run_source(execution, request)
         else:
-            store = self.settings.get("jupyter_loop_outputs")
-            budget = self.settings.get("jupyter_loop_output_budget")
-            proposal = await propose_run_outputs(execution, store, budget, request)
+            proposal = await propose_run_outputs(execution, request)
         self.reply(proposal, status=201)
 
 

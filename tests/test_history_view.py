@@ -108,6 +108,7 @@ async def test_history_says_where_a_runs_outputs_are(
         await ran(api, path, "c0", 1)
         set_source(next(c for c in tab.notebook.ycells if c["id"] == "c0"), "print('b')")
         await wait_for(lambda: tab.text("c0") == "a\n")
+        await marks_until(api, path, {"c0": "edited since this output"})  # the server has it
         await run_cells(path, "c0")
         runs = await ran(api, path, "c0", 2)
         newest, older = runs
@@ -129,7 +130,7 @@ async def test_history_says_where_a_runs_outputs_are(
         # cell's two runs before it.
         ycell = next(c for c in tab.notebook.ycells if c["id"] == "c0")
         set_source(ycell, "for i in range(2000):\n    print('line', i)")
-        await wait_for(lambda: "i in range" in str(tab.cell("c0")["source"]))
+        await marks_until(api, path, {"c0": "edited since this output"})
         await run_cells(path, "c0")
         cut, *_ = await ran(api, path, "c0", 3)
         assert cut["outputs_shown"] is True and cut["outputs_url"]
@@ -191,7 +192,7 @@ async def test_restoring_a_runs_outputs_is_a_proposal_that_puts_them_back(
         (first,) = await ran(api, path, "c0", 1)
         ycell = next(c for c in tab.notebook.ycells if c["id"] == "c0")
         set_source(ycell, "print('second')")
-        await wait_for(lambda: "second" in str(tab.cell("c0")["source"]))
+        await marks_until(api, path, {"c0": "edited since this output"})
         await run_cells(path, "c0")
         await ran(api, path, "c0", 2)
         await wait_for(lambda: tab.text("c0") == "second\n")
@@ -228,18 +229,43 @@ async def test_restoring_a_runs_outputs_is_a_proposal_that_puts_them_back(
         assert again.value.code == 409
 
 
-async def test_outputs_larger_than_the_notebook_keeps_are_not_put_back(
-    write_notebook: Any, start_kernel: Any, run_cells: Any, api: Any
+async def test_outputs_the_notebook_cut_come_back_cut_as_the_cell_held_them(
+    write_notebook: Any, start_kernel: Any, run_cells: Any, open_tab: Any, api: Any
 ) -> None:
+    """A run cut to the notebook's output budget is restored as its cell held it: the
+    head, a marker linking to the run's full output, the tail (it was refused, 409)."""
     path = write_notebook("long.ipynb", "for i in range(30000):\n    print('line', i)")
     await start_kernel(path)
-    await run_cells(path, "c0")
-    (run,) = await ran(api, path, "c0", 1)
-    body = {"path": path, "cell_id": "c0", "run_id": run["run_id"], "what": "outputs"}
-    with pytest.raises(HTTPClientError) as refused:
-        await api(*LOOP, "history", "restore", method="POST", body=body)
-    assert refused.value.code == 409
-    assert "open its full output" in refused.value.response.body.decode()
+    async with open_tab(path) as tab:
+        await run_cells(path, "c0")
+        (long_run,) = await ran(api, path, "c0", 1)
+        await wait_for(lambda: tab.text("c0").endswith("line 29999\n"))
+        held = [dict(output) for output in tab.cell("c0")["outputs"]]
+        assert [o["output_type"] for o in held] == ["stream", "display_data", "stream"]
+        ycell = next(c for c in tab.notebook.ycells if c["id"] == "c0")
+        set_source(ycell, "print('short')")
+        await marks_until(api, path, {"c0": "edited since this output"})
+        await run_cells(path, "c0")
+        await ran(api, path, "c0", 2)
+        await wait_for(lambda: tab.text("c0") == "short\n")
+
+        body = {"path": path, "cell_id": "c0", "run_id": long_run["run_id"], "what": "outputs"}
+        proposal = await api(*LOOP, "history", "restore", method="POST", body=body)
+        await api(
+            *LOOP, "agent", "proposals", proposal["id"], "accept",
+            method="POST", body={"path": path},
+        )  # fmt: skip
+        await wait_for(lambda: tab.text("c0").endswith("line 29999\n"))
+        (view,) = read_with_yjs({"tab": [tab.notebook.ydoc.get_update()]}).values()
+        head, marker, tail = view.cells[0]["outputs"]
+        assert head == {**held[0], "text": str(held[0]["text"])}  # the same first lines
+        link = marker["metadata"]["jupyter_loop"]["full_output"]
+        assert link == held[1]["metadata"]["jupyter_loop"]["full_output"]  # the same run's
+        assert link.endswith(long_run["outputs_url"])
+        assert tail["text"].endswith("line 29999\n")
+        assert marker["metadata"]["jupyter_loop"]["omitted"]["lines"] > 1000
+        kept = len(json.dumps(view.cells[0]["outputs"]).encode())
+        assert kept < len("".join(f"line {i}\n" for i in range(30000)))
     with pytest.raises(HTTPClientError) as unknown:
         await api(*LOOP, "history", "restore", method="POST", body={**body, "what": "both"})
     assert unknown.value.code == 400

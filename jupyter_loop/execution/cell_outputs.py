@@ -28,7 +28,7 @@ from typing import Any
 
 from .budget import OutputBudget
 from .budget_model import BudgetModel
-from .ops import OutputOp
+from .ops import AppendOutput, AppendStream, OutputOp
 from .output_items import item_from_document
 from .output_sync import SyncPlan
 from .terminal import TerminalScreen
@@ -179,3 +179,31 @@ class CellOutputs(BudgetModel):
         if len(known) == len(self.items):
             for item, (display_id, part) in zip(self.items, known, strict=True):
                 item.display_id, item.part = display_id, part
+
+
+def fitted(
+    outputs: Iterable[dict[str, Any]],
+    budget: OutputBudget | None,
+    links: Callable[[int | None], str] | None = None,
+) -> list[dict[str, Any]]:
+    """A run's whole outputs as its cell holds them within ``budget``: what its writer
+    wrote, a long stream's middle cut to a marker and a rich output too large replaced by
+    a placeholder, linking (``links``) to the full output.
+
+    >>> printed = "".join(f"{i}\\n" for i in range(5000))
+    >>> kept = fitted([{"output_type": "stream", "name": "stdout", "text": printed}],
+    ...               OutputBudget.from_total(16 * 1024), lambda part: "/full")
+    >>> [output["output_type"] for output in kept]
+    ['stream', 'display_data', 'stream']
+    >>> marker = kept[1]["metadata"]["jupyter_loop"]
+    >>> kept[0]["text"][:4], kept[-1]["text"][-5:], marker["full_output"]
+    ('0\\n1\\n', '4999\\n', '/full')
+    """
+    ops: list[OutputOp] = [
+        AppendStream(str(output.get("name", "stdout")), str(output.get("text", "")))
+        if output.get("output_type") == "stream"
+        else AppendOutput(output)
+        for output in outputs
+    ]
+    plan = CellOutputs.replayed(ops, budget, links).plan()
+    return plan.append if plan is not None else []

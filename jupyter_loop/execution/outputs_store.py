@@ -113,6 +113,8 @@ class OutputStore(Protocol):
 
     def load_output(self, key: RunKey, part: StoredPart) -> dict[str, Any]: ...
 
+    def outputs(self, key: RunKey, max_bytes: int | None) -> list[dict[str, Any]]: ...
+
 
 class FileOutputStore:
     """Run records under ``root`` (see the module doc for layout and retention).

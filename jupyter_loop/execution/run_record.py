@@ -26,10 +26,17 @@ Example:
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from .outputs_store import OutputStore, RunKey, RunRecorder
 from .record_edits import Discard, NewOutput, NewStream, OutputUpdate, RecordEdit, StreamEdit
+
+
+def run_links(prefix: str, key: RunKey) -> Callable[[int | None], str]:
+    """The URL of part ``part`` of a run's full output (``None``: the whole run's text),
+    under the full-output endpoint at ``prefix``."""
+    url = f"{prefix.rstrip('/')}/{key.file_id}/{key.cell_id}/{key.run_id}"
+    return lambda part: url if part is None else f"{url}/{part}"
 
 
 class RunRecord:
@@ -42,7 +49,7 @@ class RunRecord:
         self._store = store
         self._key = key
         self._log = log
-        self._url = f"{prefix.rstrip('/')}/{key.file_id}/{key.cell_id}/{key.run_id}"
+        self.link = run_links(prefix, key)
         self._recorder: RunRecorder | None = None
         self._open = False  # opened (the recorder may have been given up since)
 
@@ -54,10 +61,6 @@ class RunRecord:
         except OSError as e:
             log.warning("jupyter-loop could not remove earlier full outputs: %s", e)
         return cls(store, key, prefix, log)
-
-    def link(self, part: int | None) -> str:
-        """URL of part ``part`` of the full output (``None``: the whole run's text)."""
-        return self._url if part is None else f"{self._url}/{part}"
 
     def apply(self, edits: Iterable[RecordEdit], *, fitted: bool = False) -> None:
         """Write ``edits``; ``fitted``: they are a whole run whose outputs fit the

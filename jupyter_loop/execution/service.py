@@ -27,6 +27,7 @@ from .run import CellJob, RunOutcome
 from .run_origin import RUNS_API, RunEntry, RunOrigin, stale_reason
 from .run_request import cells_to_run, check_sources, jobs_for, mark, skipped
 from .tab_sources import with_shown_sources
+from .writer import OutputPolicy
 
 VARIABLES_TIMEOUT = 5.0
 """Seconds the variables snippet may take before the kernel counts as not answering."""
@@ -243,6 +244,11 @@ class ExecutionService:
     def output_store(self) -> OutputStore | None:
         """Where the runs' full outputs are kept (``None``: not kept)."""
         return self._settings.outputs.store
+
+    @property
+    def output_policy(self) -> OutputPolicy:
+        """What happens to outputs on their way into a cell (budget, links, store)."""
+        return self._settings.outputs
 
     async def live_notebook(self, path: str) -> tuple[str, YNotebook]:
         """The room of the notebook at ``path`` and its live shared document (loaded if no
