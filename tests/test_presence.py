@@ -18,6 +18,7 @@ from pycrdt import Map
 from jupyter_loop.document.presence import RENEW_SECONDS
 from jupyter_loop.identity import server_login_name
 from jupyter_loop.records import AGENT_FIELD, FOCUS_FIELD
+from jupyter_loop.testing.yjs import read_with_yjs
 
 pytest_plugins = ["mcp_fixtures"]
 
@@ -134,6 +135,41 @@ async def test_an_agent_at_work_is_shown_in_the_tabs_on_the_cell_it_works_on(
         # People in the notebook are the tabs' people: the agent is not one of them.
         text = text_of(await call(session, "read_notebook", path=path))
         assert "claude-code for" not in text
+
+
+async def test_an_agents_caret_shows_at_the_end_of_the_cell_it_works_on(
+    mcp_session: Any, write_notebook: Any, open_tab: Any
+) -> None:
+    """jupyter-collaboration's editors draw a collaborator's caret from the ``cursors``
+    of its awareness entry: the agent's is at the end of the cell it works on, as the
+    browser's library (Yjs) resolves it, in the cell's source, not another's."""
+    path = write_notebook("caret.ipynb", "a = 1", "é = '😀'  # b")
+    async with open_tab(path) as tab, mcp_session(name="claude-code") as session:
+        await call(session, "read_cell", path=path, cell_id="c1")
+        await wait_until(lambda: carets(tab))
+        await call(session, "propose_modify", path=path, cell_id="c0", source="a = 2", summary="s")
+        await wait_until(lambda: tab.agents() and tab.agents()[0][1]["cell_id"] == "c0")
+        (caret,) = carets(tab)
+        update = tab.notebook.ydoc.get_update()
+        (seen,) = read_with_yjs({"tab": [update]}, positions={"tab": [caret]}).values()
+        assert seen.positions == [[0, len("a = 1")]]
+
+        await call(session, "read_cell", path=path, cell_id="c1")
+        await wait_until(lambda: tab.agents()[0][1]["cell_id"] == "c1")
+        (caret,) = carets(tab)
+        update = tab.notebook.ydoc.get_update()
+        (seen,) = read_with_yjs({"tab": [update]}, positions={"tab": [caret]}).values()
+        assert seen.positions == [[1, len("é = '😀'  # b".encode("utf-16-le")) // 2]]
+
+
+def carets(tab: Any) -> list[dict[str, Any]]:
+    """The carets of the agents in the tab's awareness (anchor and head are one)."""
+    found = []
+    for state in tab._awareness.states.values():
+        for cursor in (state or {}).get("cursors", []) if AGENT_FIELD in (state or {}) else []:
+            assert cursor["anchor"] == cursor["head"] and cursor["primary"] is True
+            found.append(cursor["head"])
+    return found
 
 
 @pytest.mark.timeout(90)

@@ -38,10 +38,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pycrdt import Encoder
+from jupyter_ydoc import YNotebook
+from pycrdt import Assoc, Encoder, StickyIndex, Text
 
+from ..errors import NotFound
 from ..records import AGENT_FIELD, FOCUS_FIELD, AgentAtWork, CellFocus
 from . import collaboration
+from .cells import find_cell
 
 MAX_PEOPLE = 50
 """People listed at most (a lecture's room can hold hundreds of tabs)."""
@@ -109,7 +112,9 @@ class AgentPresence:
         last = self._clocks.get((room_id, name), 0)
         clock = self._clocks[(room_id, name)] = max(last + 1, int(time.time() * 10))
         work = AgentAtWork(cell_id, action)
-        collaboration.announce(room, agent_update(room_id, name, work, clock))
+        notebook = collaboration.notebook_of(room)
+        caret = cell_caret(notebook, cell_id) if notebook is not None and cell_id else None
+        collaboration.announce(room, agent_update(room_id, name, work, clock, caret))
 
     def keep_while(self, room_id: str, name: str, action: str, busy: Busy) -> None:
         """Show ``name`` doing ``action`` on the cell ``busy`` says runs, every
@@ -147,10 +152,44 @@ class AgentPresence:
             await asyncio.wait(tasks)
 
 
-def agent_update(room_id: str, name: str, work: AgentAtWork, clock: int) -> bytes:
-    """An awareness update with one entry: the agent ``name`` in this room, at ``work``.
-    Its client id is the same for the same agent in the same room, so each call renews
-    one entry.
+def cell_caret(notebook: YNotebook, cell_id: str) -> dict[str, Any] | None:
+    """Where an agent's caret shows in a cell's editor: the end of its source, as a Y
+    relative position (JSON), so it stays at the end while people type before it.
+    ``None``: no such cell.
+
+    >>> notebook = YNotebook()
+    >>> notebook.append_cell({"id": "c0", "cell_type": "code", "source": "1 + 1"})
+    >>> sorted(cell_caret(notebook, "c0")), cell_caret(notebook, "gone")
+    (['assoc', 'item'], None)
+    """
+    try:
+        _, ycell = find_cell(notebook, cell_id)
+    except NotFound:
+        return None
+    source = ycell.get("source")
+    if not isinstance(source, Text):
+        return None
+    # Before the end, holding on to the last character (pycrdt cannot make the position
+    # after the end with the forward association: it panics). Positions count UTF-16
+    # units here, as Yjs does, where len() counts UTF-8 bytes.
+    end = len(str(source).encode("utf-16-le")) // 2
+    position: dict[str, Any] = StickyIndex.new(source, end, Assoc.BEFORE).to_json()
+    return position
+
+
+def agent_update(
+    room_id: str,
+    name: str,
+    work: AgentAtWork,
+    clock: int,
+    caret: dict[str, Any] | None = None,
+) -> bytes:
+    """An awareness update with one entry: the agent ``name`` in this room, at ``work``,
+    its caret (``cell_caret``) in the cell's editor when given. Its client id is the same
+    for the same agent in the same room, so each call renews one entry.
+
+    The caret is the ``cursors`` field jupyter-collaboration's editors draw remote
+    carets from (with the name beside it), as for a person in another tab.
 
     >>> from pycrdt import Awareness, Doc
     >>> tab = Awareness(Doc())
@@ -162,7 +201,7 @@ def agent_update(room_id: str, name: str, work: AgentAtWork, clock: int) -> byte
     client_id = int.from_bytes(digest[:4], "big") or 1  # a Yjs client id: 32 bits
     colour = digest[4] % COLOURS + 1
     initials = "".join(word[0] for word in name.split()[:2]).upper() or "A"
-    state = {
+    state: dict[str, Any] = {
         "user": {
             "username": f"agent:{name}",
             "name": name,
@@ -172,6 +211,8 @@ def agent_update(room_id: str, name: str, work: AgentAtWork, clock: int) -> byte
         },
         AGENT_FIELD: work.to_y(),
     }
+    if caret is not None:
+        state["cursors"] = [{"anchor": caret, "head": caret, "primary": True}]
     encoder = Encoder()
     encoder.write_var_uint(1)
     encoder.write_var_uint(client_id)

@@ -26,7 +26,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,9 @@ class YjsView:
     state: dict[str, Any]
     texts: dict[str, str]
     """The roots asked for as ``texts``, read as ``Y.Text``."""
+    positions: list[list[int] | None] = field(default_factory=list)
+    """The relative positions asked for, resolved as a cell editor resolves a
+    collaborator's caret: ``[cell index, index in its source]``, ``None`` if in no cell."""
 
     @property
     def whole(self) -> bool:
@@ -55,7 +58,10 @@ class YjsView:
 
 
 def read_with_yjs(
-    docs: Mapping[str, Iterable[bytes]], texts: Iterable[str] = (), timeout: float = 60
+    docs: Mapping[str, Iterable[bytes]],
+    texts: Iterable[str] = (),
+    timeout: float = 60,
+    positions: Mapping[str, list[dict[str, Any]]] | None = None,
 ) -> dict[str, YjsView]:
     """Apply each document's updates, in order, to a fresh Yjs document; read its notebook
     roots and the ``texts`` roots."""
@@ -68,6 +74,7 @@ def read_with_yjs(
             for name, updates in docs.items()
         },
         "texts": list(texts),
+        "positions": dict(positions or {}),
     }
     env = dict(os.environ)
     done = subprocess.run(
