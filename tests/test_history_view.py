@@ -40,6 +40,16 @@ async def marks_until(api: Any, path: str, wanted: dict[str, str]) -> dict[str, 
         await asyncio.sleep(0.2)
 
 
+async def run_edited(tab: Any, api: Any, run_cells: Any, path: str, source: str, nth: int) -> Any:
+    """Give c0 a new ``source`` from the tab, wait until the server has it (its stale
+    mark: a tab's edit reaches it on its own time), run it and wait for the cell's
+    ``nth`` run; returns the runs, newest first."""
+    set_source(next(c for c in tab.notebook.ycells if c["id"] == "c0"), source)
+    await marks_until(api, path, {"c0": "edited since this output"})
+    await run_cells(path, "c0")
+    return await ran(api, path, "c0", nth)
+
+
 async def ran(api: Any, path: str, cell_id: str, count: int) -> list[dict[str, Any]]:
     deadline = time.monotonic() + 30
     while True:
@@ -128,11 +138,8 @@ async def test_history_says_where_a_runs_outputs_are(
 
         # A run cut to the notebook's budget is kept whole in the store, as are the
         # cell's two runs before it.
-        ycell = next(c for c in tab.notebook.ycells if c["id"] == "c0")
-        set_source(ycell, "for i in range(2000):\n    print('line', i)")
-        await marks_until(api, path, {"c0": "edited since this output"})
-        await run_cells(path, "c0")
-        cut, *_ = await ran(api, path, "c0", 3)
+        long = "for i in range(2000):\n    print('line', i)"
+        cut, *_ = await run_edited(tab, api, run_cells, path, long, 3)
         assert cut["outputs_shown"] is True and cut["outputs_url"]
         response = await jp_fetch(*cut["outputs_url"].split("/"))
         assert "line 1999" in response.body.decode() and "line 0\n" in response.body.decode()
@@ -190,11 +197,7 @@ async def test_restoring_a_runs_outputs_is_a_proposal_that_puts_them_back(
     async with open_tab(path) as tab:
         await run_cells(path, "c0")
         (first,) = await ran(api, path, "c0", 1)
-        ycell = next(c for c in tab.notebook.ycells if c["id"] == "c0")
-        set_source(ycell, "print('second')")
-        await marks_until(api, path, {"c0": "edited since this output"})
-        await run_cells(path, "c0")
-        await ran(api, path, "c0", 2)
+        await run_edited(tab, api, run_cells, path, "print('second')", 2)
         await wait_for(lambda: tab.text("c0") == "second\n")
 
         body = {"path": path, "cell_id": "c0", "run_id": first["run_id"], "what": "outputs"}
@@ -242,11 +245,7 @@ async def test_outputs_the_notebook_cut_come_back_cut_as_the_cell_held_them(
         await wait_for(lambda: tab.text("c0").endswith("line 29999\n"))
         held = [dict(output) for output in tab.cell("c0")["outputs"]]
         assert [o["output_type"] for o in held] == ["stream", "display_data", "stream"]
-        ycell = next(c for c in tab.notebook.ycells if c["id"] == "c0")
-        set_source(ycell, "print('short')")
-        await marks_until(api, path, {"c0": "edited since this output"})
-        await run_cells(path, "c0")
-        await ran(api, path, "c0", 2)
+        await run_edited(tab, api, run_cells, path, "print('short')", 2)
         await wait_for(lambda: tab.text("c0") == "short\n")
 
         body = {"path": path, "cell_id": "c0", "run_id": long_run["run_id"], "what": "outputs"}
