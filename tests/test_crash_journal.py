@@ -110,8 +110,10 @@ async def test_a_crash_loses_no_line_that_reached_the_server(server: ServerProce
     async with Provider(reopened.ydoc, channel):
         await wait_for(lambda: reopened.cell_number == 1)
         assert printed(reopened.get_cell(0)["outputs"]) == kept
-    # The replayed journal is gone: a second restart replays nothing again.
-    assert not list((server.home / "data" / "jupyter_loop" / "journal").glob("*.jsonl"))
+    # The replayed journal goes once the store holds the replay: a second restart then
+    # replays nothing again.
+    journals = server.home / "data" / "jupyter_loop" / "journal"
+    await wait_for(lambda: not list(journals.glob("*.jsonl")), timeout=20)
 
 
 async def test_a_finished_runs_journal_goes_once_its_notebook_is_saved(
@@ -269,6 +271,61 @@ async def test_a_run_closed_at_a_restart_is_closed_again_when_a_kill_beats_the_s
             board = reopened.ydoc.get("jupyter_loop:execution", type=Map)
             await wait_for(lambda: (board.get("c0") or {}).get("state") == "done", timeout=20)
             assert "cut off" in str(reopened.get_cell(0)["outputs"])
+    finally:
+        third.kill()
+
+
+SLOW = "import time\nfor i in range(12):\n    print(i, flush=True)\n    time.sleep(0.5)"
+SLOW_STORE = "--CompactSQLiteYStore.write_interval=5"
+
+
+@pytest.mark.timeout(240)
+async def test_a_replayed_run_is_replayed_again_when_a_kill_beats_the_store(tmp_path: Path):
+    """A restarted server replays a run that ended just before a kill and saves it; a
+    second kill before the store holds the replay's end leaves the store showing the run
+    in flight. The third start must replay it again, not take the file's whole output for
+    a run cut off (chaos seed 2040, trial 935: the note "cut off by a restart" under all
+    of the run's lines) or leave it ``[*]``. Both stores here write every 5 s: the first
+    holds the run started, not ended; the second holds nothing of the replay."""
+    path = "twice.ipynb"
+    first = ServerProcess(tmp_path, SLOW_STORE, *NO_SAVES)
+    try:
+        channel, live = await start_with_notebook(first, path, SLOW)
+        async with Provider(live.ydoc, channel):
+            await wait_for(lambda: live.cell_number == 1)
+            await run_first_cell(first, path)
+            await wait_for(lambda: live.get_cell(0).get("execution_count") is not None, timeout=60)
+            await runs_over(first, path)
+            first.kill()
+    finally:
+        first.kill()
+
+    second = ServerProcess(tmp_path, SLOW_STORE)
+    try:
+        second.start()
+        await second.ready()
+        await wait_for(
+            lambda: (nb := second.saved(path)) and printed(nb.cells[0].outputs) == list(range(12)),
+            timeout=60,
+        )
+        second.kill()  # within the store's 5 s: it holds nothing of the replay
+    finally:
+        second.kill()
+
+    third = ServerProcess(tmp_path)
+    try:
+        third.start()
+        await third.ready()
+        await third.api("api", "jupyter-loop", "runs?path=" + path)  # after the take-up
+        channel, reopened = await third.open_room(path)
+        async with Provider(reopened.ydoc, channel):
+            await wait_for(lambda: reopened.cell_number == 1)
+            board = reopened.ydoc.get("jupyter_loop:execution", type=Map)
+            await wait_for(lambda: (board.get("c0") or {}).get("state") == "done", timeout=20)
+            outputs = reopened.get_cell(0)["outputs"]
+            assert printed(outputs) == list(range(12)) and "cut off" not in str(outputs)
+            assert reopened.get_cell(0).get("execution_count") == 1
+        assert "cut off" not in str(third.saved(path).cells[0].outputs)
     finally:
         third.kill()
 

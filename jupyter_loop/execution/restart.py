@@ -107,6 +107,8 @@ async def take_up_left_runs(
         if await docs.stored(room_id):
             for run_id in run_ids:
                 ledger.settled(run_id)
+                if journal is not None:
+                    journal.forget_run(run_id)
     return changed
 
 

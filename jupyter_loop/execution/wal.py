@@ -15,7 +15,9 @@ after must not cut off lines they saw as final (found by ``bench/chaos.py``).
 After a restart, :func:`~.recovery.close_interrupted_runs` replays every journal left on
 disk into its cell through the ordinary writer, so the reopened notebook and its file
 hold everything that reached the server up to one commit before the kill. A journal is
-removed once the notebook that holds its run has been saved after the run ended.
+removed once the notebook that holds its run has been saved after the run ended; a
+replayed one, once the collaboration store also holds the replay's end (the run marks
+live there only: a second kill before that is replayed again).
 
 Example:
     >>> from .ops import AppendStream
@@ -305,13 +307,10 @@ class OutputJournal:
         return list(record.ops) if record is not None else None
 
     def forget_run(self, run_id: str) -> None:
-        """A left-over journal whose run another journal covers (a kept kernel's)."""
+        """A left-over journal is done with: its run is replayed and the store holds that,
+        or another journal covers the run (a kept kernel's)."""
         if run_id not in self._open:
             remove(self.directory / f"{run_id}{SUFFIX}", self._log)
-
-    def forget(self, record: JournalRecord) -> None:
-        """A left-over journal was replayed into its notebook and saved."""
-        remove(self.directory / f"{record.run_id}{SUFFIX}", self._log)
 
     # -- group commit ------------------------------------------------------------------
 
