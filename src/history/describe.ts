@@ -1,7 +1,8 @@
 /**
- * How a run is said in the History view: pure functions, tested in jest.
+ * How a run and a kept version are said in the History views: pure functions,
+ * tested in jest.
  */
-import { IRunRecord } from './types';
+import { IRestored, IRunRecord, IVersion } from './types';
 
 /** A duration in seconds as people read it: "0.3 s", "12 s", "4 min 5 s". */
 export function duration(seconds: number): string {
@@ -68,4 +69,52 @@ export function when(seconds: number, now: Date = new Date()): string {
   return sameDay
     ? date.toLocaleTimeString()
     : `${date.toLocaleDateString()} ${date.toLocaleTimeString()}`;
+}
+
+/** Where a kept version of a notebook came from, in words. */
+export function versionOrigin(version: IVersion): string {
+  if (version.kind === 'restored') {
+    return version.restored_from === null
+      ? 'a restore'
+      : `a restore of version ${version.restored_from}`;
+  }
+  if (version.kind === 'found on disk') {
+    return 'the file as another program left it';
+  }
+  return 'a save';
+}
+
+/** A version's size as people read it: its cells and bytes ("3 cells, 1.2 KB"). */
+export function versionSize(version: IVersion): string {
+  const cells = version.cells === 1 ? '1 cell' : `${version.cells} cells`;
+  const bytes =
+    version.size < 1024
+      ? `${version.size} B`
+      : version.size < 1024 * 1024
+        ? `${(version.size / 1024).toFixed(1)} KB`
+        : `${(version.size / (1024 * 1024)).toFixed(1)} MB`;
+  return `${cells}, ${bytes}`;
+}
+
+/**
+ * What a restore did, and how to undo it: the version it replaced is the one
+ * kept just before the restore's own save (`versions`: newest first, as
+ * listed after the restore).
+ */
+export function restoredNotice(
+  restored: IRestored,
+  versions: IVersion[]
+): string {
+  const made = restored.version?.number;
+  if (made === undefined) {
+    return `The notebook already held version ${restored.restored}.`;
+  }
+  const at = versions.findIndex(version => version.number === made);
+  const replaced = at >= 0 ? versions[at + 1] : undefined;
+  return (
+    `Restored version ${restored.restored} (now version ${made}).` +
+    (replaced
+      ? ` What the notebook held before is version ${replaced.number}: restore it to undo.`
+      : '')
+  );
 }

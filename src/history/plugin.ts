@@ -8,10 +8,13 @@ import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { historyIcon } from '@jupyterlab/ui-components';
 
 import { StaleMarks } from './stale';
+import { NotebookVersionsView } from './versions';
 import { CellHistoryView } from './view';
 
 /** The command that opens a cell's History view (args: `cellId`, else the active cell). */
 export const CELL_HISTORY = 'jupyter-loop:cell-history';
+/** The command that opens the current notebook's kept versions. */
+export const NOTEBOOK_VERSIONS = 'jupyter-loop:notebook-versions';
 
 /**
  * A cell's run history in the browser: the History view (cell toolbar, context
@@ -20,7 +23,7 @@ export const CELL_HISTORY = 'jupyter-loop:cell-history';
 export const cellHistoryPlugin: JupyterFrontEndPlugin<void> = {
   id: 'jupyter-loop:cell-history',
   description:
-    'Shows a cell’s runs (who, what, the source it ran, its outputs) and marks stale outputs.',
+    'Shows a cell’s runs (who, what, the source it ran, its outputs), marks stale outputs, and lists a notebook’s kept versions.',
   autoStart: true,
   requires: [INotebookTracker],
   optional: [ICommandPalette, ILabShell],
@@ -42,7 +45,25 @@ export const cellHistoryPlugin: JupyterFrontEndPlugin<void> = {
         app.shell.activateById(shown.id);
         return;
       }
-      const view = new CellHistoryView(panel, cellId, contents);
+      const view = new CellHistoryView(panel, cellId, contents, () =>
+        openVersions(panel)
+      );
+      app.shell.add(view, 'main', { mode: 'split-right', ref: panel.id });
+      app.shell.activateById(view.id);
+    };
+    const openVersions = (panel: NotebookPanel): void => {
+      const shown = Array.from(app.shell.widgets('main')).find(
+        widget =>
+          widget instanceof NotebookVersionsView &&
+          widget.panel === panel &&
+          !widget.isDisposed
+      ) as NotebookVersionsView | undefined;
+      if (shown) {
+        void shown.refresh();
+        app.shell.activateById(shown.id);
+        return;
+      }
+      const view = new NotebookVersionsView(panel, contents);
       app.shell.add(view, 'main', { mode: 'split-right', ref: panel.id });
       app.shell.activateById(view.id);
     };
@@ -66,6 +87,24 @@ export const cellHistoryPlugin: JupyterFrontEndPlugin<void> = {
     palette?.addItem({
       command: CELL_HISTORY,
       category: 'Notebook Cell Operations'
+    });
+
+    app.commands.addCommand(NOTEBOOK_VERSIONS, {
+      label: 'Show Notebook Versions',
+      caption:
+        'See the versions of this notebook the server kept, and restore one',
+      icon: historyIcon,
+      isEnabled: () => tracker.currentWidget !== null,
+      execute: () => {
+        const panel = tracker.currentWidget;
+        if (panel) {
+          openVersions(panel);
+        }
+      }
+    });
+    palette?.addItem({
+      command: NOTEBOOK_VERSIONS,
+      category: 'Notebook Operations'
     });
 
     tracker.widgetAdded.connect((_, panel) => {

@@ -46,3 +46,34 @@ export interface IStaleReply {
   path: string;
   marks: Record<string, string>;
 }
+
+/** One kept version of a notebook (`GET versions`): mirrors `Version.to_json`. */
+export interface IVersion {
+  /** Names it for good: `jupyter loop restore NOTEBOOK NUMBER`. */
+  number: number;
+  path: string;
+  kind: 'saved' | 'found on disk' | 'restored';
+  /** For a restore's save: the version it brought back. */
+  restored_from: number | null;
+  /** Seconds since the epoch: first and last written (saves of outputs only fold in). */
+  created: number;
+  saved: number;
+  sha256: string;
+  cells: number;
+  size: number;
+}
+
+export interface IVersionsReply {
+  path: string;
+  versions: IVersion[];
+}
+
+/** What a restore did (`POST versions/N/restore`): mirrors `Restored.to_json`. */
+export interface IRestored {
+  path: string;
+  restored: number;
+  /** Open tabs saw the restore at once. */
+  live: boolean;
+  /** The version the restore's save made (null: the file held those bytes already). */
+  version: IVersion | null;
+}

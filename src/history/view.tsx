@@ -32,7 +32,8 @@ export class CellHistoryView extends ReactWidget {
   constructor(
     private readonly _panel: NotebookPanel,
     readonly cellId: string,
-    private readonly _contents: Contents.IManager
+    private readonly _contents: Contents.IManager,
+    private readonly _showVersions: () => void
   ) {
     super();
     this.addClass('jp-Loop-history');
@@ -93,9 +94,21 @@ export class CellHistoryView extends ReactWidget {
             Runs of cell {this._cellNumber() ?? '(deleted)'} in{' '}
             {this._panel.context.path}, newest first
           </span>
-          <button className="jp-mod-styled" onClick={() => void this.refresh()}>
-            Refresh
-          </button>
+          <span className="jp-Loop-historyButtons">
+            <button
+              className="jp-mod-styled"
+              title="The whole notebook as each save left it, to restore"
+              onClick={() => this._showVersions()}
+            >
+              Notebook versions
+            </button>
+            <button
+              className="jp-mod-styled"
+              onClick={() => void this.refresh()}
+            >
+              Refresh
+            </button>
+          </span>
         </div>
         {this._error && (
           <div className="jp-Loop-historyError">{this._error}</div>

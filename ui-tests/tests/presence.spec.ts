@@ -125,3 +125,28 @@ test('an outside agent at work is shown on its cell', async ({ page }) => {
       .locator('.jp-Loop-agentAtWork')
   ).toHaveCount(0);
 });
+
+/**
+ * An agent at work has a caret in the cell's editor, drawn by the collaboration
+ * extension as for a person in another tab, with the agent's name on its flag.
+ */
+test("an outside agent's caret shows in the editor of its cell", async ({
+  page
+}) => {
+  await notebookWithCells(page, 'a = 1', 'b = 2');
+  const [path, secondId] = await page.evaluate(() => {
+    const panel = window.galata.app.shell.currentWidget as any;
+    return [
+      panel.context.path as string,
+      panel.content.widgets[1].model.id as string
+    ];
+  });
+  await callTool(page.request, 'read_cell', { path, cell_id: secondId });
+  const cells = page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell');
+  await expect(cells.nth(1).locator('.jp-remote-cursor')).toHaveCount(1);
+  // Its flag is a tooltip CodeMirror places over the page, not inside the cell.
+  await expect(page.locator('.jp-remote-userFlag-name')).toContainText(
+    'galata-agent for'
+  );
+  await expect(cells.nth(0).locator('.jp-remote-cursor')).toHaveCount(0);
+});

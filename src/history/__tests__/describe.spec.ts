@@ -1,5 +1,13 @@
-import { duration, kernelLabel, outcome, runDuration } from '../describe';
-import { IRunRecord } from '../types';
+import {
+  duration,
+  kernelLabel,
+  outcome,
+  runDuration,
+  restoredNotice,
+  versionOrigin,
+  versionSize
+} from '../describe';
+import { IRunRecord, IVersion } from '../types';
 
 function run(fields: Partial<IRunRecord>): IRunRecord {
   return {
@@ -52,5 +60,78 @@ describe('how a run is said', () => {
     // Newest first: the later start is the second.
     expect(kernelLabel(second, [second, first])).toBe('abcdef01, start 2');
     expect(kernelLabel(first, [second, first])).toBe('abcdef01, start 1');
+  });
+});
+
+function version(fields: Partial<IVersion>): IVersion {
+  return {
+    number: 7,
+    path: 'a.ipynb',
+    kind: 'saved',
+    restored_from: null,
+    created: 100,
+    saved: 100,
+    sha256: 'f00',
+    cells: 3,
+    size: 1234,
+    ...fields
+  };
+}
+
+describe('versionOrigin', () => {
+  it('says which version a restore brought back', () => {
+    expect(versionOrigin(version({ kind: 'restored', restored_from: 4 }))).toBe(
+      'a restore of version 4'
+    );
+  });
+
+  it('says a file found on disk was written by someone else', () => {
+    expect(versionOrigin(version({ kind: 'found on disk' }))).toBe(
+      'the file as another program left it'
+    );
+    expect(versionOrigin(version({}))).toBe('a save');
+  });
+});
+
+describe('versionSize', () => {
+  it('gives cells and bytes in the units people read', () => {
+    expect(versionSize(version({}))).toBe('3 cells, 1.2 KB');
+    expect(versionSize(version({ cells: 1, size: 900 }))).toBe('1 cell, 900 B');
+    expect(versionSize(version({ size: 3 * 1024 * 1024 }))).toBe(
+      '3 cells, 3.0 MB'
+    );
+  });
+});
+
+describe('restoredNotice', () => {
+  const listed = [
+    version({ number: 9, kind: 'restored', restored_from: 4 }),
+    version({ number: 8 }),
+    version({ number: 4 })
+  ];
+
+  it('names the version the restore replaced, to undo it', () => {
+    const restored = {
+      path: 'a.ipynb',
+      restored: 4,
+      live: true,
+      version: listed[0]
+    };
+    expect(restoredNotice(restored, listed)).toBe(
+      'Restored version 4 (now version 9). What the notebook held before is ' +
+        'version 8: restore it to undo.'
+    );
+  });
+
+  it('says when the file held that version already', () => {
+    const restored = {
+      path: 'a.ipynb',
+      restored: 4,
+      live: true,
+      version: null
+    };
+    expect(restoredNotice(restored, listed)).toBe(
+      'The notebook already held version 4.'
+    );
   });
 });
