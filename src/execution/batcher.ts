@@ -9,6 +9,12 @@ const GATHER_TURNS = 10;
 /** Sends one run request to the server (see `RunSocket`). */
 export type SendRun = (request: IRunRequest) => Promise<IRunTicket>;
 
+/**
+ * Calls `moveOn` once the page moves on from the cells JupyterLab is running
+ * (see `ServerCellExecutor`); returns how to stop watching.
+ */
+export type WatchMoveOn = (moveOn: () => void) => () => void;
+
 interface IPending {
   cellId: string;
   source: string;
@@ -36,23 +42,29 @@ export class RunBatcher {
   add(
     cellId: string,
     source: string,
-    notebook?: INotebookModel
+    notebook?: INotebookModel,
+    watchMoveOn?: WatchMoveOn
   ): Promise<IQueuedCell> {
     const delegate = new PromiseDelegate<IQueuedCell>();
     this._notebook = notebook ?? this._notebook;
     this._pending.push({ cellId, source, delegate });
     if (this._pending.length === 1) {
+      this._stopWatching = watchMoveOn?.(() => void this._send()) ?? null;
       void this._sendSoon();
     }
     return delegate.promise;
   }
 
   /**
-   * Send once the cells run together have been added: they all are within a few
-   * turns of the microtask queue (JupyterLab starts every cell's run in one loop,
-   * each through the same awaits). Rejected: a task (`setTimeout(0)`), which
-   * waits for the page's next render, that Shift-Enter has just made due: 15 to
-   * 25 ms before the request left (`bench/browser_latency.js`).
+   * Send once the cells run together have been added: when the page moves on
+   * from them (JupyterLab starts every cell's run in one synchronous loop, then
+   * advances to the next cell), else once they all are, within a few turns of
+   * the microtask queue. Moving on comes first: JupyterLab's advance (a new
+   * cell's editor, focus, scrolling) takes 8 to 15 ms before any microtask
+   * runs, while stock JupyterLab's execute request has left by then.
+   * Rejected: a task (`setTimeout(0)`), which waits for the page's next render:
+   * 15 to 25 ms before the request left; and sending each cell as it is added,
+   * which splits a Run All in as many requests (`bench/browser_latency.js`).
    */
   private async _sendSoon(): Promise<void> {
     for (let turn = 0; turn < GATHER_TURNS; turn++) {
@@ -62,8 +74,13 @@ export class RunBatcher {
   }
 
   private async _send(): Promise<void> {
+    this._stopWatching?.();
+    this._stopWatching = null;
     const batch = this._pending;
     this._pending = [];
+    if (!batch.length) {
+      return; // sent already, when the page moved on
+    }
     const cellIds = batch.map(item => item.cellId);
     try {
       const ticket = await this._sendRun({
@@ -95,6 +112,7 @@ export class RunBatcher {
 
   private _pending: IPending[] = [];
   private _notebook: INotebookModel | undefined;
+  private _stopWatching: (() => void) | null = null;
 }
 
 /**

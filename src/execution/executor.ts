@@ -4,6 +4,7 @@ import {
   Notification,
   showDialog
 } from '@jupyterlab/apputils';
+import type { YNotebook } from '@jupyter/ydoc';
 import { Cell, CodeCell, MarkdownCell } from '@jupyterlab/cells';
 import type { IOutput } from '@jupyterlab/nbformat';
 import {
@@ -52,7 +53,10 @@ export class ServerCellExecutor implements INotebookCellExecutor {
     if (cell.model.type !== 'code') {
       return true;
     }
-    const kernelId = await this._kernelFor(options);
+    // With its kernel up, the cell reaches the batcher inside JupyterLab's own
+    // loop over the cells run, before the page advances (see `RunBatcher`).
+    const kernelId =
+      readyKernel(options.sessionContext) ?? (await this._kernelFor(options));
     if (!kernelId || !options.sessionContext) {
       return true;
     }
@@ -123,7 +127,8 @@ export class ServerCellExecutor implements INotebookCellExecutor {
       const queued = await batcher.add(
         cell.model.sharedModel.getId(),
         cell.model.sharedModel.getSource(),
-        options.notebook
+        options.notebook,
+        moveOn => this._watchMoveOn(options, moveOn)
       );
       if (queued.state === 'done') {
         return null;
@@ -153,6 +158,29 @@ export class ServerCellExecutor implements INotebookCellExecutor {
     );
     const path = panel?.context.path ?? options.sessionContext?.path ?? '';
     return this._contents.localPath(path);
+  }
+
+  /**
+   * Call `moveOn` when the page moves on from the cells being run: the
+   * notebook's active cell changes (JupyterLab advances after Shift-Enter, and
+   * goes to the end after Run All), or a change of the notebook begins (a new
+   * cell after the last one). Neither happens inside JupyterLab's loop over the
+   * cells it runs, so the cells of one command stay one request.
+   */
+  private _watchMoveOn(
+    options: INotebookCellExecutor.IRunCellOptions,
+    moveOn: () => void
+  ): () => void {
+    const notebook = this._tracker?.find(
+      candidate => candidate.content.model === options.notebook
+    )?.content;
+    const ydoc = (options.notebook.sharedModel as YNotebook).ydoc;
+    ydoc.on('beforeTransaction', moveOn);
+    notebook?.activeCellChanged.connect(moveOn);
+    return () => {
+      ydoc.off('beforeTransaction', moveOn);
+      notebook?.activeCellChanged.disconnect(moveOn);
+    };
   }
 
   private _batcherFor(
@@ -192,6 +220,22 @@ export class ServerCellExecutor implements INotebookCellExecutor {
   private _batchers = new Map<string, RunBatcher>();
   private _socket = new RunSocket();
   private _tracker: INotebookTracker | null = null;
+}
+
+/**
+ * The session's kernel when a cell can be sent at once: the session is up, has
+ * a kernel and is not ending (else `_kernelFor` waits, starts or says why not).
+ */
+function readyKernel(
+  sessionContext: ISessionContext | undefined
+): string | null {
+  if (!sessionContext || sessionContext.isTerminating) {
+    return null;
+  }
+  if (sessionContext.hasNoKernel) {
+    return null;
+  }
+  return sessionContext.session?.kernel?.id ?? null;
 }
 
 /** How long a run waits for a kernel that is being started when it is asked for. */

@@ -7,6 +7,8 @@ import { IRunRequest, IRunTicket } from '../tokens';
 
 /** Milliseconds runs go over REST after the socket could not be opened. */
 const REFUSED_FOR = 30000;
+/** `WebSocket.OPEN`, for socket classes that do not carry the constant. */
+const OPEN = 1;
 
 /** The server's answer to a run request it would not queue. */
 export class RunRefused extends Error {
@@ -39,12 +41,25 @@ export class RunSocket {
     private readonly _settings: ServerConnection.ISettings = ServerConnection.makeSettings()
   ) {}
 
-  /** Queue the cells; resolves with what the server queued. */
-  async run(request: IRunRequest): Promise<IRunTicket> {
-    const socket = await this._connected();
-    if (!socket) {
-      return requestAPI<IRunTicket>('runs', postJSON(request), this._settings);
+  /**
+   * Queue the cells; resolves with what the server queued. On an open socket
+   * the request leaves before this returns, as a kernel connection sends an
+   * execute request: the page's work after the key (JupyterLab advancing to
+   * the next cell) then no longer delays it.
+   */
+  run(request: IRunRequest): Promise<IRunTicket> {
+    const open = this._socket;
+    if (open && open.readyState === OPEN) {
+      return this._send(open, request);
     }
+    return this._connected().then(socket =>
+      socket
+        ? this._send(socket, request)
+        : requestAPI<IRunTicket>('runs', postJSON(request), this._settings)
+    );
+  }
+
+  private _send(socket: WebSocket, request: IRunRequest): Promise<IRunTicket> {
     const requestId = `${++this._sent}`;
     const answer = new PromiseDelegate<IRunTicket>();
     this._waiting.set(requestId, answer);

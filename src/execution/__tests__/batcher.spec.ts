@@ -93,4 +93,25 @@ describe('a run request leaves', () => {
     await Promise.all([batcher.add('c0', ''), later('c1', 2), later('c2', 4)]);
     expect(sent.map(request => request.cells)).toEqual([['c0', 'c1', 'c2']]);
   });
+
+  it('as the page moves on from the cells, before any microtask', async () => {
+    const sent: { cells: string[]; timerRan: boolean }[] = [];
+    const batcher = recording(sent);
+    let moveOn = (): void => undefined;
+    let watching = 0;
+    const watch = (callback: () => void) => {
+      moveOn = callback;
+      watching++;
+      return () => watching--;
+    };
+    const runs = [batcher.add('c0', '', undefined, watch)];
+    runs.push(batcher.add('c1', '', undefined, watch));
+    expect(sent).toEqual([]);
+    moveOn(); // JupyterLab advances: synchronously, in the same loop
+    expect(sent.map(request => request.cells)).toEqual([['c0', 'c1']]);
+    expect(watching).toBe(0);
+    moveOn(); // a second change sends nothing more
+    await Promise.all(runs);
+    expect(sent).toHaveLength(1);
+  });
 });
