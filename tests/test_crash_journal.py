@@ -64,10 +64,13 @@ async def runs_over(server: ServerProcess, path: str) -> None:
         pass
 
 
-async def ran_then_killed(server: ServerProcess, path: str) -> YNotebook:
+SHORT = "import time\nfor i in range(12):\n    print(i, flush=True)\n    time.sleep(0.01)"
+
+
+async def ran_then_killed(server: ServerProcess, path: str, source: str = SHORT) -> YNotebook:
     """The one-cell notebook started, its cell run to its count in a tab, then a SIGKILL
     before anything else; the tab's notebook as it was."""
-    channel, live = await start_with_notebook(server, path, SHORT)
+    channel, live = await start_with_notebook(server, path, source)
     async with Provider(live.ydoc, channel):
         await wait_for(lambda: live.cell_number == 1)
         await run_first_cell(server, path)
@@ -126,9 +129,6 @@ async def test_a_finished_runs_journal_goes_once_its_notebook_is_saved(
     saved = await wait_for(lambda: (nb := read_notebook(path)) and nb.cells[0].outputs and nb)
     assert saved.cells[0].outputs[0]["text"] == "0\n1\n2\n"
     await wait_for(lambda: journals.is_dir() and not list(journals.glob("*.jsonl")))
-
-
-SHORT = "import time\nfor i in range(12):\n    print(i, flush=True)\n    time.sleep(0.01)"
 
 
 @pytest.mark.timeout(180)
@@ -260,19 +260,27 @@ async def test_a_run_closed_at_a_restart_is_closed_again_when_a_kill_beats_the_s
     finally:
         slow_store.kill()
 
-    third = ServerProcess(tmp_path)
+    cell, _ = await reopened_after_take_up(tmp_path, path)
+    assert "cut off" in str(cell["outputs"])
+
+
+async def reopened_after_take_up(tmp_path: Path, path: str) -> tuple[dict[str, Any], Any]:
+    """The first cell of the one-cell notebook ``path`` as a new server shows it once its
+    take-up has ended the cell's run, and as the file holds it then."""
+    server = ServerProcess(tmp_path)
     try:
-        third.start()
-        await third.ready()
-        await third.api("api", "jupyter-loop", "runs?path=" + path)  # after the take-up
-        channel, reopened = await third.open_room(path)
+        server.start()
+        await server.ready()
+        await server.api("api", "jupyter-loop", "runs?path=" + path)  # after the take-up
+        channel, reopened = await server.open_room(path)
         async with Provider(reopened.ydoc, channel):
             await wait_for(lambda: reopened.cell_number == 1)
             board = reopened.ydoc.get("jupyter_loop:execution", type=Map)
             await wait_for(lambda: (board.get("c0") or {}).get("state") == "done", timeout=20)
-            assert "cut off" in str(reopened.get_cell(0)["outputs"])
+            cell = reopened.get_cell(0)
+        return cell, server.saved(path).cells[0]
     finally:
-        third.kill()
+        server.kill()
 
 
 SLOW = "import time\nfor i in range(12):\n    print(i, flush=True)\n    time.sleep(0.5)"
@@ -290,13 +298,7 @@ async def test_a_replayed_run_is_replayed_again_when_a_kill_beats_the_store(tmp_
     path = "twice.ipynb"
     first = ServerProcess(tmp_path, SLOW_STORE, *NO_SAVES)
     try:
-        channel, live = await start_with_notebook(first, path, SLOW)
-        async with Provider(live.ydoc, channel):
-            await wait_for(lambda: live.cell_number == 1)
-            await run_first_cell(first, path)
-            await wait_for(lambda: live.get_cell(0).get("execution_count") is not None, timeout=60)
-            await runs_over(first, path)
-            first.kill()
+        await ran_then_killed(first, path, SLOW)
     finally:
         first.kill()
 
@@ -312,22 +314,10 @@ async def test_a_replayed_run_is_replayed_again_when_a_kill_beats_the_store(tmp_
     finally:
         second.kill()
 
-    third = ServerProcess(tmp_path)
-    try:
-        third.start()
-        await third.ready()
-        await third.api("api", "jupyter-loop", "runs?path=" + path)  # after the take-up
-        channel, reopened = await third.open_room(path)
-        async with Provider(reopened.ydoc, channel):
-            await wait_for(lambda: reopened.cell_number == 1)
-            board = reopened.ydoc.get("jupyter_loop:execution", type=Map)
-            await wait_for(lambda: (board.get("c0") or {}).get("state") == "done", timeout=20)
-            outputs = reopened.get_cell(0)["outputs"]
-            assert printed(outputs) == list(range(12)) and "cut off" not in str(outputs)
-            assert reopened.get_cell(0).get("execution_count") == 1
-        assert "cut off" not in str(third.saved(path).cells[0].outputs)
-    finally:
-        third.kill()
+    cell, saved = await reopened_after_take_up(tmp_path, path)
+    assert printed(cell["outputs"]) == list(range(12)) and "cut off" not in str(cell["outputs"])
+    assert cell.get("execution_count") == 1
+    assert "cut off" not in str(saved.outputs)
 
 
 @pytest.mark.timeout(180)

@@ -6,6 +6,7 @@ import {
 import { ICommandPalette } from '@jupyterlab/apputils';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { historyIcon } from '@jupyterlab/ui-components';
+import { Widget } from '@lumino/widgets';
 
 import { StaleMarks } from './stale';
 import { NotebookVersionsView } from './versions';
@@ -33,40 +34,41 @@ export const cellHistoryPlugin: JupyterFrontEndPlugin<void> = {
     palette: ICommandPalette | null
   ): void => {
     const contents = app.serviceManager.contents;
-    const open = (panel: NotebookPanel, cellId: string): void => {
-      const shown = Array.from(app.shell.widgets('main')).find(
-        widget =>
-          widget instanceof CellHistoryView &&
-          widget.cellId === cellId &&
-          !widget.isDisposed
-      ) as CellHistoryView | undefined;
-      if (shown) {
-        void shown.refresh();
-        app.shell.activateById(shown.id);
+    /** Bring the view `shown` finds to the front, refreshed; else add `made()` beside `panel`. */
+    const showView = <T extends Widget & { refresh(): Promise<void> }>(
+      panel: NotebookPanel,
+      shown: (widget: Widget) => widget is T,
+      made: () => T
+    ): void => {
+      const found = Array.from(app.shell.widgets('main')).find(
+        widget => shown(widget) && !widget.isDisposed
+      ) as T | undefined;
+      if (found) {
+        void found.refresh();
+        app.shell.activateById(found.id);
         return;
       }
-      const view = new CellHistoryView(panel, cellId, contents, () =>
-        openVersions(panel)
+      const view = made();
+      app.shell.add(view, 'main', { mode: 'split-right', ref: panel.id });
+      app.shell.activateById(view.id);
+    };
+    const open = (panel: NotebookPanel, cellId: string): void =>
+      showView(
+        panel,
+        (widget): widget is CellHistoryView =>
+          widget instanceof CellHistoryView && widget.cellId === cellId,
+        () =>
+          new CellHistoryView(panel, cellId, contents, () =>
+            openVersions(panel)
+          )
       );
-      app.shell.add(view, 'main', { mode: 'split-right', ref: panel.id });
-      app.shell.activateById(view.id);
-    };
-    const openVersions = (panel: NotebookPanel): void => {
-      const shown = Array.from(app.shell.widgets('main')).find(
-        widget =>
-          widget instanceof NotebookVersionsView &&
-          widget.panel === panel &&
-          !widget.isDisposed
-      ) as NotebookVersionsView | undefined;
-      if (shown) {
-        void shown.refresh();
-        app.shell.activateById(shown.id);
-        return;
-      }
-      const view = new NotebookVersionsView(panel, contents);
-      app.shell.add(view, 'main', { mode: 'split-right', ref: panel.id });
-      app.shell.activateById(view.id);
-    };
+    const openVersions = (panel: NotebookPanel): void =>
+      showView(
+        panel,
+        (widget): widget is NotebookVersionsView =>
+          widget instanceof NotebookVersionsView && widget.panel === panel,
+        () => new NotebookVersionsView(panel, contents)
+      );
 
     app.commands.addCommand(CELL_HISTORY, {
       label: 'Show Cell History',

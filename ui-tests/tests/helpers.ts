@@ -88,6 +88,22 @@ function sourcesOnDisk(notebookPath: string): string[] | null {
   );
 }
 
+/**
+ * The sources of the notebook panel in the main area (a History or versions
+ * view may be the current widget).
+ */
+export async function notebookSources(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const app = (window as any).jupyterapp;
+    const panel = Array.from(app.shell.widgets('main') as any[]).find(
+      (widget: any) => widget.content?.model?.sharedModel
+    );
+    return panel.content.model.sharedModel.cells.map((cell: any) =>
+      cell.getSource()
+    );
+  });
+}
+
 /** Run the active notebook's cell `index` with Shift+Enter, without waiting for it. */
 export async function shiftEnter(
   page: IJupyterLabPageFixture,

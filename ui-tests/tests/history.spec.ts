@@ -16,6 +16,7 @@ import {
 import {
   cellPrompt,
   cellText,
+  notebookSources,
   notebookWithCells,
   openInNewTab,
   SERVER_ROOT,
@@ -26,19 +27,6 @@ const codeCells = (page: Page) =>
   page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell');
 const staleMark = (page: Page, index: number) =>
   codeCells(page).nth(index).locator('.jp-Loop-staleMark');
-
-/** The sources of the notebook panel (the History view may be the current widget). */
-async function notebookSources(page: Page): Promise<string[]> {
-  return page.evaluate(() => {
-    const app = (window as any).jupyterapp;
-    const panel = Array.from(app.shell.widgets('main') as any[]).find(
-      (widget: any) => widget.content?.model?.sharedModel
-    );
-    return panel.content.model.sharedModel.cells.map((cell: any) =>
-      cell.getSource()
-    );
-  });
-}
 
 /** Restart the kernel of the current notebook through the REST API (no dialog). */
 async function restartKernel(page: Page): Promise<void> {

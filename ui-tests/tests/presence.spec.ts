@@ -1,4 +1,4 @@
-import { expect, test } from '@jupyterlab/galata';
+import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
 import { APIRequestContext } from '@playwright/test';
 
 import { notebookWithCells } from './helpers';
@@ -64,6 +64,20 @@ async function callTool(
     .join('');
 }
 
+/** A new notebook of two cells: its path and its second cell's id. */
+async function twoCellNotebook(
+  page: IJupyterLabPageFixture
+): Promise<[string, string]> {
+  await notebookWithCells(page, 'a = 1', 'b = 2');
+  return page.evaluate(() => {
+    const panel = window.galata.app.shell.currentWidget as any;
+    return [
+      panel.context.path as string,
+      panel.content.widgets[1].model.id as string
+    ] as [string, string];
+  });
+}
+
 /**
  * The cell a person has active in their tab is what an outside agent reads as
  * theirs (issue 21, item 4): the browser publishes it in the notebook's awareness,
@@ -103,14 +117,7 @@ test('an outside agent reads which cell the person has active', async ({
  * an MCP client reading cell 2 shows "galata-agent for … · reading" there.
  */
 test('an outside agent at work is shown on its cell', async ({ page }) => {
-  await notebookWithCells(page, 'a = 1', 'b = 2');
-  const [path, secondId] = await page.evaluate(() => {
-    const panel = window.galata.app.shell.currentWidget as any;
-    return [
-      panel.context.path as string,
-      panel.content.widgets[1].model.id as string
-    ];
-  });
+  const [path, secondId] = await twoCellNotebook(page);
   await callTool(page.request, 'read_cell', { path, cell_id: secondId });
   const badge = page
     .locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell')
@@ -133,14 +140,7 @@ test('an outside agent at work is shown on its cell', async ({ page }) => {
 test("an outside agent's caret shows in the editor of its cell", async ({
   page
 }) => {
-  await notebookWithCells(page, 'a = 1', 'b = 2');
-  const [path, secondId] = await page.evaluate(() => {
-    const panel = window.galata.app.shell.currentWidget as any;
-    return [
-      panel.context.path as string,
-      panel.content.widgets[1].model.id as string
-    ];
-  });
+  const [path, secondId] = await twoCellNotebook(page);
   await callTool(page.request, 'read_cell', { path, cell_id: secondId });
   const cells = page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell');
   await expect(cells.nth(1).locator('.jp-remote-cursor')).toHaveCount(1);

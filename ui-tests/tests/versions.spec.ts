@@ -2,7 +2,11 @@ import { expect, test } from '@jupyterlab/galata';
 import { Page } from '@playwright/test';
 
 import { runCommand } from './agent-helpers';
-import { notebookWithCells, readNotebookOnDisk } from './helpers';
+import {
+  notebookSources,
+  notebookWithCells,
+  readNotebookOnDisk
+} from './helpers';
 
 interface IVersion {
   number: number;
@@ -14,19 +18,6 @@ function firstSourceOnDisk(path: string): string | undefined {
   return source === undefined
     ? undefined
     : ([] as string[]).concat(source).join('');
-}
-
-/** The sources the tab shows. */
-async function sources(page: Page): Promise<string[]> {
-  return page.evaluate(() => {
-    const app = (window as any).jupyterapp;
-    const panel = Array.from(app.shell.widgets('main') as any[]).find(
-      (widget: any) => widget.content?.model?.sharedModel
-    );
-    return panel.content.model.sharedModel.cells.map((cell: any) =>
-      cell.getSource()
-    );
-  });
 }
 
 /** The newest kept version of `path` whose first cell's source is `source`. */
@@ -86,7 +77,7 @@ test('a kept version is restored from the versions view, and undone by restoring
   const dialog = page.locator('.jp-Dialog');
   await expect(dialog).toContainText(`Restore version ${first}?`);
   await dialog.getByRole('button', { name: 'Restore' }).click();
-  await expect.poll(() => sources(page)).toEqual(['first = 1']);
+  await expect.poll(() => notebookSources(page)).toEqual(['first = 1']);
   const notice = view.locator('.jp-Loop-historyNotice');
   await expect(notice).toContainText(`Restored version ${first}`);
   await expect(notice).toContainText('restore it to undo');
@@ -102,6 +93,6 @@ test('a kept version is restored from the versions view, and undone by restoring
     .getByRole('button', { name: 'Restore' })
     .click();
   await dialog.getByRole('button', { name: 'Restore' }).click();
-  await expect.poll(() => sources(page)).toEqual(['second = 2']);
+  await expect.poll(() => notebookSources(page)).toEqual(['second = 2']);
   await expect.poll(() => firstSourceOnDisk(path)).toBe('second = 2');
 });
