@@ -88,6 +88,17 @@ test('an error stops Run All, and interrupt from the other tab stops a run', asy
   const other = await context.newPage();
   await openInNewTab(other, `${tmpPath}/${name}`);
   await expect.poll(() => cellPrompt(other, 2)).toBe('[*]:');
+  // The new tab shows [*] from the shared notebook before its session has the
+  // kernel; JupyterLab's interrupt does nothing until it has (seen once in CI).
+  await expect
+    .poll(() =>
+      other.evaluate(
+        () =>
+          !!(window as any).jupyterapp.shell.currentWidget?.sessionContext
+            ?.session?.kernel
+      )
+    )
+    .toBe(true);
   await other.evaluate(() => {
     void (window as any).jupyterapp.commands.execute(
       'notebook:interrupt-kernel'
