@@ -4,7 +4,9 @@
  *
  *   (a) Shift-Enter on `1+1` until its `2` is in the page;
  *   (b) Shift-Enter on a cell printing 100 lines until its last line is in the
- *       page.
+ *       page;
+ *   (c) Shift-Enter on a cell that prints a line, then works on (sleeps 1 s),
+ *       until that line is in the page (output that comes while a cell runs).
  *
  * Runs alternate between the two servers (a, b on one, then a, b on the other,
  * the order swapped every round), so load on a shared machine falls on both
@@ -85,6 +87,7 @@ const NOTEBOOK = {
   cells: [
     { cell_type: 'code', source: '1+1' },
     { cell_type: 'code', source: `for i in range(${LINES}):\n    print(i)` },
+    { cell_type: 'code', source: 'print(0)' },
     // Shift-Enter on the last cell would add a cell every run.
     { cell_type: 'code', source: '' }
   ].map((cell, i) => ({
@@ -322,9 +325,15 @@ async function measureRound(page, label, round, times) {
     source: `for i in range(${LINES}):\n    print(${round}, i)`
   });
   const last = await timedRun(page, label, 1, 'lines', `${round} ${LINES - 1}`);
+  await page.evaluate(setSource, {
+    cellIndex: 2,
+    source: `import time\nprint('tick', ${round})\ntime.sleep(1)`
+  });
+  const tick = await timedRun(page, label, 2, 'lines', `tick ${round}`);
   if (times) {
     times.result.push(result);
     times.lines.push(last);
+    times.tick.push(tick);
   }
 }
 
@@ -381,7 +390,7 @@ async function main() {
     }
     const times = {};
     for (const server of servers) {
-      times[server.label] = { result: [], lines: [] };
+      times[server.label] = { result: [], lines: [], tick: [] };
     }
     for (let round = 0; round < WARMUP_RUNS + options.runs; round++) {
       const order = round % 2 ? [...servers].reverse() : servers;
@@ -401,10 +410,11 @@ async function main() {
     );
     const names = {
       result: 'Shift-Enter on 1+1 to its 2 shown',
-      lines: `${LINES}-line cell to its last line shown`
+      lines: `${LINES}-line cell to its last line shown`,
+      tick: 'a line printed by a running cell shown'
     };
     const rows = [];
-    for (const metric of ['result', 'lines']) {
+    for (const metric of ['result', 'lines', 'tick']) {
       for (const server of servers) {
         const values = times[server.label][metric];
         rows.push([
@@ -421,7 +431,7 @@ async function main() {
         `${label.padEnd(width)}  ${p50.padStart(7)}  ${p95.padStart(7)}`
       );
     }
-    for (const metric of ['result', 'lines']) {
+    for (const metric of ['result', 'lines', 'tick']) {
       const ratio =
         quantile(times.loop[metric], 0.5) / quantile(times.stock[metric], 0.5);
       console.log(
