@@ -229,10 +229,11 @@ export class ServerCellExecutor implements INotebookCellExecutor {
 function readyKernel(
   sessionContext: ISessionContext | undefined
 ): string | null {
-  if (!sessionContext || sessionContext.isTerminating) {
-    return null;
-  }
-  if (sessionContext.hasNoKernel) {
+  if (
+    !sessionContext ||
+    sessionContext.isTerminating ||
+    sessionContext.hasNoKernel
+  ) {
     return null;
   }
   return sessionContext.session?.kernel?.id ?? null;
