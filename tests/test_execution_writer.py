@@ -8,12 +8,14 @@ reference model says the cell should show.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import random
 import tracemalloc
 from typing import Any
 
 import pytest
+from conftest import wait_for
 from jupyter_ydoc import YNotebook
 
 from jupyter_loop.execution.budget import METADATA_KEY, OutputBudget, text_size, value_size
@@ -283,6 +285,22 @@ async def test_a_batch_of_prints_is_one_transaction():
     await writer.flush()
     assert mirror.transactions == 1
     assert notebook.ycells[0]["outputs"][0]["text"].to_py() == "".join(f"{i}\n" for i in range(500))
+
+
+async def test_a_line_after_a_quiet_spell_shows_at_once_and_a_burst_waits_for_its_batch():
+    """A cell that prints now and then shows each line as it comes (as stock JupyterLab
+    does), not ``interval`` later; lines within ``interval`` of a write are batched."""
+    notebook = new_notebook()
+    writer = writer_for(notebook)  # an interval of 10 s
+    writer.push(AppendStream("stdout", "first\n"))
+    await wait_for(lambda: shown(notebook), timeout=1)
+    assert shown(notebook)[0]["text"] == "first\n"
+    writer.push(AppendStream("stdout", "second\n"))
+    writer.push(AppendStream("stdout", "third\n"))
+    await asyncio.sleep(0.2)
+    assert shown(notebook)[0]["text"] == "first\n"  # written 0.2 s ago: waits its batch
+    await writer.flush()
+    assert shown(notebook)[0]["text"] == "first\nsecond\nthird\n"
 
 
 async def test_progress_line_rewrite_deletes_then_appends():

@@ -9,9 +9,10 @@ one replaced by a placeholder, and the full output handed to the output store
 once written, the model lets go of what the document holds (a rewrite reads it back), so
 the writer keeps no second copy of the cell's outputs.
 
-Every ``interval`` seconds the document is brought up to date with that model, in the
-way JupyterLab 4 reads a shared code cell (:mod:`.output_writes`), so every tab renders
-exactly what the document holds.
+The document is brought up to date with that model at most every ``interval`` seconds,
+and at once for the first edit after a quiet spell (a cell that prints now and then
+shows each line when it comes), in the way JupyterLab 4 reads a shared code cell
+(:mod:`.output_writes`), so every tab renders exactly what the document holds.
 
 One transaction per message would cost several times the text in updates and bloat the
 YStore; a long output's tail is rewritten at most once per ``catch_up_interval``.
@@ -98,6 +99,7 @@ class CellWriter:
         self._lock = asyncio.Lock()
         self._index_hint = index_hint  # where the cell was last seen (see ``find_cell``)
         self._last_rewrite = float("-inf")
+        self._last_flush = float("-inf")  # when outputs were last written
         self._open = asyncio.Event()  # cleared from :meth:`begin` until :meth:`opened`
         self._open.set()
         self.reset()
@@ -175,10 +177,13 @@ class CellWriter:
     # -- buffering -------------------------------------------------------------------
 
     def push(self, op: OutputOp) -> None:
-        """Apply an edit; the document shows it within ``interval`` seconds."""
+        """Apply an edit; the document shows it within ``interval`` seconds: at once (on
+        the event loop's next turn, with what else arrived in this one) when nothing was
+        written in the last ``interval``, so a line printed after a quiet spell shows as
+        soon as in stock JupyterLab; else with the others of its batch."""
         for masked in self._masking.ops(op) if self._masking is not None else [op]:
             self._take(masked)
-        self._schedule(self._interval)
+        self._schedule(self._last_flush + self._interval - time.monotonic())
 
     def _take(self, op: OutputOp) -> None:
         if self._journal is not None:
@@ -244,6 +249,8 @@ class CellWriter:
                 self._record.sync()
             if not self._model.dirty and not self._backlog and then is None:
                 return
+            if self._model.dirty or self._backlog:
+                self._last_flush = time.monotonic()  # outputs written: the next batch waits
             found = await self._cell()
             if found is not None and self._reload_heard():
                 await self._replay_run()
