@@ -17,6 +17,7 @@ from typing import Any
 from jupyter_ydoc import YNotebook
 
 from .agent import proposals
+from .agent.proposals import RESTORE_TURN
 from .document import CellNotFound, find_cell, source_hash, writing
 from .document.reference import NotebookRef
 from .errors import Conflict, NotFound
@@ -37,11 +38,6 @@ class RestoreRequest:
     cell_id: str
     run_id: str
     by: str
-
-
-RESTORE_TURN = "history"
-"""The ``turn_id`` of a proposal made from the History view (no turn of the assistant's:
-the cards say who proposed it in their summary)."""
 
 
 def runs_payload(

@@ -248,15 +248,16 @@ class ApprovalRequest(Record):
 
 @dataclass(frozen=True)
 class Proposal(Record):
-    """A proposed cell edit (``kind`` insert, modify, delete; or ``outputs``, outputs put
-    back from the History view). ``claim``: the token of the tab that applied it (accepted).
+    """A proposed cell edit (``kind`` insert, modify, delete; ``outputs``, outputs put
+    back from the History view; or ``version``, a kept version of the whole notebook put
+    back over the open notebook). ``claim``: the token of the tab that applied it (accepted).
     ``origin``: who proposes it: an agent (the assistant, an outside agent), or a tab that
     came back from offline with edits of cells its file's reload changed (``offline``)."""
 
     TS = "IProposal"
     NULLABLE = frozenset(
         {"cell_id", "cell_type", "base_source", "new_source", "resolved_by", "resolved_at"}
-        | {"new_cell_id", "claim", "new_outputs", "base_outputs"}
+        | {"new_cell_id", "claim", "new_outputs", "base_outputs", "version", "new_notebook"}
     )
     id: str
     turn_id: str
@@ -279,6 +280,11 @@ class Proposal(Record):
     base_outputs: str | None = None
     """``outputs`` proposals, once accepted: the outputs they replaced (what an undo puts
     back), as nbformat JSON text."""
+    version: int | None = None
+    """``version`` proposals: the number of the kept version (``jupyter loop versions``)."""
+    new_notebook: str | None = None
+    """``version`` proposals while pending: that version's notebook, as nbformat JSON text;
+    cleared when the proposal is resolved, so the document does not keep a second copy."""
 
     @classmethod
     def from_y(cls, value: dict[str, Any]) -> Proposal:

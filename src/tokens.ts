@@ -189,7 +189,8 @@ export interface IApprovalRequest {
 }
 
 /** `outputs`: outputs put back from the History view (never an agent's). */
-export type ProposalKind = 'insert' | 'modify' | 'delete' | 'outputs';
+export type ProposalKind =
+  'insert' | 'modify' | 'delete' | 'outputs' | 'version';
 
 /** `undone`: accepted outputs put back as they were (only `outputs` proposals). */
 export type ProposalStatus = 'pending' | 'accepted' | 'rejected' | 'undone';
@@ -221,6 +222,10 @@ export interface IProposal {
   new_outputs?: string | null;
   /** `outputs` proposals once accepted: the outputs they replaced (JSON text). */
   base_outputs?: string | null;
+  /** `version` proposals: the number of the kept version of the notebook. */
+  version?: number | null;
+  /** `version` proposals while pending: that version's notebook (JSON text). */
+  new_notebook?: string | null;
 }
 
 export type ProposalOrigin = 'agent' | 'offline';

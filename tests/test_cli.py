@@ -297,7 +297,12 @@ async def test_versions_and_restore_bring_back_an_overwritten_notebook(
         kept = await server.api("api", "jupyter-loop", "versions", f"{number}?path=kept.ipynb")
         if kept["content"]["cells"][0]["outputs"]:
             break
+    # Open (the run's room): a proposal to accept in the notebook; --now puts it in at once.
     code, out, err = await loop(server, "restore", "kept.ipynb", number)
+    assert code == 0, err
+    assert out.startswith(f"kept.ipynb is open: version {number} is proposed"), out
+    assert "".join(json.loads(notebook.read_text("utf-8"))["cells"][0]["source"]) == "oops"
+    code, out, err = await loop(server, "restore", "kept.ipynb", number, "--now")
     assert code == 0, err
     cell = json.loads(notebook.read_text("utf-8"))["cells"][0]
     assert out.startswith(f"Restored version {number} of kept.ipynb in the open notebook"), out

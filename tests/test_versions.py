@@ -13,11 +13,14 @@ from typing import Any
 import pytest
 from authorizers import both
 from conftest import notebook_json, wait_for
+from pycrdt import Map
 from tornado.httpclient import HTTPClientError
 
+from jupyter_loop.testing.yjs import read_with_yjs
 from jupyter_loop.versions.store import MERGE_SECONDS, ON_DISK, SAVED, VersionStore
 
-VERSIONS = ("api", "jupyter-loop", "versions")
+LOOP = ("api", "jupyter-loop")
+VERSIONS = (*LOOP, "versions")
 
 
 @pytest.fixture
@@ -95,34 +98,83 @@ async def test_a_deleted_notebook_comes_back(api: Any, jp_root_dir: Path) -> Non
     assert b"'sub'" in refused.value.response.body
 
 
-async def test_delete_all_in_an_open_notebook_is_undone_in_its_tabs(
+async def emptied_by_delete_all(api: Any, tab: Any, root: Path, path: str) -> int:
+    """Delete All in the tab, wait until the file holds it; the newest version with the two
+    cells (the file as it was before the room's first save)."""
+    await wait_for(lambda: len(tab.notebook.ycells) == 2)
+    with tab.notebook.ydoc.transaction():
+        del tab.notebook.ycells[0:2]  # Delete All
+    await wait_for(lambda: sources_on_disk(root, path) == [])  # autosaved
+    kept = await versions(api, path)
+    for _ in range(100):  # the save's hook runs a moment after the file is in place
+        if kept[0]["cells"] == 0:
+            break
+        await asyncio.sleep(0.05)
+        kept = await versions(api, path)
+    full = [v for v in kept if v["cells"] == 2]
+    assert full and kept[0]["cells"] == 0
+    number: int = full[0]["number"]
+    return number
+
+
+def proposal_in(tab: Any, proposal_id: str) -> dict[str, Any] | None:
+    found = tab.notebook.ydoc.get("jupyter_loop:proposals", type=Map).get(proposal_id)
+    return dict(found) if found is not None else None
+
+
+async def test_delete_all_in_an_open_notebook_is_undone_by_accepting_a_proposal(
     api: Any, open_tab: Any, write_notebook: Any, jp_root_dir: Path
 ) -> None:
     path = write_notebook("open.ipynb", "a = 1", "b = 2")
     async with open_tab(path) as tab:
-        await wait_for(lambda: len(tab.notebook.ycells) == 2)
-        with tab.notebook.ydoc.transaction():
-            del tab.notebook.ycells[0:2]  # Delete All
-        await wait_for(lambda: sources_on_disk(jp_root_dir, path) == [])  # autosaved
-        kept = await versions(api, path)
-        for _ in range(100):  # the save's hook runs a moment after the file is in place
-            if kept[0]["cells"] == 0:
-                break
-            await asyncio.sleep(0.05)
-            kept = await versions(api, path)
-        # The file as it was before the room's first save, then the emptied notebook.
-        full = [v for v in kept if v["cells"] == 2]
-        assert full and kept[0]["cells"] == 0
-        reply = await api(
-            *VERSIONS, str(full[0]["number"]), "restore", method="POST", body={"path": path}
+        number = await emptied_by_delete_all(api, tab, jp_root_dir, path)
+        reply = await restore(api, path, number)
+        # Open: proposed in the notebook (a tab accepts it, and can undo it there), the
+        # file and the tabs left as they were until then.
+        assert reply["live"] is True and reply["proposal"] and reply["version"] is None
+        await wait_for(lambda: proposal_in(tab, reply["proposal"]) is not None)
+        proposal = proposal_in(tab, reply["proposal"])
+        assert proposal is not None
+        assert (proposal["kind"], proposal["status"], proposal["version"]) == (
+            "version",
+            "pending",
+            number,
         )
-        assert reply["live"] is True
+        content = json.loads(proposal["new_notebook"])
+        assert [c["source"] for c in content["cells"]] == ["a = 1", "b = 2"]
+        assert len(tab.notebook.ycells) == 0 and sources_on_disk(jp_root_dir, path) == []
+
+        accept = (*LOOP, "agent", "proposals", reply["proposal"], "accept")
+        await api(*accept, method="POST", body={"path": path})
         restored = ["a = 1", "b = 2"]
         await wait_for(lambda: [str(c["source"]) for c in tab.notebook.ycells] == restored)
-        await wait_for(lambda: sources_on_disk(jp_root_dir, path) == ["a = 1", "b = 2"])
+        await wait_for(lambda: sources_on_disk(jp_root_dir, path) == restored)
+        accepted = proposal_in(tab, reply["proposal"])
+        # Resolved: the version store keeps the notebook, not the document.
+        assert accepted is not None and accepted["status"] == "accepted"
+        assert accepted["new_notebook"] is None
+        # What a browser's Yjs reads: the two cells, nothing held back.
+        (seen,) = read_with_yjs({"tab": [tab.notebook.ydoc.get_update()]}).values()
+        assert seen.whole and [str(c["source"]) for c in seen.cells] == restored
+    assert (await versions(api, path))[0]["cells"] == 2
+
+
+async def test_now_restores_an_open_notebook_at_once(
+    api: Any, open_tab: Any, write_notebook: Any, jp_root_dir: Path
+) -> None:
+    path = write_notebook("open.ipynb", "a = 1", "b = 2")
+    async with open_tab(path) as tab:
+        number = await emptied_by_delete_all(api, tab, jp_root_dir, path)
+        reply = await api(
+            *VERSIONS, str(number), "restore", method="POST", body={"path": path, "now": True}
+        )
+        assert reply["live"] is True and reply["proposal"] is None
+        restored = ["a = 1", "b = 2"]
+        await wait_for(lambda: [str(c["source"]) for c in tab.notebook.ycells] == restored)
+        await wait_for(lambda: sources_on_disk(jp_root_dir, path) == restored)
     newest = (await versions(api, path))[0]
     assert newest["kind"] == "restored" and newest["cells"] == 2
-    assert newest["restored_from"] == full[0]["number"]
+    assert newest["restored_from"] == number
 
 
 async def test_versions_max_keeps_the_newest(api: Any) -> None:

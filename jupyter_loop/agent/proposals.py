@@ -46,7 +46,15 @@ OUTPUTS = "outputs"
 """A proposal that puts back outputs a cell had (the History view's ``Restore these
 outputs``). It leaves the source alone, and it goes stale only with its cell: outputs are
 put back over whatever the cell shows, as the person who asked for them wants."""
+VERSION = "version"
+"""A proposal that puts a kept version of the whole notebook back (``jupyter loop
+restore``, the versions view), over whatever the notebook holds: never stale. Accepted in
+a tab it is one change of that tab's notebook, so undo there takes it back."""
 CELL_TYPES = ("code", "markdown", "raw")
+RESTORE_TURN = "history"
+"""The ``turn_id`` of a proposal made from the History or versions view, or by ``jupyter
+loop restore`` (no turn of the assistant's: the cards say who proposed it in their
+summary)."""
 
 
 def proposals_map(notebook: YNotebook) -> Map:
@@ -157,6 +165,27 @@ def propose_outputs(
     return Proposed(proposal, tuple(replaced))
 
 
+def propose_version(
+    notebook: YNotebook, *, turn_id: str, number: int, content: dict[str, Any], summary: str
+) -> Proposed:
+    """Record a pending proposal to put version ``number`` (its notebook, ``content``)
+    back; it replaces the turn's pending version proposal (one restore waits at a time)."""
+    proposal = Proposal(
+        id=new_id("p"),
+        turn_id=turn_id,
+        kind=VERSION,
+        cell_id=None,
+        version=number,
+        new_notebook=json.dumps(content),
+        summary=summary,
+        status="pending",
+        created_at=now_iso("microseconds"),
+    )
+    replaced = _replace_pending(notebook, turn_id, None, VERSION)
+    proposals_map(notebook)[proposal.id] = proposal.to_y()
+    return Proposed(proposal, tuple(replaced))
+
+
 OFFLINE_SUMMARY = (
     "Typed in a tab while it was offline; the notebook's file was replaced meanwhile, "
     "so this was not merged"
@@ -195,7 +224,7 @@ def _replace_pending(
     replaces: an edit or deletion replaces edits and deletions, outputs replace outputs.
     Returns their ids."""
     board = proposals_map(notebook)
-    family = {OUTPUTS} if kind == OUTPUTS else {"modify", "delete"}
+    family = {kind} if kind in (OUTPUTS, VERSION) else {"modify", "delete"}
     gone = [
         p.id
         for p in of_turn(notebook, turn_id)
@@ -254,6 +283,8 @@ def _pending(notebook: YNotebook, proposal_id: str) -> Proposal:
 def _resolve(
     notebook: YNotebook, proposal: Proposal, status: str, by: str, **extra: Any
 ) -> Proposal:
+    if proposal.kind == VERSION:
+        extra["new_notebook"] = None  # resolved: the version store keeps it, not the document
     resolved = replace(proposal, status=status, resolved_by=by, resolved_at=now_iso(), **extra)
     proposals_map(notebook)[resolved.id] = resolved.to_y()
     return resolved
@@ -284,6 +315,9 @@ def apply(notebook: YNotebook, proposal_id: str, by: str) -> Proposal:
     """
     proposal = acceptable(notebook, proposal_id)
     new_source = proposal.new_source or ""
+    if proposal.kind == VERSION:
+        notebook.set(json.loads(proposal.new_notebook or "{}"))
+        return _resolve(notebook, proposal, "accepted", by)
     if proposal.kind == OUTPUTS:
         _, ycell = find_cell(notebook, str(proposal.cell_id))
         replaced = _put_outputs(ycell, json.loads(proposal.new_outputs or "[]"))

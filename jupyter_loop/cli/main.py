@@ -94,6 +94,11 @@ def parser() -> argparse.ArgumentParser:
     restore = command("restore", "Bring back a kept version of a notebook.")
     restore.add_argument("notebook")
     restore.add_argument("version", help="The version's number (see versions).")
+    restore.add_argument(
+        "--now",
+        action="store_true",
+        help="Put it into an open notebook at once, not as a proposal to accept there.",
+    )
     token = command("token", "Scoped tokens for outside agents (the MCP endpoint).")
     token_commands = token.add_subparsers(dest="token_command", required=True)
     create = token_commands.add_parser(
@@ -139,7 +144,7 @@ async def dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         if args.command == "versions":
             return await versions_command(api, path, out)
-        return await restore_command(api, path, args.version, out)
+        return await restore_command(api, path, args.version, args.now, out)
     if args.command == "token":
         from . import tokens
 

@@ -2,8 +2,10 @@
 
 One line per kept version, newest first: its number (what ``restore`` takes), when it was
 saved, what it is (a save, a file found on disk before a save replaced it, a restore) and
-its size; ``restore`` brings one back (open tabs see it at once) and says which version
-to restore to undo it.
+its size; ``restore`` brings one back and says how to undo it: into the file (restore the
+version it replaced), or, when the notebook is open, as a proposal at the top of the
+notebook that a tab accepts (undo there takes it back); ``--now`` puts it into the open
+notebook at once.
 """
 
 from __future__ import annotations
@@ -28,14 +30,21 @@ async def versions_command(api: Api, path: str, out: TextIO) -> int:
     return 0
 
 
-async def restore_command(api: Api, path: str, number: str, out: TextIO) -> int:
+async def restore_command(api: Api, path: str, number: str, now: bool, out: TextIO) -> int:
     from .connection import CliError
 
     if not number.isdigit():
         raise CliError(f"VERSION must be a version's number (see jupyter loop versions): {number}")
     before = await api.call(*VERSIONS, query=urlencode({"path": path}))
     replaced = before["versions"][0]["number"] if before["versions"] else None
-    reply = await api.call(*VERSIONS, number, "restore", method="POST", body={"path": path})
+    body = {"path": path, "now": now}
+    reply = await api.call(*VERSIONS, number, "restore", method="POST", body=body)
+    if reply.get("proposal"):
+        out.write(
+            f"{visible(path)} is open: version {number} is proposed at the top of the "
+            "notebook. Accept it there (undo there takes it back), or run again with --now.\n"
+        )
+        return 0
     where = "in the open notebook" if reply["live"] else "into the file"
     out.write(f"Restored version {number} of {visible(path)} {where}.\n")
     if replaced is not None and str(replaced) != number:

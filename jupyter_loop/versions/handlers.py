@@ -2,7 +2,8 @@
 
 ``GET versions?path=P``: the versions of ``P``, newest first (no content);
 ``GET versions/N?path=P``: version ``N`` and its notebook, as the save left it;
-``POST versions/N/restore`` with ``{"path": P}``: bring version ``N`` back.
+``POST versions/N/restore`` with ``{"path": P}``: bring version ``N`` back: into the file,
+or, when the notebook is open, as a proposal in it (``"now": true``: into it at once).
 
 Reading a version needs what reading the notebook needs; a restore replaces the notebook's
 content, so it also needs ``write`` on ``contents`` (the ``restore`` row of the rights table).
@@ -63,9 +64,14 @@ class RestoreHandler(VersionsBase):
     @web.authenticated
     @requires(Ability.RESTORE)
     async def post(self, number: str) -> None:
-        path = self.notebook_path(self.body_object())
-        restored = await self.keeper.restore(path, int(number))
-        self.log.info("jupyter-loop: %s restored version %s of %s", self.user_name(), number, path)
+        body = self.body_object()
+        now = body.get("now", False)
+        if not isinstance(now, bool):
+            raise BadRequest("'now' must be true or false: restore an open notebook at once.")
+        by = self.user_name()
+        restored = await self.keeper.restore(self.notebook_path(body), int(number), by, now=now)
+        done = "proposed" if restored.proposal else "restored"
+        self.log.info("jupyter-loop: %s %s version %s of %s", by, done, number, restored.path)
         self.reply(restored.to_json())
 
 

@@ -23,16 +23,19 @@ compressing and SQLite run on one worker thread, in the order of the saves.
 Rejected: recording from the room (``DocumentRoom`` events): a tab's Save, a ``PUT`` of
 the contents API and a room evicted before its save would be missed.
 
-A restore saves the version through the contents manager. When the notebook is open (its
-room is loaded) it first saves the room, so what the tabs showed is a version, and after
-writing the file sets the version into the shared document in one transaction (every tab
-sees it at once). Rejected: setting the document and letting the room save it: the room
-may still be taking in an earlier out-of-band write, which then replaced the restore
-(seen in ``test_cli``). Either way the version replaced is kept, so a restore is undone
-by restoring that one. Rejected: one cell proposal per changed cell
-(the assistant's proposals): a proposal carries a cell's source only, so outputs,
-attachments, cell types and the notebook's metadata could not come back, and undoing a
-Delete All of 80 cells would take 80 accepts.
+A restore of a notebook nobody has open saves the version through the contents manager.
+When the notebook is open (its room is loaded) the restore is a proposal in the shared
+document instead (``agent.proposals.VERSION``), shown at the top of the notebook in every
+tab: a tab that accepts it puts the version in as one change of its own notebook, so undo
+there (``Z`` in command mode, Edit > Undo) takes it back; accepted over REST it is set here.
+Either way the room is saved first, so what the tabs showed is a version too. ``now``
+restores an open notebook at once (scripts, the chaos of a test): it saves the version
+through the contents manager, then sets it into the shared document in one transaction.
+Rejected: setting the document and letting the room save it: the room may still be taking
+in an earlier out-of-band write, which then replaced the restore (seen in ``test_cli``).
+Rejected: one cell proposal per changed cell (the assistant's proposals): a proposal
+carries a cell's source only, so outputs, attachments, cell types and the notebook's
+metadata could not come back, and undoing a Delete All of 80 cells would take 80 accepts.
 
 Notebooks saved by a contents manager that does not write local files (no post-save hook
 with a file path) have no versions.
@@ -51,6 +54,7 @@ from typing import Any
 import nbformat
 from jupyter_server.utils import ensure_async, to_api_path
 
+from ..agent import proposals
 from ..document import LiveDocuments, canonical_path, writing
 from ..errors import Conflict, JupyterLoopError, NotFound
 from ..saves import FileStamp, file_stamp, written_stamp
@@ -77,13 +81,16 @@ class SaveUnderWay:
 
 @dataclass(frozen=True)
 class Restored:
-    """What a restore did: the version brought back, whether open tabs saw it live, and the
-    version the restore's own save made (``None`` if the file already held those bytes)."""
+    """What a restore did: the version brought back, whether open tabs saw it live, the
+    version the restore's own save made (``None`` if the file already held those bytes or
+    nothing was saved yet), and the proposal that waits in the open notebook (``None``
+    when the version was put in at once)."""
 
     path: str
     restored: int
     live: bool
     version: Version | None
+    proposal: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -91,6 +98,7 @@ class Restored:
             "restored": self.restored,
             "live": self.live,
             "version": self.version.to_json() if self.version is not None else None,
+            "proposal": self.proposal,
         }
 
 
@@ -112,12 +120,16 @@ class VersionKeeper:
         self._restoring: dict[str, int] = {}
         self._saving: dict[str, SaveUnderWay] = {}  # by os path, pre- to post-save hook
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="versions")
+        self._stopped = False
 
     def start(self) -> None:
         self._contents.register_pre_save_hook(self._before_save)
         self._contents.register_post_save_hook(self._after_save)
 
     async def stop(self) -> None:
+        if self._stopped:  # a second signal runs the server's clean-up, and this, again
+            return
+        self._stopped = True
         try:
             await self.settle()
         except asyncio.CancelledError:  # stopping took too long: the saves left go unkept
@@ -253,14 +265,17 @@ class VersionKeeper:
             raise Conflict(f"Version {number} of '{path}' is not a readable notebook: {e}") from e
         return version, dict(notebook)
 
-    async def restore(self, path: str, number: int) -> Restored:
-        """Bring version ``number`` back as the notebook's content (see the module docstring)."""
+    async def restore(self, path: str, number: int, by: str, *, now: bool = False) -> Restored:
+        """Bring version ``number`` back as the notebook's content, or propose it in the
+        open notebook (see the module docstring)."""
         path = canonical_path(path)
-        _, notebook = await self.notebook(path, number)
+        version, notebook = await self.notebook(path, number)
         before = await asyncio.to_thread(self.store.versions, path)
         room_id = await self._open_room(path)
         if room_id is not None:
             await self._documents.saves.save(room_id)  # what the tabs show becomes a version
+            if not now:
+                return await self._propose(path, room_id, version, notebook, by)
         folder = posixpath.dirname(path)
         if folder and not await ensure_async(self._contents.dir_exists(folder)):
             raise Conflict(f"The folder '{folder}' is gone; create it to restore '{path}'.")
@@ -283,6 +298,21 @@ class VersionKeeper:
         after = await asyncio.to_thread(self.store.versions, path)
         made = after[0] if after and after[0].kind == RESTORED and after[:1] != before[:1] else None
         return Restored(path, number, room_id is not None, made)
+
+    async def _propose(
+        self, path: str, room_id: str, version: Version, notebook: dict[str, Any], by: str
+    ) -> Restored:
+        document = await self._documents.notebook(room_id)
+        with writing(document):
+            proposed = proposals.propose_version(
+                document,
+                turn_id=proposals.RESTORE_TURN,
+                number=version.number,
+                content=notebook,
+                summary=f"version {version.number}, asked by {by}",
+            )
+        await self.settle()
+        return Restored(path, version.number, True, None, proposed.proposal.id)
 
     async def _open_room(self, path: str) -> str | None:
         """The notebook's room if it is loaded (tabs or a run have it), else ``None``."""

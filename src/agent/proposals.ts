@@ -38,6 +38,9 @@ export function proposalState(
   if (proposal.status !== 'pending') {
     return { state: proposal.status };
   }
+  if (proposal.kind === 'version') {
+    return { state: 'pending' }; // a whole notebook, put back over whatever it holds
+  }
   if (proposal.kind === 'outputs') {
     // Outputs are put back over whatever the cell shows: stale only with the cell.
     return proposal.cell_id && sourceOf(proposal.cell_id) !== undefined
@@ -91,6 +94,8 @@ function undoneReason(
         : null;
     case 'outputs':
       return null; // the outputs it replaced are not kept to compare with
+    case 'version':
+      return null; // the notebook it replaced is a version; Z (undo) brings it back
     default: {
       const before = proposal.base_source ?? '';
       const current = proposal.cell_id ? sourceOf(proposal.cell_id) : undefined;
@@ -107,6 +112,8 @@ export interface IApplied {
   new_cell_id?: string;
   /** Outputs put back: the outputs they replaced (JSON text), for an undo. */
   base_outputs?: string;
+  /** A version put back: its notebook is no longer kept in the proposal. */
+  new_notebook?: null;
 }
 
 /** A proposal that no longer fits the notebook. */
@@ -121,8 +128,9 @@ export class StaleProposalError extends Error {
  * Apply a proposal to a notebook as one undoable change of this document:
  * modify replaces the changed span of the source, insert adds a cell after its
  * anchor (or at the top), delete removes the cell; outputs replaces the cell's
- * outputs, outside the undo history (the server undoes it). `andThen` runs
- * inside the same transaction (to mark the proposal accepted with the edit).
+ * outputs, outside the undo history (the server undoes it); version replaces
+ * every cell (and the metadata) with the version's. `andThen` runs inside the
+ * same transaction (to mark the proposal accepted with the edit).
  *
  * @returns the id of the inserted cell (insert), the outputs replaced (outputs)
  * @throws StaleProposalError when the proposal does not fit the notebook
@@ -166,6 +174,9 @@ export function applyProposal(
     }, false);
     return applied;
   }
+  if (proposal.kind === 'version') {
+    return putVersion(notebook, proposal, andThen);
+  }
   if (proposal.kind === 'modify') {
     // The cell's own transaction: its undo manager tracks that origin.
     const cell = notebook.cells[index(proposal.cell_id)];
@@ -189,6 +200,34 @@ export function applyProposal(
       });
       applied = { new_cell_id: cell.getId() };
     }
+    andThen(applied);
+  });
+  return applied;
+}
+
+/**
+ * Replace the notebook's cells with a version's, as one change of the notebook
+ * (its own transaction: the notebook's undo manager tracks that origin, so `Z`
+ * in command mode takes the whole restore back, the cells as they were).
+ */
+function putVersion(
+  notebook: ISharedNotebook,
+  proposal: IProposal,
+  andThen: (applied: IApplied) => void
+): IApplied {
+  let version: nbformat.INotebookContent;
+  try {
+    version = JSON.parse(
+      proposal.new_notebook ?? ''
+    ) as nbformat.INotebookContent;
+  } catch {
+    throw new StaleProposalError('The proposal no longer holds its version.');
+  }
+  const applied: IApplied = { new_notebook: null };
+  notebook.transact(() => {
+    notebook.deleteCellRange(0, notebook.cells.length);
+    notebook.insertCells(0, version.cells);
+    notebook.setMetadata(version.metadata ?? {});
     andThen(applied);
   });
   return applied;
@@ -243,6 +282,11 @@ export class ProposalModel implements IDisposable {
       return 0;
     }
     return this._notebook.cells.findIndex(c => c.getId() === cellId) + 1;
+  }
+
+  /** How many cells the notebook has. */
+  cellCount(): number {
+    return this._notebook.cells.length;
   }
 
   /** The current source of a cell, undefined when gone. */

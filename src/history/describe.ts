@@ -105,6 +105,12 @@ export function restoredNotice(
   restored: IRestored,
   versions: IVersion[]
 ): string {
+  if (restored.proposal) {
+    return (
+      `Version ${restored.restored} is proposed at the top of the notebook: ` +
+      'accept it there. Then Z in command mode (Edit › Undo) takes it back.'
+    );
+  }
   const made = restored.version?.number;
   if (made === undefined) {
     return `The notebook already held version ${restored.restored}.`;

@@ -76,4 +76,6 @@ export interface IRestored {
   live: boolean;
   /** The version the restore's save made (null: the file held those bytes already). */
   version: IVersion | null;
+  /** The notebook is open: the proposal at its top that puts the version in. */
+  proposal: string | null;
 }

@@ -1,4 +1,4 @@
-import { Dialog, ReactWidget, showDialog } from '@jupyterlab/apputils';
+import { ReactWidget } from '@jupyterlab/apputils';
 import { NotebookPanel } from '@jupyterlab/notebook';
 import { Contents } from '@jupyterlab/services';
 import * as React from 'react';
@@ -11,10 +11,12 @@ import { IRestored, IVersion, IVersionsReply } from './types';
  * A notebook's kept versions, newest first (what each save left, and a file
  * another program wrote before a save replaced it), each with "Restore".
  *
- * A restore replaces the notebook's content in every tab at once, as
- * `jupyter loop restore` does; it is undone by restoring the version it
- * replaced, which the server keeps first (the view says which). The dialog
- * before it says so: the view never restores on one click.
+ * "Restore" asks the server as `jupyter loop restore` does: the notebook being
+ * open, the version is proposed at its top, in every tab, and a tab that
+ * accepts it can undo it (the proposal is the confirmation, so no dialog). A
+ * notebook no tab has open any more is restored into its file; that is undone
+ * by restoring the version it replaced, which the server keeps first (the view
+ * says which).
  */
 export class NotebookVersionsView extends ReactWidget {
   constructor(
@@ -123,17 +125,6 @@ export class NotebookVersionsView extends ReactWidget {
   }
 
   private async _restore(version: IVersion): Promise<void> {
-    const answer = await showDialog({
-      title: `Restore version ${version.number}?`,
-      body:
-        `${this._panel.context.localPath} becomes version ${version.number} ` +
-        `(${versionSize(version)}, ${when(version.saved)}) in every tab. What ` +
-        'it holds now is kept as a version first: restore that one to undo.',
-      buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Restore' })]
-    });
-    if (!answer.button.accept) {
-      return;
-    }
     try {
       const restored = await requestAPI<IRestored>(
         `versions/${version.number}/restore`,

@@ -23,6 +23,8 @@ export function proposalLabel(
       return `Delete ${cell}`;
     case 'outputs':
       return `Restore outputs of ${cell}`;
+    case 'version':
+      return `Restore version ${proposal.version ?? '?'} of the notebook`;
     default:
       return `Edit ${cell}`;
   }
@@ -44,6 +46,7 @@ export function proposalTexts(proposal: IProposal): [string, string] {
     case 'delete':
       return [proposal.base_source ?? '', ''];
     case 'outputs':
+    case 'version':
       return ['', ''];
     default:
       return [proposal.base_source ?? '', proposal.new_source ?? ''];

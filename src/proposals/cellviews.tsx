@@ -20,7 +20,8 @@ const TITLES = {
   modify: 'AI proposal: edit this cell',
   insert: 'AI proposal: a new cell here',
   delete: 'AI proposal: delete this cell',
-  outputs: 'Restore earlier outputs of this cell'
+  outputs: 'Restore earlier outputs of this cell',
+  version: 'Restore a kept version of this notebook'
 };
 
 /** A tab's own edits, made offline while the file was replaced: not the AI's. */
@@ -28,7 +29,8 @@ const OFFLINE_TITLES = {
   modify: 'Your offline edit of this cell (not merged)',
   insert: 'Your offline cell (not merged)',
   delete: 'You deleted this cell offline (not merged)',
-  outputs: TITLES.outputs
+  outputs: TITLES.outputs,
+  version: TITLES.version
 };
 
 function titleOf(proposal: IProposal): string {
@@ -145,7 +147,12 @@ function ProposalOnCellView(
       {proposal.kind === 'outputs' && (
         <OutputsPreview json={proposal.new_outputs ?? '[]'} />
       )}
-      {proposal.kind !== 'delete' && proposal.kind !== 'outputs' && (
+      {proposal.kind === 'version' && (
+        <p className="jp-Loop-OnCell-version">
+          {versionText(proposal, session.proposals.cellCount())}
+        </p>
+      )}
+      {(proposal.kind === 'insert' || proposal.kind === 'modify') && (
         <CodeDiff
           original={before}
           modified={after}
@@ -155,6 +162,29 @@ function ProposalOnCellView(
         />
       )}
     </div>
+  );
+}
+
+/**
+ * What accepting a version proposal does, in a sentence.
+ *
+ * @param cellsNow how many cells the notebook has now
+ */
+export function versionText(proposal: IProposal, cellsNow: number): string {
+  let cells = 0;
+  try {
+    const version = JSON.parse(proposal.new_notebook ?? '') as {
+      cells?: unknown[];
+    };
+    cells = version.cells?.length ?? 0;
+  } catch {
+    return 'The version is no longer held by this proposal.';
+  }
+  const count = (n: number) => `${n} cell${n === 1 ? '' : 's'}`;
+  return (
+    `Puts version ${proposal.version ?? '?'} (${count(cells)}, with their ` +
+    `outputs) in place of the ${count(cellsNow)} the notebook has now. ` +
+    'Once accepted, Z in command mode (Edit › Undo) takes it back.'
   );
 }
 

@@ -122,11 +122,11 @@ export class CellDecorations implements IDisposable {
       wanted.set(`p:${proposal.id}`, {
         cellId: anchor,
         placement:
-          proposal.kind !== 'insert'
-            ? 'afterInput'
-            : proposal.cell_id === null
-              ? 'start'
-              : 'end',
+          proposal.cell_id === null
+            ? 'start' // an insert at the top, or a whole version
+            : proposal.kind === 'insert'
+              ? 'end'
+              : 'afterInput',
         markDelete: proposal.kind === 'delete',
         make: () =>
           new ProposalOnCell({

@@ -43,10 +43,11 @@ async function versionWith(
 
 /**
  * Issue 20, item 4, from the History view: the notebook's kept versions are
- * listed and one is restored into the open notebook, after a dialog; the view
- * names the version the restore replaced, and restoring that one undoes it.
+ * listed; restoring one into the open notebook is a proposal at its top, which
+ * puts the version in once accepted, and undo in the notebook (Z in command
+ * mode) takes it back, in the tab and in the file.
  */
-test('a kept version is restored from the versions view, and undone by restoring the one it replaced', async ({
+test('a kept version is proposed from the versions view, accepted, and undone with Z', async ({
   page
 }) => {
   await notebookWithCells(page, 'first = 1');
@@ -59,9 +60,6 @@ test('a kept version is restored from the versions view, and undone by restoring
     .toBe('second = 2');
   const first = await versionWith(page, path, 'first = 1');
   expect(first).toBeDefined();
-  await expect
-    .poll(() => versionWith(page, path, 'second = 2'), { timeout: 30000 })
-    .toBeDefined();
 
   await runCommand(page, 'jupyter-loop:notebook-versions');
   const view = page.locator('.jp-Loop-versions');
@@ -74,25 +72,31 @@ test('a kept version is restored from the versions view, and undone by restoring
 
   const row = view.locator(`.jp-Loop-version[data-version="${first}"]`);
   await row.getByRole('button', { name: 'Restore' }).click();
-  const dialog = page.locator('.jp-Dialog');
-  await expect(dialog).toContainText(`Restore version ${first}?`);
-  await dialog.getByRole('button', { name: 'Restore' }).click();
-  await expect.poll(() => notebookSources(page)).toEqual(['first = 1']);
   const notice = view.locator('.jp-Loop-historyNotice');
-  await expect(notice).toContainText(`Restored version ${first}`);
-  await expect(notice).toContainText('restore it to undo');
-  const replaced = Number(
-    /version (\d+): restore it to undo/.exec(
-      (await notice.textContent()) ?? ''
-    )?.[1]
+  await expect(notice).toContainText(
+    `Version ${first} is proposed at the top of the notebook`
   );
-  expect(replaced).toBe(await versionWith(page, path, 'second = 2'));
+  // Nothing changed yet: the proposal waits at the top of the notebook.
+  expect(await notebookSources(page)).toEqual(['second = 2']);
+  await page.activity.activateTab(path.split('/').pop() as string);
+  const banner = page.locator('.jp-Notebook .jp-Loop-CellProposal');
+  await expect(banner).toContainText('Restore a kept version of this notebook');
+  await expect(banner).toContainText(
+    'in place of the 1 cell the notebook has now'
+  );
+  await banner.getByRole('button', { name: 'Accept' }).click();
+  await expect.poll(() => notebookSources(page)).toEqual(['first = 1']);
+  await expect(banner).toHaveCount(0);
+  await expect
+    .poll(() => firstSourceOnDisk(path), { timeout: 30000 })
+    .toBe('first = 1');
 
-  await view
-    .locator(`.jp-Loop-version[data-version="${replaced}"]`)
-    .getByRole('button', { name: 'Restore' })
-    .click();
-  await dialog.getByRole('button', { name: 'Restore' }).click();
+  // Undo in the notebook, as a person would: command mode, Z.
+  await page.locator('.jp-Notebook .jp-Cell .jp-InputPrompt').first().click();
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('z');
   await expect.poll(() => notebookSources(page)).toEqual(['second = 2']);
-  await expect.poll(() => firstSourceOnDisk(path)).toBe('second = 2');
+  await expect
+    .poll(() => firstSourceOnDisk(path), { timeout: 30000 })
+    .toBe('second = 2');
 });

@@ -217,6 +217,48 @@ describe('applyProposal', () => {
     model.dispose();
   });
 
+  it('puts a version in place of every cell, as one undoable change', () => {
+    const { model } = notebookWith('a', 'b', 'c');
+    const shared = model.sharedModel as YNotebook;
+    const version = {
+      cells: [
+        {
+          id: 'v1',
+          cell_type: 'code',
+          source: 'x = 1',
+          metadata: {},
+          execution_count: 3,
+          outputs: [{ output_type: 'stream', name: 'stdout', text: 'kept\n' }]
+        }
+      ],
+      metadata: { kernelspec: { name: 'python3', display_name: 'Python 3' } },
+      nbformat: 4,
+      nbformat_minor: 5
+    };
+    const restore = proposal({
+      kind: 'version',
+      cell_id: null,
+      base_source: null,
+      version: 7,
+      new_notebook: JSON.stringify(version)
+    });
+    expect(proposalState(restore, () => undefined).state).toBe('pending');
+    let marked: unknown = undefined;
+    const applied = applyProposal(shared, restore, a => (marked = a));
+    expect(applied).toEqual({ new_notebook: null });
+    expect(marked).toEqual(applied);
+    expect(shared.cells.map(c => c.getSource())).toEqual(['x = 1']);
+    expect((shared.cells[0] as ISharedCodeCell).getOutputs()).toEqual(
+      version.cells[0].outputs
+    );
+    // One step of the notebook's undo (Z in command mode) brings all three back.
+    shared.undo();
+    expect(shared.cells.map(c => c.getSource())).toEqual(['a', 'b', 'c']);
+    shared.redo();
+    expect(shared.cells.map(c => c.getSource())).toEqual(['x = 1']);
+    model.dispose();
+  });
+
   it('refuses a stale proposal and leaves the notebook alone', () => {
     const { model, ids } = notebookWith('changed');
     const shared = model.sharedModel as YNotebook;

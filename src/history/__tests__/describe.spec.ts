@@ -114,8 +114,9 @@ describe('restoredNotice', () => {
     const restored = {
       path: 'a.ipynb',
       restored: 4,
-      live: true,
-      version: listed[0]
+      live: false,
+      version: listed[0],
+      proposal: null
     };
     expect(restoredNotice(restored, listed)).toBe(
       'Restored version 4 (now version 9). What the notebook held before is ' +
@@ -127,11 +128,26 @@ describe('restoredNotice', () => {
     const restored = {
       path: 'a.ipynb',
       restored: 4,
-      live: true,
-      version: null
+      live: false,
+      version: null,
+      proposal: null
     };
     expect(restoredNotice(restored, listed)).toBe(
       'The notebook already held version 4.'
+    );
+  });
+
+  it('points an open notebook to the proposal at its top, and how to undo it', () => {
+    const proposed = {
+      path: 'a.ipynb',
+      restored: 4,
+      live: true,
+      version: null,
+      proposal: 'p1'
+    };
+    expect(restoredNotice(proposed, listed)).toBe(
+      'Version 4 is proposed at the top of the notebook: accept it there. ' +
+        'Then Z in command mode (Edit › Undo) takes it back.'
     );
   });
 });
