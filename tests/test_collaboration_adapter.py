@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -116,3 +117,23 @@ async def test_rooms_are_heard_as_made_and_their_reloads_told_before_they_happen
         await collaboration.look_at_file(room)
         await wait_for(lambda: tab.cell("c0")["source"] == "x = 'checked out'")
         assert told[1:] == [(True, ["x = 1"])]  # told before the reload set the cell
+
+
+async def test_a_tabs_connection_to_its_room_sends_small_frames_at_once(
+    jp_serverapp: Any, open_tab: Any, write_notebook: Any
+) -> None:
+    """Nagle's algorithm off on the server's end of each tab's socket: with it on, an
+    output written a few milliseconds after the run's start marks waited for the tab's
+    delayed acknowledgement (``collaboration.send_at_once``)."""
+    settings = jp_serverapp.web_app.settings
+    extension = collaboration.extension(settings)
+    assert extension is not None
+    path = write_notebook("nodelay.ipynb", "x = 1")
+    async with open_tab(path) as tab:
+        await wait_for(lambda: len(tab.notebook.ycells) == 1)
+        room_id = NotebookRef(path, str(settings["file_id_manager"].get_id(path))).room_id
+        clients = list(collaboration.rooms(extension)[room_id].clients)
+        assert clients
+        for client in clients:
+            sock = client.ws_connection.stream.socket
+            assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0

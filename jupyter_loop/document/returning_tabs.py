@@ -106,8 +106,9 @@ class _Arrival:
 
 
 class ReturningTabs:
-    """Serves each notebook room's tabs first, and takes back a returning tab's edits that
-    would merge into cells changed while it was away (its file reloaded)."""
+    """Serves each notebook room's tabs first: has their connections send at once, and
+    takes back a returning tab's edits that would merge into cells changed while it was
+    away (its file reloaded)."""
 
     def __init__(
         self, settings: dict[str, Any], reloads: FileReloads, keep: Keep, log: logging.Logger
@@ -137,6 +138,7 @@ class ReturningTabs:
 
     async def _serve(self, room_id: str, room: Any, message: bytes) -> bool:
         """Whether the room must skip ``message`` (it was taken care of here)."""
+        collaboration.send_at_once(room)  # the tab that sent it is among the room's clients
         if len(message) < 2 or message[0] != YMessageType.SYNC:
             return False
         task = asyncio.current_task()  # the room serves each tab from its own task

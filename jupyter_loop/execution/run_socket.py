@@ -44,6 +44,10 @@ class RunsSocketHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
     async def get(self, *args: Any, **kwargs: Any) -> None:
         await super().get(*args, **kwargs)
 
+    def open(self, *args: Any, **kwargs: Any) -> None:
+        super().open(*args, **kwargs)
+        self.set_nodelay(True)  # one small frame per answer: Nagle's algorithm held some back
+
     @property
     def execution(self) -> ExecutionService:
         return self.settings["jupyter_loop_execution"]
