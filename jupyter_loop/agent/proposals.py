@@ -150,19 +150,9 @@ def propose_outputs(
         CellNotFound: The cell does not exist.
     """
     find_cell(notebook, cell_id)
-    proposal = Proposal(
-        id=new_id("p"),
-        turn_id=turn_id,
-        kind=OUTPUTS,
-        cell_id=cell_id,
-        new_outputs=json.dumps(outputs),
-        summary=summary,
-        status="pending",
-        created_at=now_iso("microseconds"),
+    return _add_pending(
+        notebook, turn_id, OUTPUTS, cell_id, new_outputs=json.dumps(outputs), summary=summary
     )
-    replaced = _replace_pending(notebook, turn_id, cell_id, OUTPUTS)
-    proposals_map(notebook)[proposal.id] = proposal.to_y()
-    return Proposed(proposal, tuple(replaced))
 
 
 def propose_version(
@@ -170,18 +160,27 @@ def propose_version(
 ) -> Proposed:
     """Record a pending proposal to put version ``number`` (its notebook, ``content``)
     back; it replaces the turn's pending version proposal (one restore waits at a time)."""
+    return _add_pending(
+        notebook, turn_id, VERSION, None, version=number, new_notebook=json.dumps(content),
+        summary=summary,
+    )  # fmt: skip
+
+
+def _add_pending(
+    notebook: YNotebook, turn_id: str, kind: str, cell_id: str | None, **fields: Any
+) -> Proposed:
+    """Record a pending proposal that replaces the turn's pending one of ``kind`` for
+    ``cell_id`` (see :func:`_replace_pending`)."""
     proposal = Proposal(
         id=new_id("p"),
         turn_id=turn_id,
-        kind=VERSION,
-        cell_id=None,
-        version=number,
-        new_notebook=json.dumps(content),
-        summary=summary,
+        kind=kind,
+        cell_id=cell_id,
         status="pending",
         created_at=now_iso("microseconds"),
+        **fields,
     )
-    replaced = _replace_pending(notebook, turn_id, None, VERSION)
+    replaced = _replace_pending(notebook, turn_id, cell_id, kind)
     proposals_map(notebook)[proposal.id] = proposal.to_y()
     return Proposed(proposal, tuple(replaced))
 
