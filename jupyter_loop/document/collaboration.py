@@ -137,8 +137,8 @@ def send_at_once(room: Any) -> None:
     Neither tornado nor jupyter_server_ydoc switches Nagle's algorithm off, so an update
     the room sends while the tab has not yet acknowledged the one before waits for that
     acknowledgement, which the tab's system delays up to 40 ms: a run's start marks, then
-    its first output a few milliseconds later, showed ``1 + 1``'s result ~40 ms late about
-    half the time (found with a timeline of ``bench/browser_latency.js``).
+    its first output a few milliseconds later, showed ``1 + 1``'s result about 30 ms late
+    in half the runs (found with a timeline of ``bench/browser_latency.js``).
     """
     for client in list(getattr(room, "clients", ())):
         if client in _SENDING_AT_ONCE or getattr(client, "ws_connection", None) is None:
