@@ -148,9 +148,10 @@ function ProposalOnCellView(
         <OutputsPreview json={proposal.new_outputs ?? '[]'} />
       )}
       {proposal.kind === 'version' && (
-        <p className="jp-Loop-OnCell-version">
-          {versionText(proposal, session.proposals.cellCount())}
-        </p>
+        <VersionSummary
+          proposal={proposal}
+          cellsNow={session.proposals.cellCount()}
+        />
       )}
       {(proposal.kind === 'insert' || proposal.kind === 'modify') && (
         <CodeDiff
@@ -165,26 +166,52 @@ function ProposalOnCellView(
   );
 }
 
+/** The cells of a version proposal's notebook (JSON text); null once it is not held. */
+export function cellsIn(json: string | null | undefined): number | null {
+  try {
+    const version = JSON.parse(json ?? '') as { cells?: unknown[] };
+    return version.cells?.length ?? 0;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * What accepting a version proposal does, in a sentence.
  *
+ * @param cells how many cells the version has (null: the proposal no longer holds it)
  * @param cellsNow how many cells the notebook has now
  */
-export function versionText(proposal: IProposal, cellsNow: number): string {
-  let cells = 0;
-  try {
-    const version = JSON.parse(proposal.new_notebook ?? '') as {
-      cells?: unknown[];
-    };
-    cells = version.cells?.length ?? 0;
-  } catch {
+export function versionText(
+  version: number | null | undefined,
+  cells: number | null,
+  cellsNow: number
+): string {
+  if (cells === null) {
     return 'The version is no longer held by this proposal.';
   }
   const count = (n: number) => `${n} cell${n === 1 ? '' : 's'}`;
   return (
-    `Puts version ${proposal.version ?? '?'} (${count(cells)}, with their ` +
+    `Puts version ${version ?? '?'} (${count(cells)}, with their ` +
     `outputs) in place of the ${count(cellsNow)} the notebook has now. ` +
     'Once accepted, Z in command mode (Edit › Undo) takes it back.'
+  );
+}
+
+/** A version proposal in a sentence; its notebook is read once, not at each render. */
+function VersionSummary(props: {
+  proposal: IProposal;
+  cellsNow: number;
+}): JSX.Element {
+  const { proposal, cellsNow } = props;
+  const cells = React.useMemo(
+    () => cellsIn(proposal.new_notebook),
+    [proposal.new_notebook]
+  );
+  return (
+    <p className="jp-Loop-OnCell-version">
+      {versionText(proposal.version, cells, cellsNow)}
+    </p>
   );
 }
 
