@@ -11,7 +11,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from conftest import notebook_json, wait_for
+from conftest import notebook_json, type_in, wait_for
 from jupyter_ydoc import YNotebook
 from pycrdt import Text
 
@@ -137,3 +137,40 @@ async def test_a_tabs_connection_to_its_room_sends_small_frames_at_once(
         for client in clients:
             sock = client.ws_connection.stream.socket
             assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+
+
+async def test_a_room_hook_finds_the_tab_connection_it_is_serving(
+    jp_serverapp: Any, open_tab: Any, write_notebook: Any
+) -> None:
+    """A room's message hook runs in the task that serves one tab; the connection found
+    from there is that tab's (``collaboration.served_connection``), and none outside."""
+    settings = jp_serverapp.web_app.settings
+    extension = collaboration.extension(settings)
+    assert extension is not None
+    path = write_notebook("served.ipynb", "x = 1")
+    found: list[Any] = []
+
+    def watched(room_id: str, room: Any) -> None:
+        served = room.on_message  # jupyter-loop's hook, set again as each tab joins
+
+        async def hook(message: bytes) -> bool:
+            found.append(collaboration.served_connection(room))
+            return bool(await served(message))
+
+        room.on_message = hook
+
+    async with open_tab(path) as first:
+        await wait_for(lambda: len(first.notebook.ycells) == 1)
+        room_id = NotebookRef(path, str(settings["file_id_manager"].get_id(path))).room_id
+        room = collaboration.rooms(extension)[room_id]
+        (first_connection,) = room.clients
+        collaboration.hear_rooms(extension, watched)
+        found.clear()
+        async with open_tab(path) as second:
+            await wait_for(lambda: len(second.notebook.ycells) == 1)
+            (second_connection,) = set(room.clients) - {first_connection}
+            await wait_for(lambda: second_connection in found)
+            type_in(first, "c0", "\n# first")
+            await wait_for(lambda: first_connection in found)
+            assert set(found) == {first_connection, second_connection}
+            assert collaboration.served_connection(room) is None

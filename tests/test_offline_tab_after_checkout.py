@@ -21,6 +21,7 @@ import pytest
 from agent_helpers import tab_proposals
 from conftest import notebook_json, source_on_disk, type_in, wait_for
 from jupyter_ydoc import YNotebook
+from pycrdt import Doc
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 from traitlets.config import Config
 from yclient import open_tab_factory
@@ -215,6 +216,39 @@ async def test_lines_typed_offline_merge_into_a_cell_the_reload_rebuilt(
             assert pending_proposals(back) == []
             assert_yjs_agrees(back)
     await wait_for(lambda: source_on_disk(target, 1) == "y = 1\n# typed offline", timeout=10)
+
+
+@pytest.mark.timeout(90)
+async def test_a_line_typed_as_soon_as_the_tab_is_back_comes_after_its_offline_line(
+    jp_root_dir: Path, open_tab: Any
+) -> None:
+    """The cell the reload rebuilt gets the tab's offline line made again by the room. A
+    tab that types its next line the moment it is back (synced) typed it after the offline
+    one, so it must come after it. When the room answered the tab before making the line
+    again, the two were concurrent inserts at the cell's end, which Y orders by client id:
+    a tab with a lower id than the room's got them swapped (chaos seed 2042, trial 988).
+    The tab here has the lowest id there is, so that order is the one a race would give."""
+    target = jp_root_dir / "next.ipynb"
+    target.write_text(with_output(("x = 1", "y = 1"), "from the room\n"), encoding="utf-8")
+    async with open_tab(target.name) as stays:
+        await wait_for(lambda: len(stays.notebook.ycells) == 2)
+        async with open_tab(target.name, notebook=YNotebook(Doc(client_id=1))) as away:
+            await wait_for(lambda: len(away.notebook.ycells) == 2)
+            await asyncio.sleep(1.5)  # the room's load has settled
+            kept = away.notebook
+        type_in(away, "c1", "\n# typed offline")
+        target.write_text(with_output(("checked = 'out'", "y = 1"), "from the file\n"))
+        await wait_for(lambda: stays.cell("c0")["source"] == "checked = 'out'", timeout=10)
+
+        async with open_tab(target.name, notebook=kept) as back:
+            assert back.cell("c1")["source"] == "y = 1\n# typed offline"
+            type_in(back, "c1", "\n# typed next")
+            both = "y = 1\n# typed offline\n# typed next"
+            await wait_for(lambda: stays.cell("c1")["source"] == both)
+            await asyncio.sleep(0.5)
+            assert back.cell("c1")["source"] == both
+            assert_yjs_agrees(back)
+    await wait_for(lambda: source_on_disk(target, 1) == both, timeout=10)
 
 
 @pytest.mark.timeout(90)

@@ -150,6 +150,21 @@ def send_at_once(room: Any) -> None:
         _SENDING_AT_ONCE.add(client)
 
 
+def served_connection(room: Any) -> Any | None:
+    """The tab connection of ``room`` that the running task serves (``None`` outside the
+    room's serving of a tab).
+
+    pycrdt-websocket's room reads each tab's messages in the task the tab's handler made
+    for it, which the handler keeps among its ``_background_tasks``; a room hook that
+    must answer its tab later (``returning_tabs``) finds it there.
+    """
+    task = asyncio.current_task()
+    for client in list(getattr(room, "clients", ())):
+        if task in client._background_tasks:
+            return client
+    return None
+
+
 async def loaded(room: Any, timeout: float) -> None:
     """Return once the room has loaded its notebook and is not setting it from its file
     (at most ``timeout`` seconds: a room that failed to load is closed by its handler)."""

@@ -23,6 +23,13 @@ offline is not lost but offered back. So, here:
    touched merge as before; and where the reload rebuilt such a cell (same id and code,
    another printed output: jupyter_ydoc makes it a new shared map) the edits, merged into
    the map it replaced, are made again on the one the notebook shows.
+4. The room answers such a tab's sync step 1 (sends it what it lacks) only once its first
+   update is in, and so with the edits made again: a tab counts itself back when it has
+   that answer, and whatever its person types next comes after them. Answered first, the
+   tab typed its next line at the cell's end before the room's copy of its offline line
+   reached it: two inserts at one place, which Y orders by client id (chaos seed 2042,
+   trial 988: the two lines swapped). A tab answers the room's own step 1, sent as it
+   joins, at once, so the wait is one round trip (and at most :data:`HOLD_SECONDS`).
 
 The tab's update is applied, not dropped: a dropped update leaves the tab holding items the
 room never gets, and every later edit of the tab hangs on them (Yjs keeps them pending).
@@ -47,7 +54,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from jupyter_ydoc import YNotebook
-from pycrdt import YMessageType, YSyncMessageType, merge_updates, read_message
+from pycrdt import (
+    YMessageType,
+    YSyncMessageType,
+    handle_sync_message,
+    merge_updates,
+    read_message,
+)
 
 from . import collaboration
 from .cells import set_source
@@ -78,18 +91,30 @@ def brings_news(update: bytes, held: dict[int, int]) -> bool:
 
 
 HOLD_SECONDS = 2.0
-"""How long an update that came before its tab's state vector waits for it."""
+"""How long an update that came before its tab's state vector waits for it, and a sync
+step 1 of a tab that missed a reload waits for the tab's first update."""
+
+
+@dataclass(frozen=True)
+class _Unanswered:
+    """A tab's sync step 1 the room has not answered yet, and the tab's connection."""
+
+    step1: bytes
+    connection: Any
 
 
 @dataclass
 class _Arrival:
     """A tab's connection until its first update is decided: what it holds (its sync
-    step 1), and an update that came before that."""
+    step 1), an update that came before that, and its step 1 while it waits for an
+    answer."""
 
     known: dict[int, int] | None = None
     early: bytes | None = None
     decided: bool = False
+    unanswered: _Unanswered | None = None
     _timer: asyncio.TimerHandle | None = field(default=None, repr=False)
+    _answer_timer: asyncio.TimerHandle | None = field(default=None, repr=False)
 
     def hold(self, update: bytes, let_through: Callable[[], None]) -> None:
         self.early = update if self.early is None else merge_updates(self.early, update)
@@ -103,6 +128,16 @@ class _Arrival:
             self._timer.cancel()
         early, self.early = self.early, None
         return early
+
+    def answer_later(self, unanswered: _Unanswered, answer_anyway: Callable[[], None]) -> None:
+        self.unanswered = unanswered
+        self._answer_timer = asyncio.get_running_loop().call_later(HOLD_SECONDS, answer_anyway)
+
+    def take_unanswered(self) -> _Unanswered | None:
+        if self._answer_timer is not None:
+            self._answer_timer.cancel()
+        unanswered, self.unanswered = self.unanswered, None
+        return unanswered
 
 
 class ReturningTabs:
@@ -121,6 +156,7 @@ class ReturningTabs:
         self._arrivals: weakref.WeakKeyDictionary[asyncio.Task[Any], _Arrival] = (
             weakref.WeakKeyDictionary()
         )
+        self._late_answers: set[asyncio.Task[None]] = set()
 
     def watch_rooms(self) -> None:
         """Serve the tabs of every notebook room, from now on (once the collaboration
@@ -161,7 +197,8 @@ class ReturningTabs:
                         room_id, room, early, arrival.known
                     ):
                         room.ydoc.apply_update(early)
-                return False
+                    return False
+                return self._answers_later(room_id, room, message, arrival)
             if arrival.known is None:
                 if not self._reloads.any_of(room_id):
                     arrival.decide()
@@ -171,11 +208,50 @@ class ReturningTabs:
                 arrival.hold(payload, lambda: self._let_through(room, arrival))
                 return True
             arrival.decide()
-            return self._came_back(room_id, room, payload, arrival.known)
+            taken = self._came_back(room_id, room, payload, arrival.known)
+            await self._answer(room, arrival)
+            return taken
         except (UnreadableUpdate, ValueError, IndexError) as e:
             arrival.decide()
+            await self._answer(room, arrival)
             self._log.warning("jupyter-loop could not read a tab's update in %s: %s", room_id, e)
             return False
+
+    def _answers_later(self, room_id: str, room: Any, step1: bytes, arrival: _Arrival) -> bool:
+        """Hold back the room's answer to the sync step 1 of a tab that holds a notebook
+        and missed a reload, until the tab's first update is in; whether it is held. (A
+        new tab holds nothing to bring back: answered at once.)"""
+        known = arrival.known or {}
+        if not known or not self._missed(room_id, room, known):
+            return False
+        connection = collaboration.served_connection(room)
+        if connection is None:
+            return False
+
+        def answer_anyway() -> None:
+            task = asyncio.create_task(self._answer(room, arrival))
+            self._late_answers.add(task)
+            task.add_done_callback(self._late_answers.discard)
+
+        arrival.answer_later(_Unanswered(step1, connection), answer_anyway)
+        return True
+
+    async def _answer(self, room: Any, arrival: _Arrival) -> None:
+        """Answer a tab's held sync step 1 with what the room holds now."""
+        unanswered = arrival.take_unanswered()
+        if unanswered is None:
+            return
+        reply = handle_sync_message(unanswered.step1[1:], room.ydoc)
+        if reply is None:
+            return
+        try:
+            await unanswered.connection.send(reply)
+        except Exception as e:  # the tab left meanwhile: it will ask again when it is back
+            self._log.debug("jupyter-loop could not answer a returning tab: %s", e)
+
+    def _missed(self, room_id: str, room: Any, known: dict[int, int]) -> list[FileReload]:
+        """The reloads of the room a tab holding ``known`` did not see, oldest first."""
+        return self._reloads.missed_by(room_id, known, state_vector(room.ydoc.get_state()))
 
     def _let_through(self, room: Any, arrival: _Arrival) -> None:
         """A held update whose state vector never came merges, as any update does."""
@@ -186,9 +262,8 @@ class ReturningTabs:
     def _came_back(self, room_id: str, room: Any, update: bytes, known: dict[int, int]) -> bool:
         """Take back a returning tab's first update if it missed a reload and edits what
         changed meanwhile; whether it did (and applied the update)."""
-        holds = state_vector(room.ydoc.get_state())
-        missed = self._reloads.missed_by(room_id, known, holds)
-        if not missed or not brings_news(update, holds):
+        missed = self._missed(room_id, room, known)
+        if not missed or not brings_news(update, state_vector(room.ydoc.get_state())):
             return False
         return self._take_back(room_id, room, update, missed[0])
 
