@@ -222,6 +222,35 @@ async def test_a_prompt_left_by_a_crash_is_answered_on_the_kept_kernel(serve: Se
 
 
 @pytest.mark.timeout(180)
+async def test_a_prompt_asked_after_a_crash_is_shown_and_answered(serve: Serve):
+    # The cell reaches input() only once the restarted server follows it again. The
+    # kernel sends its prompt to the connection that sent the cell, known by its session
+    # id: the previous server's. It was lost, and the cell waited with no prompt anywhere.
+    server = serve()
+    waits = "import pathlib, time\nwhile not pathlib.Path('go').exists():\n    time.sleep(0.05)\n"
+    await started(server, waits + "name = input('name? ')\nprint('hello', name)")
+    await run(server, "c0")
+    await asyncio.sleep(1)  # the run ledger has recorded the request (within 0.2 s)
+    server.crash()
+    server.start()
+    await server.ready()
+    await server.api("api", "jupyter-loop", "status")  # answered once the run is followed
+    (server.root / "go").touch()
+    channel, live = await server.open_room(PATH)
+    async with Provider(live.ydoc, channel):
+        board = live.ydoc.get("jupyter_loop:execution", type=Map)
+        marker = lambda: (board.get("c0") or {}).get("input")  # noqa: E731
+        request = dict(await wait_for(marker, timeout=60))
+    assert request["prompt"] == "name? "
+    body = {"path": PATH, "cell_id": "c0", "request_id": request["request_id"], "value": "Ada"}
+    await server.api("api", "jupyter-loop", "input", method="POST", body=body)
+    done = await ended_in_file(server, 0)
+    texts = [(o["name"], o["text"]) for o in done.cells[0].outputs]
+    assert texts == [("stdin", "name?  Ada\n"), ("stdout", "hello Ada\n")]
+    server.kill()
+
+
+@pytest.mark.timeout(180)
 async def test_a_display_shown_before_a_crash_is_updated_after_it(serve: Serve):
     updates = (
         "import time\nh = display('a', display_id=True)\nprint('shown', flush=True)\n"

@@ -10,7 +10,7 @@ The gateway gives every websocket its own ZeroMQ sockets on the kernel, so shell
 and input requests come back on the websocket that sent the request, never on a browser's.
 
 Our session id is the same for a kernel from one server start to the next
-(:func:`stable_session`): when the last websocket of a kernel closes, the gateway (it runs
+(:mod:`.kernel_session`): when the last websocket of a kernel closes, the gateway (it runs
 jupyter_server's kernel manager) keeps the kernel's messages for that websocket's session
 and hands them to the next websocket of the same session. So what a cell printed while
 no server was up reaches the server that comes back (see ``gateway_rejoin``).
@@ -19,11 +19,8 @@ no server was up reaches the server that comes back (see ``gateway_rejoin``).
 from __future__ import annotations
 
 import asyncio
-import getpass
 import json
 import logging
-import socket
-import uuid
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
@@ -37,17 +34,7 @@ from tornado.httpclient import HTTPRequest
 from tornado.websocket import WebSocketClientConnection, websocket_connect
 
 from ..errors import Unavailable
-
-
-def stable_session(kernel_id: str) -> str:
-    """Our session id for a gateway kernel: the same for every start of a server of this
-    user on this machine, and no browser's.
-
-    >>> stable_session("k1") == stable_session("k1") != stable_session("k2")
-    True
-    """
-    owner = f"jupyter-loop:{getpass.getuser()}@{socket.gethostname()}:{kernel_id}"
-    return str(uuid.uuid5(uuid.NAMESPACE_URL, owner))
+from .kernel_session import stable_session
 
 
 class GatewayLink:

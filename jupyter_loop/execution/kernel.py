@@ -5,7 +5,9 @@ How the kernel is reached depends on where it runs, and :func:`link_to` alone de
 - a local kernel (:class:`ZmqLink`): ``KernelManager.client()`` copies the manager's
   session, so its requests would share a ZMQ identity with other clients of that session
   and replies would go to whichever client reads first: runs hang. We build the client
-  from the connection info alone, which gives it a fresh session.
+  from the connection info alone, with a session of our own: the same for the kernel at
+  every start of the server (:mod:`.kernel_session`), so that a prompt of a run the
+  previous server sent reaches the server that follows the run again.
 - a kernel on a kernel gateway (:class:`~.gateway_link.GatewayLink`): no connection info,
   one websocket of our own to the gateway.
 
@@ -28,6 +30,7 @@ from jupyter_server.utils import ensure_async
 from ..errors import Unavailable
 from ..tasks import succeeded
 from .gateway_link import GatewayLink
+from .kernel_session import stable_session
 
 POLL_TIMEOUT = 1.0
 """Seconds a receive waits before polling again. pyzmq's asyncio poll without a timeout
@@ -117,6 +120,7 @@ class ZmqLink:
             ports = manager.get_connection_info(session=False)
             client = manager.client_factory(connection_file=manager.connection_file, parent=manager)
             client.load_connection_info(ports)
+            client.session.session = stable_session(str(manager.kernel_id))
             client.start_channels(shell=True, iopub=True, stdin=True, hb=False, control=busy)
             if busy:
                 self._client = client  # ready once IOPub answers (``KernelChannel._iopub_up``)
