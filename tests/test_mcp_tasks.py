@@ -262,8 +262,11 @@ async def test_a_client_without_tasks_waits_on_its_call(
 
 
 @asynccontextmanager
-async def tasks_client_of(server: ServerProcess) -> AsyncIterator[ClientSession]:
-    """An SDK client of a server process, on the 2026 protocol, speaking tasks."""
+async def tasks_client_of(
+    server: ServerProcess, elicitation: Any = None
+) -> AsyncIterator[ClientSession]:
+    """An SDK client of a server process, on the 2026 protocol, speaking tasks (and
+    showing forms, given ``elicitation``)."""
     headers = {"Authorization": f"token {TOKEN}"}
     async with (
         httpx2.AsyncClient(headers=headers, timeout=60) as http,
@@ -271,7 +274,13 @@ async def tasks_client_of(server: ServerProcess) -> AsyncIterator[ClientSession]
             read,
             write,
         ),
-        ClientSession(read, write, extensions={TASKS: {}}, result_claims=CLAIMS) as session,
+        ClientSession(
+            read,
+            write,
+            extensions={TASKS: {}},
+            result_claims=CLAIMS,
+            elicitation_callback=elicitation,
+        ) as session,
     ):
         await session.discover()
         yield session
@@ -296,3 +305,33 @@ async def test_a_task_outlives_a_server_killed_under_it(serve: Serve) -> None:
     assert done.status == "completed", done
     result = types.CallToolResult.model_validate(done.result)
     assert "server restarted" in text_of(result) and "done 42" in text_of(result)
+
+
+@pytest.mark.timeout(180)
+async def test_a_restarted_servers_task_asks_its_cells_input_through_the_task(
+    serve: Serve,
+) -> None:
+    """The run goes on on the kept kernel after the server's restart, and its cell's
+    ``input()`` comes then: the task asks it of a client that shows forms, as the server
+    that made the task would have (the question lived with that server's call, so it was
+    asked in the tabs only)."""
+    server = serve("--JupyterLoopApp.approval_policy=always")
+    source = "import pathlib\npathlib.Path('started').touch()\n" + WAITS_FOR_GO + "\n" + ASKS_NAME
+    await started(server, source)
+    async with tasks_client_of(server) as before:
+        created = await start_task(before, PATH)
+        await wait_for(lambda: (server.root / "started").exists(), timeout=60)
+        server.crash()  # the server alone: its kernel is kept
+    server.start()
+    await server.ready()
+    async with tasks_client_of(server, elicitation=never_called) as after:
+        assert (await task_method(after, "tasks/get", created.task_id)).status == "working"
+        (server.root / "go").touch()
+        key, message = await asked(after, created.task_id, "input")
+        assert "Your name? " in message and "c0" in message
+        answer = {"action": "accept", "content": {"answer": "Ada"}}
+        await answer_task(after, created.task_id, {key: answer})
+        done = await finished(after, created.task_id)
+    assert done.status == "completed", done
+    result = types.CallToolResult.model_validate(done.result)
+    assert "done 42" in text_of(result) and "hello Ada" in text_of(result), text_of(result)

@@ -8,7 +8,9 @@ service as a tab's answer is (the first one wins; the other is refused as answer
 password prompt is left to the tabs: MCP forbids asking for secrets in a client's form.
 Rejected: following the prompts by observing the shared document, which would tie this
 to a transaction's callbacks; the wait is at a person's pace, so a poll of the cells'
-markers every :data:`POLL_SECONDS` is enough and stops with the call.
+markers every :data:`POLL_SECONDS` is enough and stops with the call. A run no call waits
+for any more (an MCP task's, after its server restarted) is followed until its cells have
+run instead.
 """
 
 from __future__ import annotations
@@ -29,15 +31,20 @@ POLL_SECONDS = 0.2
 
 
 async def answer_prompts(
-    execution: ExecutionService, path: str, cell_ids: list[str], direct: DirectPrompt
+    execution: ExecutionService,
+    path: str,
+    cell_ids: list[str],
+    direct: DirectPrompt,
+    *,
+    while_running: bool = False,
 ) -> None:
-    """Until cancelled (the call stops waiting), put each prompt of ``cell_ids`` to the
-    person once."""
+    """Until cancelled (the call stops waiting), or with ``while_running`` until none of
+    ``cell_ids`` runs or waits to, put each prompt of ``cell_ids`` to the person once."""
     if direct.ask_input is None:
         return
     asked: set[str] = set()
     try:
-        while True:
+        while not while_running or await _any_pending(execution, path, cell_ids):
             for cell_id in cell_ids:
                 request = await _prompt(execution, path, cell_id)
                 if request is None or request.password or request.request_id in asked:
@@ -47,6 +54,11 @@ async def answer_prompts(
             await asyncio.sleep(POLL_SECONDS)
     except JupyterLoopError:  # the notebook went: nothing left to ask about
         return
+
+
+async def _any_pending(execution: ExecutionService, path: str, cell_ids: list[str]) -> bool:
+    pending = {entry["cell_id"] for entry in await execution.pending(path)}
+    return not pending.isdisjoint(cell_ids)
 
 
 async def _prompt(execution: ExecutionService, path: str, cell_id: str) -> InputRequest | None:

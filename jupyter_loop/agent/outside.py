@@ -34,7 +34,7 @@ from ..providers import ToolCall
 from ..records import ApprovalRequest
 from ..secrets import SecretMasker
 from .approvals import ApprovalDesk
-from .asking import ApprovalPath, Asking
+from .asking import ApprovalPath, Asking, DirectPrompt
 from .callers import Caller
 from .direct_inputs import answer_prompts
 from .journal import AgentJournal
@@ -200,6 +200,11 @@ class OutsideAgents(OutsideReads):
             else o
             for cell_id, o in outcomes.items()
         }
+
+    async def ask_while_running(self, path: str, cell_ids: list[str], direct: DirectPrompt) -> None:
+        """Put the cells' ``input()`` prompts to ``direct`` until the cells have run: for
+        a run no call waits for any more (an MCP task of an earlier server process)."""
+        await answer_prompts(self._execution, path, cell_ids, direct, while_running=True)
 
     async def _approve(
         self,

@@ -211,7 +211,7 @@ class McpEndpoint:
 
     async def _get_task(self, ctx: Any, params: Any) -> dict[str, Any]:
         grants, caller = self._caller(ctx)
-        return await self._tasks.get(params.task_id, grants, caller)
+        return await self._tasks.get(params.task_id, grants, caller, _asking_as(grants, ctx))
 
     async def _cancel_task(self, ctx: Any, params: Any) -> dict[str, Any]:
         grants, caller = self._caller(ctx)
@@ -268,11 +268,10 @@ class McpEndpoint:
             def as_task(prompt: DirectPrompt | None) -> Awaitable[types.CallToolResult]:
                 return answer(replace(caller, direct=prompt), whole_run)
 
-            asking_as = None
-            if grants.allows(Ability.RUN) and speaks_input_required(ctx):
-                asking_as = f"{grants.user}, in the MCP client"
+            asking_as = _asking_as(grants, ctx)
             return await self._tasks.start(grants, str(path), cell_ids, as_task, asking_as)
-        if params.name in CELLS_RUN and grants.allows(Ability.RUN) and speaks_input_required(ctx):
+        by = _asking_as(grants, ctx)
+        if params.name in CELLS_RUN and by is not None:
             # A 2026 client that shows forms: the approval goes back as "input required".
             if params.request_state is not None:
                 return await self._held.resume(
@@ -282,7 +281,6 @@ class McpEndpoint:
             def held(prompt: DirectPrompt) -> Awaitable[types.CallToolResult]:
                 return answer(replace(caller, direct=prompt), arguments)
 
-            by = f"{grants.user}, in the MCP client"
             return await self._held.start(grants.principal, by, held)
         return await answer(caller, arguments)
 
@@ -293,6 +291,15 @@ def _error(message: str) -> types.CallToolResult:
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=message)], is_error=True
     )
+
+
+def _asking_as(grants: Grants, ctx: Any) -> str | None:
+    """How a client's person's answers are recorded, when a run's questions may be put to
+    them in the request's answer (2026 protocol, a client that shows forms, a caller who
+    may run: answering is approving); ``None`` otherwise."""
+    if grants.allows(Ability.RUN) and speaks_input_required(ctx):
+        return f"{grants.user}, in the MCP client"
+    return None
 
 
 def _bearer(header: str) -> str:

@@ -23,7 +23,14 @@ every tab, through the task: while the run waits for an approval, or for a cell'
 new for each question), and the client's ``tasks/update`` with its ``inputResponses``
 answers it. The first answer wins, from a tab or from there; a question a tab answered
 is withdrawn from the task. Answering needs the right to run (``ABILITIES``): it is an
-approval's answer.
+approval's answer. A task of an earlier server process whose cells still run on a kept
+kernel asks their ``input()`` prompts the same way, once such a client polls it (the
+questions of the call that made it ended with that process).
+
+Rejected: asking a cell's ``input()`` of a client whose call has ended other than through
+a request of its own (a task's poll, a held call's retry). The spec forbids requests to a
+client that are not part of one of its requests (SEP-2260), and the 2026 protocol has no
+channel for them.
 """
 
 from __future__ import annotations
@@ -178,10 +185,14 @@ class McpTasks:
         wire = result.model_dump(by_alias=True, mode="json", exclude_none=True)
         self._book.put(record.ended(COMPLETED, message, wire))
 
-    async def get(self, task_id: str, grants: Grants, caller: Caller) -> dict[str, Any]:
+    async def get(
+        self, task_id: str, grants: Grants, caller: Caller, asking_as: str | None = None
+    ) -> dict[str, Any]:
+        """The task's state; with ``asking_as`` (the client shows forms), a task of an
+        earlier server process asks its running cells' ``input()`` from now on."""
         record = self._visible(task_id, grants, "tasks/get")
         if record.status == WORKING and task_id not in self._calls:
-            record = await self._left_by_restart(record, caller)
+            record = await self._left_by_restart(record, caller, asking_as)
         found = {"resultType": "complete", **self._wire(record)}
         question = self._questions.get(task_id)
         if record.status == WORKING and question is not None and not question.answer.done():
@@ -227,12 +238,17 @@ class McpTasks:
             raise MCPError(INVALID_PARAMS, refused)
         return record
 
-    async def _left_by_restart(self, record: TaskRecord, caller: Caller) -> TaskRecord:
+    async def _left_by_restart(
+        self, record: TaskRecord, caller: Caller, asking_as: str | None
+    ) -> TaskRecord:
         """A task of an earlier server process: it ends once its cells no longer run, with
         their outputs as the notebook shows them."""
         cell_ids = list(record.cell_ids)
         if await self._agent.running(record.path, cell_ids):
-            return record  # followed again on a kept kernel: it ends when they do
+            # Followed again on a kept kernel: it ends when they do.
+            if asking_as is not None:
+                self._ask_again(record, asking_as)
+            return record
         parts: list[str] = []
         for cell_id in cell_ids:
             try:
@@ -247,6 +263,22 @@ class McpTasks:
         ended = record.ended(COMPLETED, message, _text_result(f"{message}\n\n{text}"))
         self._book.put(ended)
         return ended
+
+    def _ask_again(self, record: TaskRecord, asking_as: str) -> None:
+        """Follow a task of an earlier process while its cells run, putting their
+        ``input()`` prompts to the client through the task."""
+        task_id = record.task_id
+        prompt = asking_by_forms(partial(self._ask, task_id), asking_as)
+        following = asyncio.ensure_future(
+            self._agent.ask_while_running(record.path, list(record.cell_ids), prompt)
+        )
+        self._calls[task_id] = following
+
+        def done(_: asyncio.Future[None]) -> None:
+            if self._calls.get(task_id) is following:  # the next poll ends the task
+                del self._calls[task_id]
+
+        following.add_done_callback(done)
 
     def _wire(self, record: TaskRecord) -> dict[str, Any]:
         return record.wire(self._book.ttl, POLL_SECONDS)
