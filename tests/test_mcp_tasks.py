@@ -286,22 +286,30 @@ async def tasks_client_of(
         yield session
 
 
-@pytest.mark.timeout(180)
-async def test_a_task_outlives_a_server_killed_under_it(serve: Serve) -> None:
-    """The task is its record on disk; its run goes on on the kept kernel, and the
-    restarted server answers for the task until the run ends, then gives its result."""
+async def task_killed_under(serve: Serve, then: str = "") -> tuple[ServerProcess, str]:
+    """A server whose task's cell waits for ``go`` (then runs ``then``) on a kept kernel,
+    killed once the cell started and started again; the task's id."""
     server = serve("--JupyterLoopApp.approval_policy=always")
-    await started(server, "import pathlib\npathlib.Path('started').touch()\n" + WAITS_FOR_GO)
+    source = "import pathlib\npathlib.Path('started').touch()\n" + WAITS_FOR_GO + then
+    await started(server, source)
     async with tasks_client_of(server) as before:
         created = await start_task(before, PATH)
         await wait_for(lambda: (server.root / "started").exists(), timeout=60)
         server.crash()  # the server alone: its kernel is kept
     server.start()
     await server.ready()
+    return server, created.task_id
+
+
+@pytest.mark.timeout(180)
+async def test_a_task_outlives_a_server_killed_under_it(serve: Serve) -> None:
+    """The task is its record on disk; its run goes on on the kept kernel, and the
+    restarted server answers for the task until the run ends, then gives its result."""
+    server, task_id = await task_killed_under(serve)
     async with tasks_client_of(server) as after:
-        assert (await task_method(after, "tasks/get", created.task_id)).status == "working"
+        assert (await task_method(after, "tasks/get", task_id)).status == "working"
         (server.root / "go").touch()
-        done = await finished(after, created.task_id)
+        done = await finished(after, task_id)
     assert done.status == "completed", done
     result = types.CallToolResult.model_validate(done.result)
     assert "server restarted" in text_of(result) and "done 42" in text_of(result)
@@ -315,23 +323,15 @@ async def test_a_restarted_servers_task_asks_its_cells_input_through_the_task(
     ``input()`` comes then: the task asks it of a client that shows forms, as the server
     that made the task would have (the question lived with that server's call, so it was
     asked in the tabs only)."""
-    server = serve("--JupyterLoopApp.approval_policy=always")
-    source = "import pathlib\npathlib.Path('started').touch()\n" + WAITS_FOR_GO + "\n" + ASKS_NAME
-    await started(server, source)
-    async with tasks_client_of(server) as before:
-        created = await start_task(before, PATH)
-        await wait_for(lambda: (server.root / "started").exists(), timeout=60)
-        server.crash()  # the server alone: its kernel is kept
-    server.start()
-    await server.ready()
+    server, task_id = await task_killed_under(serve, then="\n" + ASKS_NAME)
     async with tasks_client_of(server, elicitation=never_called) as after:
-        assert (await task_method(after, "tasks/get", created.task_id)).status == "working"
+        assert (await task_method(after, "tasks/get", task_id)).status == "working"
         (server.root / "go").touch()
-        key, message = await asked(after, created.task_id, "input")
+        key, message = await asked(after, task_id, "input")
         assert "Your name? " in message and "c0" in message
         answer = {"action": "accept", "content": {"answer": "Ada"}}
-        await answer_task(after, created.task_id, {key: answer})
-        done = await finished(after, created.task_id)
+        await answer_task(after, task_id, {key: answer})
+        done = await finished(after, task_id)
     assert done.status == "completed", done
     result = types.CallToolResult.model_validate(done.result)
     assert "done 42" in text_of(result) and "hello Ada" in text_of(result), text_of(result)

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -187,6 +188,26 @@ def with_output(sources: tuple[str, str], text: str) -> str:
     return json.dumps(notebook)
 
 
+@asynccontextmanager
+async def away_over_a_rebuild(
+    open_tab: Any, target: Path, notebook: YNotebook | None = None
+) -> AsyncIterator[tuple[Any, YNotebook]]:
+    """One tab stays open; another (holding ``notebook``) types a line in c1 offline while
+    a checkout changes c0's code and c1's printed output only, which has the reload
+    rebuild c1. The tab that stayed, and the notebook the other kept."""
+    target.write_text(with_output(("x = 1", "y = 1"), "from the room\n"), encoding="utf-8")
+    async with open_tab(target.name) as stays:
+        await wait_for(lambda: len(stays.notebook.ycells) == 2)
+        async with open_tab(target.name, notebook=notebook) as away:
+            await wait_for(lambda: len(away.notebook.ycells) == 2)
+            await asyncio.sleep(1.5)  # the room's load has settled
+            kept = away.notebook
+        type_in(away, "c1", "\n# typed offline")
+        target.write_text(with_output(("checked = 'out'", "y = 1"), "from the file\n"))
+        await wait_for(lambda: stays.cell("c0")["source"] == "checked = 'out'", timeout=10)
+        yield stays, kept
+
+
 @pytest.mark.timeout(90)
 async def test_lines_typed_offline_merge_into_a_cell_the_reload_rebuilt(
     jp_root_dir: Path, open_tab: Any
@@ -196,18 +217,8 @@ async def test_lines_typed_offline_merge_into_a_cell_the_reload_rebuilt(
     the one it replaced, which no notebook shows (chaos seed 2033, trials 267 and 679). The
     code did not change, so the lines merge."""
     target = jp_root_dir / "rebuilt.ipynb"
-    target.write_text(with_output(("x = 1", "y = 1"), "from the room\n"), encoding="utf-8")
-    async with open_tab(target.name) as stays:
-        await wait_for(lambda: len(stays.notebook.ycells) == 2)
-        async with open_tab(target.name) as away:
-            await wait_for(lambda: len(away.notebook.ycells) == 2)
-            await asyncio.sleep(1.5)  # the room's load has settled
-            kept = away.notebook
-        type_in(away, "c1", "\n# typed offline")
-        target.write_text(with_output(("checked = 'out'", "y = 1"), "from the file\n"))
-        await wait_for(lambda: stays.cell("c0")["source"] == "checked = 'out'", timeout=10)
+    async with away_over_a_rebuild(open_tab, target) as (stays, kept):
         assert stays.text("c1") == "from the file\n"  # the cell was rebuilt from the file
-
         async with open_tab(target.name, notebook=kept) as back:
             await wait_for(lambda: back.cell("c1")["source"] == "y = 1\n# typed offline")
             await asyncio.sleep(0.5)
@@ -229,17 +240,8 @@ async def test_a_line_typed_as_soon_as_the_tab_is_back_comes_after_its_offline_l
     a tab with a lower id than the room's got them swapped (chaos seed 2042, trial 988).
     The tab here has the lowest id there is, so that order is the one a race would give."""
     target = jp_root_dir / "next.ipynb"
-    target.write_text(with_output(("x = 1", "y = 1"), "from the room\n"), encoding="utf-8")
-    async with open_tab(target.name) as stays:
-        await wait_for(lambda: len(stays.notebook.ycells) == 2)
-        async with open_tab(target.name, notebook=YNotebook(Doc(client_id=1))) as away:
-            await wait_for(lambda: len(away.notebook.ycells) == 2)
-            await asyncio.sleep(1.5)  # the room's load has settled
-            kept = away.notebook
-        type_in(away, "c1", "\n# typed offline")
-        target.write_text(with_output(("checked = 'out'", "y = 1"), "from the file\n"))
-        await wait_for(lambda: stays.cell("c0")["source"] == "checked = 'out'", timeout=10)
-
+    lowest = YNotebook(Doc(client_id=1))
+    async with away_over_a_rebuild(open_tab, target, lowest) as (stays, kept):
         async with open_tab(target.name, notebook=kept) as back:
             assert back.cell("c1")["source"] == "y = 1\n# typed offline"
             type_in(back, "c1", "\n# typed next")
