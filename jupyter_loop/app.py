@@ -43,7 +43,7 @@ from .keeper.adoption import KeptKernels, adopt_kept_kernels, kept_kernel_ids, l
 from .keeper.settings import keep_kernels_config, kernels_root
 from .masking_traits import MaskingConfig
 from .mcp_server.endpoint import McpEndpoint
-from .mcp_server.endpoint import route_table as mcp_routes
+from .mcp_server.handler import route_table as mcp_routes
 from .mcp_server.traits import ExternalConfig
 from .one_session import give_one_session
 from .owner_only import tighten

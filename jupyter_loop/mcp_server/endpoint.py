@@ -4,19 +4,18 @@ The protocol is the official SDK's: a low-level :class:`mcp.server.lowlevel.Serv
 handlers (list and call tools; list, template and read resources: cell outputs, see
 :mod:`.resources`; the tasks extension's methods, see :mod:`.tasks`), and its
 :class:`StreamableHTTPSessionManager` for sessions and SSE. Tornado authenticates the
-request like every Jupyter API request (token header, JupyterHub token through the proxy),
-then hands it to the SDK through :mod:`.bridge`; the scope carries the caller's
-:class:`~jupyter_loop.rights.Grants` (every right asked of the authorizer, awaited, once
-per request), so each tool call is authorized with the server's authorizer against the
-request that carries it. The session manager's task group
-lives in one task owned by :class:`McpEndpoint`, stopped with the extension.
+request like every Jupyter API request (token header, JupyterHub token through the proxy;
+:mod:`.handler`), then hands it to the SDK through :mod:`.bridge`; the scope carries the
+caller's :class:`~jupyter_loop.rights.Grants` (every right asked of the authorizer,
+awaited, once per request), so each tool call is authorized with the server's authorizer
+against the request that carries it. The session manager's task group lives in one task
+owned by :class:`McpEndpoint`, stopped with the extension.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections.abc import Awaitable
 from dataclasses import replace
 from pathlib import Path
@@ -25,15 +24,12 @@ from typing import TYPE_CHECKING, Any
 from tornado import web
 
 from .. import __version__
-from ..access_tokens import PREFIX as TOKEN_PREFIX
-from ..access_tokens import SCOPES, AccessToken, AccessTokens
 from ..agent.asking import DirectPrompt
 from ..agent.callers import Caller, client_claim
 from ..agent.outside import OutsideAgents
 from ..agent.tools import schema_violation
 from ..errors import JupyterLoopError
-from ..handlers import NAMESPACE, LoopHandler
-from ..rights import Ability, Grants, grants_of, requires
+from ..rights import Ability, Grants
 from . import resources
 from .bridge import TornadoExchange
 from .elicitation import client_prompt
@@ -50,8 +46,6 @@ if TYPE_CHECKING:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 GRANTS_KEY = "jupyter_loop.grants"
-_AUTHORIZATION = re.compile(r"(?:token|bearer)\s+(\S+)", re.IGNORECASE)
-NEEDS_READ = "Using the MCP endpoint needs permission to read contents."
 
 
 class McpEndpoint:
@@ -302,12 +296,6 @@ def _asking_as(grants: Grants, ctx: Any) -> str | None:
     return None
 
 
-def _bearer(header: str) -> str:
-    """The token of an ``Authorization: Bearer|token X`` header (``""``: none)."""
-    found = _AUTHORIZATION.fullmatch(header.strip())
-    return found.group(1) if found else ""
-
-
 def _client_name(ctx: Any) -> str:
     """The client program's name for itself from MCP ``initialize`` (``clientInfo``),
     fit to show (``""``: it gave none)."""
@@ -315,93 +303,3 @@ def _client_name(ctx: Any) -> str:
     info = getattr(params, "client_info", None)
     name = getattr(info, "name", None)
     return client_claim(name) if name else ""
-
-
-class McpHandler(LoopHandler):
-    """Authenticates like any Jupyter API request, or with a scoped token (the one place
-    that takes them), then lets the SDK answer."""
-
-    _exchange: TornadoExchange | None = None
-    _scoped: AccessToken | None = None
-
-    async def prepare(self) -> None:  # type: ignore[override]
-        sent = _bearer(self.request.headers.get("Authorization", ""))
-        if sent.startswith(TOKEN_PREFIX):
-            self._prepare_scoped(sent)
-            return
-        try:
-            await super().prepare()
-        except web.HTTPError as e:
-            if e.status_code == 403 and not self.current_user:
-                # Jupyter answers 403; an MCP client needs 401 to know it lacks credentials.
-                raise web.HTTPError(
-                    401, "A Jupyter token is required: 'Authorization: token <token>'."
-                ) from None
-            raise
-
-    def _prepare_scoped(self, sent: str) -> None:
-        """What Jupyter's ``prepare`` does for a token it knows (host check, CORS, the
-        user), for a scoped token: a header token needs no XSRF check, as Jupyter's own."""
-        from jupyter_server import CallContext
-        from jupyter_server.auth.identity import User
-
-        CallContext.set(CallContext.JUPYTER_HANDLER, self)
-        if not self.check_host():
-            raise web.HTTPError(403)
-        tokens: AccessTokens = self.settings["jupyter_loop_tokens"]
-        token = tokens.check(sent)
-        if token is None:
-            raise web.HTTPError(401, "This jupyter-loop token is unknown, revoked or expired.")
-        self._scoped = token
-        owner = token.owner  # the authorizer is asked about the token's maker
-        self._token_authenticated = True
-        user = User(owner.username, name=owner.name, display_name=owner.name)
-        self.current_user = self._jupyter_current_user = user
-        self.set_cors_headers()
-        if not self.check_origin():
-            raise web.HTTPError(404)
-
-    def user_name(self) -> str:
-        return self._scoped.owner.name if self._scoped is not None else super().user_name()
-
-    async def grants(self) -> Grants:
-        """The request's rights; a scoped token's, at most its scope's and its maker's."""
-        token = self._scoped
-        if token is None:
-            return await super().grants()
-        principal = f"token {token.id} of {token.owner.principal}"
-        made = await grants_of(self, token.owner.name, principal)
-        return Grants(made.user, principal, made.granted & SCOPES[token.scope], token.notebook)
-
-    @property
-    def endpoint(self) -> McpEndpoint:
-        return self.settings["jupyter_loop_mcp"]
-
-    async def _serve(self) -> None:
-        grants = await self.grants()  # each tool call is checked against these
-        self._exchange = TornadoExchange(self)
-        session_id = self.request.headers.get(SESSION_HEADER, "")
-        await self.endpoint.serve(self._exchange, grants, self.request.method or "", session_id)
-
-    @web.authenticated
-    @requires(Ability.READ, message=NEEDS_READ)
-    async def post(self) -> None:
-        await self._serve()
-
-    @web.authenticated
-    @requires(Ability.READ, message=NEEDS_READ)
-    async def get(self) -> None:
-        await self._serve()
-
-    @web.authenticated
-    @requires(Ability.READ, message=NEEDS_READ)
-    async def delete(self) -> None:
-        await self._serve()
-
-    def on_connection_close(self) -> None:
-        if self._exchange is not None:
-            self._exchange.closed.set()
-
-
-def route_table() -> list[tuple[str, type[LoopHandler]]]:
-    return [(rf"/api/{NAMESPACE}/mcp", McpHandler)]
