@@ -159,6 +159,15 @@ APPROVAL, INPUT = "approval", "input"
 """The kinds of :class:`Form`."""
 
 
+def answered_in_client(user: str) -> str:
+    """Who answers a question put to an MCP client, as the journal and the tabs show it.
+
+    >>> answered_in_client("ada")
+    'ada, in the MCP client'
+    """
+    return f"{user}, in the MCP client"
+
+
 def asking_by_forms(pose: Callable[[Form], Awaitable[Any]], by: str) -> DirectPrompt:
     """The prompt that puts an approval, or a cell's ``input()``, to the person as a form
     through ``pose``; ``by`` is how their answers are recorded."""
@@ -201,4 +210,4 @@ def client_prompt(ctx: Any, user: str, log: logging.Logger) -> DirectPrompt | No
             return None
         return form.answer(result)
 
-    return asking_by_forms(pose, f"{user}, in the MCP client")
+    return asking_by_forms(pose, answered_in_client(user))

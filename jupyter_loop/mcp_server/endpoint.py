@@ -32,7 +32,7 @@ from ..errors import JupyterLoopError
 from ..rights import Ability, Grants
 from . import resources
 from .bridge import TornadoExchange
-from .elicitation import client_prompt
+from .elicitation import answered_in_client, client_prompt
 from .held_calls import HeldCalls, speaks_input_required
 from .refusals import refusal
 from .sessions import SESSION_HEADER, McpSessions, scope_user
@@ -292,7 +292,7 @@ def _asking_as(grants: Grants, ctx: Any) -> str | None:
     them in the request's answer (2026 protocol, a client that shows forms, a caller who
     may run: answering is approving); ``None`` otherwise."""
     if grants.allows(Ability.RUN) and speaks_input_required(ctx):
-        return f"{grants.user}, in the MCP client"
+        return answered_in_client(grants.user)
     return None
 
 
