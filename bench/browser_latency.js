@@ -22,10 +22,16 @@
  * Then, from the repository with the loop venv's `jupyter` first on PATH:
  *
  *   node bench/browser_latency.js [--runs N] [--stock-venv DIR] [--loop-venv DIR]
+ *                                 [--breakdown]
  *
  * --runs N         measured runs of each cell on each server (default 50)
  * --stock-venv DIR the venv above (default /tmp/stock-venv)
  * --loop-venv DIR  the venv with jupyter-loop (default: `jupyter` on PATH)
+ * --breakdown      also split each wait in three, from the page's websockets:
+ *                  the key to the run request sent (loop: the runs socket;
+ *                  stock: the kernel's), that to the last frame received
+ *                  before the text was shown (the server and the kernel), and
+ *                  that frame to the text shown (the page's own work)
  *
  * Both servers listen on 127.0.0.1 on free ports with a random token, from
  * empty directories with their own Jupyter config and data dirs (so nothing of
@@ -50,9 +56,18 @@ const RUN_TIMEOUT_MS = 60000;
 const LINES = 100;
 
 function parseArgs(argv) {
-  const options = { runs: 50, stockVenv: '/tmp/stock-venv', loopVenv: null };
+  const options = {
+    runs: 50,
+    stockVenv: '/tmp/stock-venv',
+    loopVenv: null,
+    breakdown: false
+  };
   for (let i = 0; i < argv.length; i++) {
     const [name, value] = [argv[i], argv[i + 1]];
+    if (name === '--breakdown') {
+      options.breakdown = true;
+      continue;
+    }
     if (name === '--runs') {
       options.runs = Number(value);
     } else if (name === '--stock-venv') {
@@ -201,9 +216,39 @@ class Server {
   }
 }
 
+/**
+ * In the page, before JupyterLab loads: note when each run request is sent and
+ * when each websocket frame arrives (`--breakdown`). A listener added as the
+ * socket is made runs before the page's own handler of the frame.
+ */
+function recordSockets() {
+  window.__sent = [];
+  window.__received = [];
+  const Native = window.WebSocket;
+  const runsRequests = /\/runs\/socket|\/channels/;
+  const send = Native.prototype.send;
+  Native.prototype.send = function (data) {
+    if (runsRequests.test(this.url)) {
+      window.__sent.push(performance.now());
+    }
+    return send.call(this, data);
+  };
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', () =>
+        window.__received.push(performance.now())
+      );
+    }
+  };
+}
+
 /** Open the notebook and wait for its kernel to be idle. */
-async function openNotebook(browser, server) {
+async function openNotebook(browser, server, breakdown) {
   const page = await browser.newPage();
+  if (breakdown) {
+    await page.addInitScript(recordSockets);
+  }
   await page.goto(server.notebookUrl);
   await page.waitForFunction(
     () => {
@@ -249,7 +294,15 @@ function armWatch({ cellIndex, kind, expected, timeoutMs }) {
     const observer = new MutationObserver(() => {
       if (startedAt !== null && shown()) {
         observer.disconnect();
-        resolve(performance.now() - startedAt);
+        const now = performance.now();
+        const sent = (window.__sent ?? []).find(t => t >= startedAt);
+        const frame = (window.__received ?? []).filter(t => t <= now).pop();
+        resolve({
+          total: now - startedAt,
+          toSent: sent === undefined ? null : sent - startedAt,
+          toFrame: sent === undefined || frame < sent ? null : frame - sent,
+          toShown: frame === undefined || frame < startedAt ? null : now - frame
+        });
       }
     });
     // Not `once`: Shift's own keydown comes first.
@@ -295,7 +348,7 @@ async function settle(page) {
   await page.waitForTimeout(100);
 }
 
-/** One timed Shift-Enter on cell `cellIndex`; milliseconds. */
+/** One timed Shift-Enter on cell `cellIndex`: milliseconds, and their parts. */
 async function timedRun(page, label, cellIndex, kind, expected) {
   await settle(page);
   await page
@@ -310,11 +363,11 @@ async function timedRun(page, label, cellIndex, kind, expected) {
     timeoutMs: RUN_TIMEOUT_MS
   });
   await page.keyboard.press('Shift+Enter');
-  const ms = await page.evaluate(() => window.__latency);
-  if (ms === null) {
+  const times = await page.evaluate(() => window.__latency);
+  if (times === null) {
     throw new Error(`${label}: cell ${cellIndex} did not show ${expected}`);
   }
-  return ms;
+  return times;
 }
 
 async function measureRound(page, label, round, times) {
@@ -386,7 +439,11 @@ async function main() {
     await Promise.all(servers.map(server => server.start()));
     const pages = {};
     for (const server of servers) {
-      pages[server.label] = await openNotebook(browser, server);
+      pages[server.label] = await openNotebook(
+        browser,
+        server,
+        options.breakdown
+      );
     }
     const times = {};
     for (const server of servers) {
@@ -416,7 +473,7 @@ async function main() {
     const rows = [];
     for (const metric of ['result', 'lines', 'tick']) {
       for (const server of servers) {
-        const values = times[server.label][metric];
+        const values = times[server.label][metric].map(t => t.total);
         rows.push([
           `${names[metric]}, ${server.label}`,
           quantile(values, 0.5).toFixed(1),
@@ -431,12 +488,33 @@ async function main() {
         `${label.padEnd(width)}  ${p50.padStart(7)}  ${p95.padStart(7)}`
       );
     }
+    const median = (label, metric, part) =>
+      quantile(
+        times[label][metric].map(t => t[part]).filter(t => t !== null),
+        0.5
+      );
     for (const metric of ['result', 'lines', 'tick']) {
       const ratio =
-        quantile(times.loop[metric], 0.5) / quantile(times.stock[metric], 0.5);
+        median('loop', metric, 'total') / median('stock', metric, 'total');
       console.log(
         `ratio loop/stock of medians, ${names[metric]}: ${ratio.toFixed(2)}x`
       );
+    }
+    if (options.breakdown) {
+      console.log(
+        'medians of the parts, ms: key to request sent | to the last frame ' +
+          'received | to the text shown'
+      );
+      for (const metric of ['result', 'lines', 'tick']) {
+        for (const server of servers) {
+          const parts = ['toSent', 'toFrame', 'toShown'].map(part =>
+            median(server.label, metric, part).toFixed(1)
+          );
+          console.log(
+            `  ${names[metric]}, ${server.label}: ${parts.join(' | ')}`
+          );
+        }
+      }
     }
     finished = true;
   } finally {
