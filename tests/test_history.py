@@ -234,27 +234,3 @@ def test_the_database_is_private_and_keeps_its_byte_budget(tmp_path: Path) -> No
                 assert stat.S_IMODE(file.stat().st_mode) & 0o077 == 0, name
     finally:
         store.close()
-
-
-async def test_a_run_all_a_tab_sends_in_two_parts_is_a_run_all_for_every_cell(
-    write_notebook: Any, start_kernel: Any, open_tab: Any, jp_ws_fetch: Any, api: Any
-) -> None:
-    """A tab sends a command's first cell at once and the rest as a request that joins it
-    (``run_socket``); only the second says Run All, and the first is labelled too."""
-    path = write_notebook("parts.ipynb", "import time\ntime.sleep(0.5)", "x = 1", "x + 1")
-    kernel_id = await start_kernel(path)
-    socket = await jp_ws_fetch(*SOCKET)
-    first = {"path": path, "cell_ids": ["c0"], "kernel_id": kernel_id}
-    rest = {**first, "cell_ids": ["c1", "c2"], "started_from": "run_all"}
-    async with open_tab(path) as tab:
-        await wait_for(lambda: tab.notebook.cell_number)
-        await socket.write_message(json.dumps({"request_id": "r1", "run": first}))
-        await socket.write_message(json.dumps({"request_id": "r2", "run": rest, "joins": "r1"}))
-        for _ in range(2):
-            assert "ticket" in json.loads(await socket.read_message())
-        await wait_for(lambda: tab.cell("c2").get("execution_count"))
-    socket.close()
-    runs = await history(api, path)
-    assert {r["cell_id"]: r["by"] for r in runs} == {
-        cell_id: "a tab of ada, Run All" for cell_id in ("c0", "c1", "c2")
-    }

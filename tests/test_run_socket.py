@@ -90,56 +90,6 @@ async def test_a_bad_request_is_answered_and_the_socket_stays_open(
     socket.close()
 
 
-async def test_the_rest_of_a_command_whose_first_cell_failed_is_dropped(
-    write_notebook, start_kernel, open_tab, jp_ws_fetch
-):
-    """The rest of a command, sent as a request that joins its first cell's, is dropped
-    when that cell has failed already, as cells queued with it are (a Run All stops)."""
-    path = write_notebook("nb.ipynb", "1 / 0", "print('never')", "print('ran')")
-    kernel_id = await start_kernel(path)
-    socket = await jp_ws_fetch(*SOCKET)
-    async with open_tab(path) as tab:
-        await wait_for(lambda: tab.notebook.cell_number)
-        await socket.write_message(run_frame("r1", path, "c0", kernel_id=kernel_id))
-        assert "ticket" in await answer(socket)
-        await wait_for(lambda: (tab.marker("c0") or {}).get("status") == "error")
-        rest = json.loads(run_frame("r2", path, "c1", kernel_id=kernel_id))
-        await socket.write_message(json.dumps({**rest, "joins": "r1"}))
-        assert "ticket" in await answer(socket)
-        await wait_for(lambda: (tab.marker("c1") or {}).get("status") == "aborted")
-        assert tab.cell("c1")["outputs"] == [] and tab.cell("c1")["execution_state"] == "idle"
-        # a request of its own, after the failure, runs
-        await socket.write_message(run_frame("r3", path, "c2", kernel_id=kernel_id))
-        assert "ticket" in await answer(socket)
-        await wait_for(lambda: tab.text("c2") == "ran\n")
-        assert tab.cell("c1")["outputs"] == []
-    socket.close()
-
-
-async def test_a_request_joins_only_the_request_just_before_it(
-    write_notebook, start_kernel, open_tab, jp_ws_fetch
-):
-    path = write_notebook("nb.ipynb", "1", "print('ran')")
-    kernel_id = await start_kernel(path)
-    socket = await jp_ws_fetch(*SOCKET)
-    await socket.write_message(run_frame("r1", path, "c0", kernel_id=kernel_id))
-    assert "ticket" in await answer(socket)
-    await socket.write_message(run_frame("r2", path, "c0", kernel_id=kernel_id))
-    assert "ticket" in await answer(socket)
-    late = json.loads(run_frame("r3", path, "c1", kernel_id=kernel_id))
-    await socket.write_message(json.dumps({**late, "joins": "r1"}))
-    refused = await answer(socket)
-    assert refused["error"] == {
-        "status": 400,
-        "message": "This request joins 'r1', not the request queued before it.",
-        "reason": "BadRequest",
-    }
-    async with open_tab(path) as tab:
-        await wait_for(lambda: tab.cell("c0").get("execution_count") == 2)
-        assert tab.cell("c1")["outputs"] == []  # nothing of r3 ran
-    socket.close()
-
-
 @pytest.mark.parametrize("authorizer", both("ReadOnlyContents"))
 async def test_the_socket_needs_the_rights_post_runs_needs(jp_ws_fetch):
     with pytest.raises(HTTPClientError) as refused:

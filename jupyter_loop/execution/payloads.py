@@ -105,13 +105,10 @@ REQUEST_ID_LIMIT = 100
 @dataclass(frozen=True)
 class SocketRun:
     """A run request on the runs websocket: the body of ``POST runs`` as ``run``, and the
-    ``request_id`` its answer carries (the tab matches answers to requests by it).
-    ``joins``: the ``request_id`` of the request just before it on the socket, whose cells
-    these belong with (one command of the tab sent in two parts, see ``run_socket``)."""
+    ``request_id`` its answer carries (the tab matches answers to requests by it)."""
 
     request_id: str
     run: RunRequest
-    joins: str | None = None
 
     @staticmethod
     def request_id_of(data: dict[str, Any]) -> str:
@@ -126,10 +123,7 @@ class SocketRun:
         run = data.get("run")
         if not isinstance(run, dict):
             raise BadRequest("'run' must be a JSON object: what POST runs takes.")
-        joins = _string(data, "joins", required=False)
-        if joins is not None and len(joins) > REQUEST_ID_LIMIT:
-            raise BadRequest(f"'joins' must be at most {REQUEST_ID_LIMIT} characters.")
-        return cls(cls.request_id_of(data), RunRequest.from_json(run), joins)
+        return cls(request_id=cls.request_id_of(data), run=RunRequest.from_json(run))
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections import deque
-from collections.abc import Callable, Collection
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from jupyter_ydoc import YNotebook
@@ -40,7 +39,7 @@ from .ledger import LedgerEntry, NullLedger, RunLedger
 from .ops import AppendStream
 from .prompts import hide_prompt, show_prompt, take_answer
 from .run import CellJob, CellRun, RunOutcome
-from .run_origin import RunOrigin, entry_for, outputs_digest
+from .run_origin import entry_for, outputs_digest
 from .wal import RunEnd
 from .writer import OutputPolicy
 
@@ -107,7 +106,6 @@ class KernelQueue:
         self._worker: asyncio.Task[None] | None = None
         self._outcomes: dict[str, asyncio.Future[RunOutcome]] = {}
         self._closing = False
-        self._dropped_through = 0.0  # cells queued by then were dropped (see ``submit``)
 
     # -- queueing --------------------------------------------------------------------
 
@@ -116,16 +114,12 @@ class KernelQueue:
         loop = asyncio.get_running_loop()
         self._ledger.add([self._queued_entry(job) for job in jobs])
         outcomes = []
-        late = [job for job in jobs if self.dropped_since(job.queued_at)]
         for job in jobs:
             self._docs.pin(job.room_id)
-            if job not in late:
-                self._jobs.append(job)
+            self._jobs.append(job)
             outcome: asyncio.Future[RunOutcome] = loop.create_future()
             self._outcomes[job.run_id] = outcome
             outcomes.append(outcome)
-        if late:  # the rest of a command whose first cell failed: dropped as it would be
-            self._tasks.spawn(self._drop(late), "dropping cells queued with a failed run")
         first = self._jobs[0] if not self._handed and self._jobs else None
         if first is not None and first.marked_running and self.line.channel.connected:
             # The kernel gets the cell before the request is even answered. Its writer
@@ -136,22 +130,6 @@ class KernelQueue:
             run.writer.reset(first.run_id)
         self._start_worker()
         return outcomes
-
-    def dropped_since(self, queued_at: float) -> bool:
-        """Whether cells queued at ``queued_at`` were dropped since: a run queued before
-        them failed, or the kernel was interrupted. Only the rest of a command sent in two
-        parts comes in with a time so old (see ``run_request.SentAhead``)."""
-        return queued_at <= self._dropped_through
-
-    def relabel(self, run_ids: Collection[str], origin: RunOrigin) -> None:
-        """Give the runs of ``run_ids`` that have not ended ``origin`` (the run history's
-        label, read at their end): the first part of a command learns it was a Run All."""
-        for index, job in enumerate(self._jobs):
-            if job.run_id in run_ids:
-                self._jobs[index] = replace(job, origin=origin)
-        for run in self._handed:
-            if run.job.run_id in run_ids:
-                run.job = replace(run.job, origin=origin)
 
     def _queued_entry(self, job: CellJob) -> LedgerEntry:
         # With its kernel: a server that adopts the kernel after a crash runs it there.
@@ -340,15 +318,10 @@ class KernelQueue:
         markers go back to idle."""
         dropped: list[CellJob] = []
         kept: list[CellJob] = []
-        through = time.time() if queued_by is None else queued_by
-        self._dropped_through = max(self._dropped_through, through)
         for job in self._jobs:
-            (dropped if job.queued_at <= through else kept).append(job)
+            (dropped if queued_by is None or job.queued_at <= queued_by else kept).append(job)
         self._jobs.clear()
         self._jobs.extend(kept)
-        await self._drop(dropped)
-
-    async def _drop(self, dropped: list[CellJob]) -> None:
         try:
             for room_id in dict.fromkeys(job.room_id for job in dropped):
                 await self._mark_dropped(room_id, [j for j in dropped if j.room_id == room_id])

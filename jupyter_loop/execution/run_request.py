@@ -62,21 +62,6 @@ def check_sources(cells: list[CellToRun], expected: dict[str, str]) -> None:
         raise SourceChanged(changed)
 
 
-@dataclass(frozen=True)
-class SentAhead:
-    """What a request queued, for a request that joins it (``SocketRun.joins``).
-
-    A tab sends the first cell of a command at once, before it can know whether the
-    command runs more (see ``run_socket``); the rest follows as a request that joins this
-    one. Its cells count as queued when the first was (a failure of the first drops them,
-    as it drops cells queued with it), and a Run All it reveals labels the first too.
-    """
-
-    queued_at: float
-    kernel_id: str
-    run_ids: tuple[str, ...]
-
-
 def jobs_for(
     cells: list[CellToRun],
     room_id: str,
@@ -85,7 +70,6 @@ def jobs_for(
     *,
     starts_now: bool,
     origin: RunOrigin,
-    queued_at: float,
 ) -> list[CellJob]:
     """A job per requested cell, in order; an empty cell's is skipped, not queued. With
     ``starts_now`` (an idle queue) the first cell to run is marked running at once."""
@@ -107,7 +91,6 @@ def jobs_for(
                 approved_hash=approved,
                 index_hint=cell.index,
                 origin=origin,
-                queued_at=queued_at,
             )
         )
     return jobs

@@ -14,17 +14,6 @@ answered with an error and the socket stays open. Frames are handled one after t
 other (tornado reads the next once :meth:`RunsSocketHandler.on_message` returns), so
 cells run in the order the tab asked for them. The service, and every rule of a run,
 are those of ``POST runs``.
-
-A request may add ``"joins": "<request_id>"``, naming the request just before it on this
-socket: its cells are the rest of the same command. JupyterLab hands a tab's cell
-executor the cells of a command one by one and tells nobody when the last was handed
-(its loop over them is followed at once by its move to the next cell, whose listeners
-took 5 ms before the tab heard of it); so a tab sends the first cell at once, as stock
-JupyterLab sends its execute request, and what follows in the same loop as one request
-that joins it (a failure of the first drops it; a Run All labels the first too; see
-``run_request.SentAhead``). Rejected: every cell a request of its own (a Run All as many
-requests, each one a Run All's cell the history could not label); waiting for the loop's
-end (the tab's requests left 5 ms after stock's execute requests).
 """
 
 from __future__ import annotations
@@ -37,13 +26,12 @@ from jupyter_server.base.handlers import JupyterHandler
 from jupyter_server.base.websocket import WebSocketMixin
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
-from ..errors import BadRequest, JupyterLoopError
+from ..errors import JupyterLoopError
 from ..handlers import NAMESPACE, parse_json_object
 from ..identity import user_name_of
 from ..rights import Ability, requires
 from .payloads import SocketRun
 from .run_origin import TAB, RunOrigin
-from .run_request import SentAhead
 from .service import ExecutionService
 
 
@@ -59,7 +47,6 @@ class RunsSocketHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
     def open(self, *args: Any, **kwargs: Any) -> None:
         super().open(*args, **kwargs)
         self.set_nodelay(True)  # one small frame per answer: Nagle's algorithm held some back
-        self._last: tuple[str, SentAhead] | None = None  # the last request queued, by id
 
     @property
     def execution(self) -> ExecutionService:
@@ -72,11 +59,7 @@ class RunsSocketHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
             request_id = SocketRun.request_id_of(data)
             request = SocketRun.from_json(data)
             user = user_name_of(self)
-            after, self._last = self._joined(request.joins), None
-            ticket, sent = await self.execution.run_joining(
-                request.run, user, RunOrigin(user, TAB), after
-            )
-            self._last = (request_id, sent)
+            ticket = await self.execution.run(request.run, user, RunOrigin(user, TAB))
         except JupyterLoopError as e:
             await self._answer(request_id, error=e)
             return
@@ -86,15 +69,6 @@ class RunsSocketHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
             await self._answer(request_id, error=failed)
             return
         await self._answer(request_id, ticket=ticket.to_json())
-
-    def _joined(self, joins: str | None) -> SentAhead | None:
-        """What the request ``joins`` queued: it must be the one just before on this socket
-        (a tab sends the two parts of a command one after the other)."""
-        if joins is None:
-            return None
-        if self._last is None or self._last[0] != joins:
-            raise BadRequest(f"This request joins '{joins}', not the request queued before it.")
-        return self._last[1]
 
     async def _answer(
         self,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Collection
 from functools import partial
 from typing import Any
@@ -12,7 +11,7 @@ from typing import Any
 from jupyter_ydoc import YNotebook
 
 from ..document import LiveDocuments, source_hash, writing
-from ..errors import BadRequest, Conflict, JupyterLoopError, NotFound
+from ..errors import Conflict, JupyterLoopError, NotFound
 from ..keeper.adoption import KeptKernels
 from . import board
 from .cell_marks import failure_note
@@ -23,17 +22,17 @@ from .outputs_store import OutputStore
 from .payloads import InputReply, QueuedCell, RunRequest, RunTicket
 from .process_boundary import ProcessBoundary
 from .queue import KernelQueue, QueueSettings
-from .queues import KERNEL_ACTIONS, KernelQueues
 from .restart import take_up_left_runs
 from .run import CellJob, RunOutcome
 from .run_origin import RUNS_API, RunEntry, RunOrigin, stale_reason
-from .run_request import SentAhead, cells_to_run, check_sources, jobs_for, mark, skipped
+from .run_request import cells_to_run, check_sources, jobs_for, mark, skipped
 from .tab_sources import with_shown_sources
 from .writer import OutputPolicy
 
 VARIABLES_TIMEOUT = 5.0
 """Seconds the variables snippet may take before the kernel counts as not answering."""
 KERNEL_BUSY = "The kernel is busy running a cell; its variables can be read once it is idle."
+KERNEL_ACTIONS = "https://events.jupyter.org/jupyter_server/kernel_actions/v1"
 
 
 class ExecutionService:
@@ -58,14 +57,14 @@ class ExecutionService:
         self._events = event_logger
         self._settings = settings
         self._log = log
+        self._queues: dict[str, KernelQueue] = {}
+        self._watched: set[str] = set()
         self._waits: set[asyncio.Task[dict[str, RunOutcome]]] = set()
         self._boundary = ProcessBoundary(self._ledger)
         self._notices = KernelLifeNotices(docs, session_manager, log)
-        notices = self._notices
-        self._queues = KernelQueues(kernel_manager, docs, settings, log, self._ledger, notices)
 
     def start(self) -> None:
-        self._events.add_listener(schema_id=KERNEL_ACTIONS, listener=self._queues.on_kernel_action)
+        self._events.add_listener(schema_id=KERNEL_ACTIONS, listener=self._on_kernel_action)
 
     async def recover(self) -> int:
         """Take up or end the runs a previous server process left in flight: runs on a
@@ -77,7 +76,7 @@ class ExecutionService:
                 self._ledger,
                 self._kept,
                 self._kernels,
-                self._queues.of,
+                self._queue,
                 self._docs,
                 self._settings.outputs,
                 self._log,
@@ -97,11 +96,11 @@ class ExecutionService:
     async def stop(self, leaving: Collection[str] = frozenset()) -> None:
         """End every run (the server stops); runs on the kernels in ``leaving`` (kept
         running for the next server) are left in flight, for it to follow again."""
-        actions = self._queues.on_kernel_action
-        self._events.remove_listener(schema_id=KERNEL_ACTIONS, listener=actions)
+        self._events.remove_listener(schema_id=KERNEL_ACTIONS, listener=self._on_kernel_action)
         for waiting in list(self._waits):  # only the waits: the cells belong to the queues
             waiting.cancel()
-        queues = self._queues.take_all()
+        queues = list(self._queues.values())
+        self._queues.clear()
         left = self._boundary.left_to_next(leaving)
         await asyncio.gather(
             *(queue.leave() if queue.kernel_id in leaving else queue.stop() for queue in queues),
@@ -117,16 +116,8 @@ class ExecutionService:
     ) -> RunTicket:
         """Queue the cells; nothing changes if any of them is unknown. ``origin`` says who
         started them, through what, for the run history (default: the runs API for ``user``)."""
-        ticket, _, _ = await self._queue_cells(request, user, origin)
+        ticket, _ = await self._queue_cells(request, user, origin)
         return ticket
-
-    async def run_joining(
-        self, request: RunRequest, user: str, origin: RunOrigin, after: SentAhead | None
-    ) -> tuple[RunTicket, SentAhead]:
-        """Queue the cells as :meth:`run` does, with ``after`` as the rest of the command
-        it began (see ``SentAhead``); also returns what a request joining this one joins."""
-        ticket, _, sent = await self._queue_cells(request, user, origin, after)
-        return ticket, sent
 
     async def run_and_wait(
         self,
@@ -157,41 +148,29 @@ class ExecutionService:
     async def _run_to_end(
         self, request: RunRequest, user: str, origin: RunOrigin | None
     ) -> dict[str, RunOutcome]:
-        ticket, waiting, _ = await self._queue_cells(request, user, origin)
+        ticket, waiting = await self._queue_cells(request, user, origin)
         outcomes = {cell.cell_id: RunOutcome("ok") for cell in ticket.cells}
         for cell_id, waiter in waiting.items():
             outcomes[cell_id] = await waiter
         return outcomes
 
     async def _queue_cells(
-        self,
-        request: RunRequest,
-        user: str,
-        origin: RunOrigin | None = None,
-        after: SentAhead | None = None,
-    ) -> tuple[RunTicket, dict[str, asyncio.Future[RunOutcome]], SentAhead]:
+        self, request: RunRequest, user: str, origin: RunOrigin | None = None
+    ) -> tuple[RunTicket, dict[str, asyncio.Future[RunOutcome]]]:
         # A cell the previous server left running gets its journal replayed first: a run
         # queued meanwhile would write after the replay's outputs instead of over them.
         await self.recovered()
         notebook_ref = await self._docs.resolve(request.path)
         room_id = notebook_ref.room_id
         kernel_id = await self._kernel_for(request.kernel_id, notebook_ref.path)
-        if after is not None and after.kernel_id != kernel_id:
-            raise BadRequest("A request joins only a request that ran on the same kernel.")
         # A tab's last keystrokes may come after its request (another socket).
         notebook = await with_shown_sources(lambda: self._docs.notebook(room_id), request.sources)
         cells = cells_to_run(notebook, request.cell_ids)
         # No await from here on: the sources checked are the sources queued.
         check_sources(cells, request.source_hashes or {})
-        queue = self._queues.of(kernel_id)
+        queue = self._queue(kernel_id)
         origin = (origin or RunOrigin(user, RUNS_API)).claimed(request.started_from)
-        queued_at = after.queued_at if after else time.time()
-        starts_now = queue.idle and not queue.dropped_since(queued_at)
-        jobs = jobs_for(
-            cells, room_id, user, request, starts_now=starts_now, origin=origin, queued_at=queued_at
-        )
-        if after is not None and origin.run_all:
-            queue.relabel(after.run_ids, origin)  # the command's first cell was a Run All's
+        jobs = jobs_for(cells, room_id, user, request, starts_now=queue.idle, origin=origin)
         to_run = [job for job in jobs if not skipped(job)]
         # The queue first (an idle kernel gets its cell now), then the markers: the
         # kernel runs while every tab is told, and nothing awaits in between.
@@ -204,8 +183,7 @@ class ExecutionService:
             for job in jobs
         )
         ticket = RunTicket(path=notebook_ref.path, kernel_id=kernel_id, cells=queued)
-        waiting = {job.cell_id: future for job, future in zip(to_run, futures, strict=True)}
-        return ticket, waiting, SentAhead(queued_at, kernel_id, tuple(j.run_id for j in to_run))
+        return ticket, {job.cell_id: future for job, future in zip(to_run, futures, strict=True)}
 
     def _submit(self, queue: KernelQueue, jobs: list[CellJob]) -> list[asyncio.Future[RunOutcome]]:
         """Hand the jobs to their queue, before any cell is marked: if that fails, the
@@ -218,7 +196,7 @@ class ExecutionService:
 
     async def answer_input(self, reply: InputReply) -> None:
         room_id = await self._docs.room_id(reply.path)
-        for queue in self._queues.all():
+        for queue in self._queues.values():
             current = queue.current
             if current is not None and current.job.room_id == room_id:
                 await queue.answer_input(room_id, reply.cell_id, reply.request_id, reply.value)
@@ -231,7 +209,7 @@ class ExecutionService:
         room_id = await self._docs.room_id(path)
         return [
             {"cell_id": job.cell_id, "run_id": job.run_id, "kernel_id": queue.kernel_id}
-            for queue in self._queues.all()
+            for queue in self._queues.values()
             for job in queue.pending()
             if job.room_id == room_id
         ]
@@ -247,7 +225,7 @@ class ExecutionService:
                 "state": board.RUNNING if index == 0 and queue.current else board.QUEUED,
                 "by": job.by,
             }
-            for queue in self._queues.all()
+            for queue in self._queues.values()
             for index, job in enumerate(queue.pending())
         ]
 
@@ -315,7 +293,7 @@ class ExecutionService:
     async def interrupt(self, path: str) -> str:
         """Interrupt the notebook's kernel, as a tab's stop button does; returns its id.
 
-        The kernel-action event drops the queued cells (see ``KernelQueues.on_kernel_action``).
+        The kernel-action event drops the queued cells (see :meth:`_on_kernel_action`).
         """
         kernel_id = await self._kernel_of(path)
         await self._kernels.interrupt_kernel(kernel_id)
@@ -330,7 +308,7 @@ class ExecutionService:
         still in flight is waited for, never sent again (see ``silent_read``).
         """
         kernel_id = await self._kernel_of(path)
-        queue = self._queues.of(kernel_id)
+        queue = self._queue(kernel_id)
         if queue.pending():
             raise Conflict(KERNEL_BUSY)
         reply = await queue.line.evaluate({EXPRESSION_KEY: EXPRESSION}, timeout)
@@ -351,3 +329,55 @@ class ExecutionService:
             if session.get("path") == path and kernel.get("id") in self._kernels:
                 return str(kernel["id"])
         raise Conflict(f"'{path}' has no running kernel; start one, then run again.")
+
+    # -- kernels ---------------------------------------------------------------------
+
+    def _queue(self, kernel_id: str) -> KernelQueue:
+        queue = self._queues.get(kernel_id)
+        if queue is None:
+            manager = self._kernels.get_kernel(kernel_id)
+            queue = KernelQueue(
+                kernel_id,
+                manager,
+                self._docs,
+                self._settings,
+                self._log,
+                self._ledger,
+                on_new_life=partial(self._notices.began_anew, kernel_id),
+            )
+            self._queues[kernel_id] = queue
+            self._watch(kernel_id, manager)
+        return queue
+
+    def _watch(self, kernel_id: str, manager: Any) -> None:
+        if kernel_id in self._watched:
+            return
+        self._watched.add(kernel_id)
+
+        def restarted() -> None:
+            if (queue := self._queues.get(kernel_id)) is not None:
+                queue.line.restarter_restarts()
+
+        def died() -> None:
+            if (queue := self._queues.get(kernel_id)) is not None:
+                queue.line.kernel_died()
+
+        # A gateway kernel has no restarter here (these never fire): its connection
+        # reports a death instead (see ``kernel.KernelChannel``).
+        manager.add_restart_callback(restarted, "restart")
+        manager.add_restart_callback(died, "dead")
+
+    async def _on_kernel_action(self, logger: Any, schema_id: str, data: dict[str, Any]) -> None:
+        kernel_id = str(data.get("kernel_id", ""))
+        queue = self._queues.get(kernel_id)
+        if queue is None or data.get("status") != "success":
+            return
+        action = data.get("action")
+        if action == "interrupt":
+            await queue.drop_queued()
+        elif action == "restart":
+            await queue.line.restart_done()
+        elif action == "shutdown":
+            self._queues.pop(kernel_id, None)
+            await queue.stop("The kernel was shut down while this cell ran.")
+            self._watched.discard(kernel_id)
