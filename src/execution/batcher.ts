@@ -64,8 +64,12 @@ export class RunBatcher {
    * turns alone the request left 10 to 18 ms after Shift-Enter; it leaves in
    * 4.5 ms now, stock JupyterLab's execute request in 3 ms. Rejected: a task
    * (`setTimeout(0)`), which waits for the page's next render: 15 to 25 ms;
-   * and sending each cell as it is added, which splits a Run All in as many
-   * requests (`bench/browser_latency.js`).
+   * sending each cell as it is added, which splits a Run All in as many
+   * requests; and sending the first cell at once with the rest as a request
+   * joining it (395ff81, reverted): it left 1.3 ms after the key, yet results
+   * showed 5 to 7% later, since the page handles no frame until 30 to 50 ms
+   * after the key and the run's early marks only queued up with its output
+   * (`bench/browser_latency.js --breakdown`).
    */
   private async _sendSoon(): Promise<void> {
     for (let turn = 0; turn < GATHER_TURNS; turn++) {
