@@ -18,6 +18,7 @@ import { nullTranslator } from '@jupyterlab/translation';
 import { ICellMarker } from '../tokens';
 import { RunBatcher } from './batcher';
 import { boardOf } from './board';
+import { clearAsSent } from './clearing';
 import { RunSocket } from './runsocket';
 
 /**
@@ -123,20 +124,29 @@ export class ServerCellExecutor implements INotebookCellExecutor {
       kernelId,
       !!options.notebookConfig.recordTiming
     );
+    const board = boardOf(options.notebook);
+    const cellId = cell.model.sharedModel.getId();
+    const putBack = clearAsSent(
+      cell.model,
+      board.marker(cellId),
+      options.notebook.readOnly
+    );
     try {
-      const queued = await batcher.add(
-        cell.model.sharedModel.getId(),
-        cell.model.sharedModel.getSource(),
-        options.notebook,
-        moveOn => this._watchMoveOn(options, moveOn)
-      );
+      const queued = await batcher
+        .add(
+          cellId,
+          cell.model.sharedModel.getSource(),
+          options.notebook,
+          moveOn => this._watchMoveOn(options, moveOn)
+        )
+        .catch(refused => {
+          putBack(); // the server did not queue it: nothing was lost
+          throw refused;
+        });
       if (queued.state === 'done') {
         return null;
       }
-      return await boardOf(options.notebook).waitForRun(
-        queued.cell_id,
-        queued.run_id
-      );
+      return await board.waitForRun(queued.cell_id, queued.run_id);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       if (!message.startsWith('Canceled')) {
