@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import socket
 from pathlib import Path
@@ -15,7 +16,7 @@ from conftest import notebook_json, type_in, wait_for
 from jupyter_ydoc import YNotebook
 from pycrdt import Text
 
-from jupyter_loop.document import collaboration
+from jupyter_loop.document import LiveDocuments, collaboration
 from jupyter_loop.document.reference import NotebookRef
 
 
@@ -174,3 +175,49 @@ async def test_a_room_hook_finds_the_tab_connection_it_is_serving(
             await wait_for(lambda: first_connection in found)
             assert set(found) == {first_connection, second_connection}
             assert collaboration.served_connection(room) is None
+
+
+async def test_a_kept_rooms_stand_in_client_is_passed_by_when_looking_for_a_tab(
+    jp_serverapp: Any, open_tab: Any, write_notebook: Any
+) -> None:
+    """A room jupyter-loop keeps in memory has a stand-in among its clients; the search
+    for the tab connection a hook serves passes it by. It did not (it has no tasks): the
+    search failed whenever it met the stand-in first, the room dropped the tab's message
+    with it, and a tab returning after a restart (its room kept open to resume a run) never
+    had its sync step 1 answered and showed none of the run's later output (Galata
+    ``kept-kernel.spec.ts`` failed 4 runs in 6)."""
+    settings = jp_serverapp.web_app.settings
+    extension = collaboration.extension(settings)
+    assert extension is not None
+    path = write_notebook("kept-room.ipynb", "x = 1")
+    found: list[Any] = []
+
+    def watched(room_id: str, room: Any) -> None:
+        served = room.on_message
+
+        async def hook(message: bytes) -> bool:
+            found.append(collaboration.served_connection(room))
+            return bool(await served(message))
+
+        room.on_message = hook
+
+    docs = LiveDocuments(settings, logging.getLogger("test"))
+    async with open_tab(path) as first:
+        await wait_for(lambda: len(first.notebook.ycells) == 1)
+        room_id = NotebookRef(path, str(settings["file_id_manager"].get_id(path))).room_id
+        room = collaboration.rooms(extension)[room_id]
+        (tab_connection,) = room.clients
+        docs.pin(room_id)
+        try:
+            assert len(room.clients) == 2  # the tab and the stand-in
+            assert collaboration.served_connection(room) is None
+            collaboration.hear_rooms(extension, watched)
+            async with open_tab(path) as second:
+                await wait_for(lambda: len(second.notebook.ycells) == 1)
+                tabs = {client for client in room.clients if hasattr(client, "ws_connection")}
+                (second_connection,) = tabs - {tab_connection}
+                type_in(first, "c0", "\n# typed")
+                await wait_for(lambda: tab_connection in found)
+                assert set(found) == {tab_connection, second_connection}
+        finally:
+            docs.unpin(room_id)

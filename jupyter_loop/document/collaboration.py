@@ -156,11 +156,12 @@ def served_connection(room: Any) -> Any | None:
 
     pycrdt-websocket's room reads each tab's messages in the task the tab's handler made
     for it, which the handler keeps among its ``_background_tasks``; a room hook that
-    must answer its tab later (``returning_tabs``) finds it there.
+    must answer its tab later (``returning_tabs``) finds it there. A client that is no
+    handler (``LiveDocuments``' stand-in, which keeps a room in memory) is passed by.
     """
     task = asyncio.current_task()
     for client in list(getattr(room, "clients", ())):
-        if task in client._background_tasks:
+        if task in getattr(client, "_background_tasks", ()):
             return client
     return None
 

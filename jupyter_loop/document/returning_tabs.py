@@ -170,7 +170,18 @@ class ReturningTabs:
 
     def _room_made(self, room_id: str, room: Any) -> None:
         if NotebookRef.is_notebook_room(room_id):
-            room.on_message = lambda message: self._serve(room_id, room, message)
+            room.on_message = lambda message: self._serve_or_pass(room_id, room, message)
+
+    async def _serve_or_pass(self, room_id: str, room: Any, message: bytes) -> bool:
+        """:meth:`_serve`, or, if it fails, the room serves the message as it would without
+        us: the room drops a message whose hook raised, and a tab whose sync step 1 was
+        dropped never gets what it lacks (every later update of the room waits in it for
+        the missing part, and the tab shows none of it)."""
+        try:
+            return await self._serve(room_id, room, message)
+        except Exception:
+            self._log.exception("jupyter-loop could not serve a tab's message in %s", room_id)
+            return False
 
     async def _serve(self, room_id: str, room: Any, message: bytes) -> bool:
         """Whether the room must skip ``message`` (it was taken care of here)."""
