@@ -131,6 +131,29 @@ async def test_a_new_request_from_the_same_editor_cancels_the_previous(
     assert (await api(*COMPLETION, "status"))["usage"]["cancelled"] == 1
 
 
+async def test_an_accepted_suggestion_is_answered_to_its_end_and_its_tokens_counted(
+    jp_fetch, api, jp_root_dir, jp_http_port, jp_base_url, jp_auth_header, model_server
+):
+    """The editor asks again as its person accepts a suggestion (its text changed); the
+    model sends the call's token count after the text. The accepted call is not typed
+    over: it ends, and its tokens count (they were lost when the person was quick)."""
+    path = notebook_with_table(jp_root_dir)
+    model_server.script(
+        say(ANSWER, chunk_size=20, delay=0.3, usage=(1234, 7)), say("", usage=(5, 0))
+    )
+    url = f"http://127.0.0.1:{jp_http_port}{jp_base_url}api/jupyter-loop/completion/stream"
+    async with httpx.AsyncClient(headers=dict(jp_auth_header), timeout=60) as client:
+        async with client.stream("POST", url, json=request(path, sequence=1)) as response:
+            answer = response.aiter_lines()
+            assert json.loads(await anext(answer))["text"] == INSERTED
+            accepted = request(path, before='df["pr' + INSERTED, sequence=2)
+            await stream(jp_fetch, accepted)
+            rest = [json.loads(line) async for line in answer]
+    assert rest == [{"done": True, "error": None}]
+    usage = (await api(*COMPLETION, "status"))["usage"]
+    assert (usage["requests"], usage["cancelled"], usage["input_tokens"]) == (2, 0, 1234 + 5)
+
+
 async def test_two_requests_at_once_from_one_editor_make_one_model_call(
     jp_fetch, jp_root_dir, model_server
 ):

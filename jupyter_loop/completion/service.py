@@ -2,9 +2,10 @@
 
 A request starts a job (a task owned here) that reads the notebook's neighbouring cells,
 builds the prompt and streams the model's answer into a queue the handler reads. A new
-request from the same editor cancels the previous job, and a handler whose client went
-away cancels its own: cancelling closes the model's HTTP stream, so the model server stops
-generating. With no provider configured a request quietly gets an empty answer.
+request from the same editor cancels the previous job (its person typed on), unless it
+comes from accepting that job's suggestion; a handler whose client went away cancels its
+own: cancelling closes the model's HTTP stream, so the model server stops generating.
+With no provider configured a request quietly gets an empty answer.
 """
 
 from __future__ import annotations
@@ -79,6 +80,8 @@ class CompletionJob:
 
     editor_id: str
     sequence: int = 0  # the editor's number for the request (see CompletionRequest)
+    before: str = ""  # the editor's text before the cursor
+    shown: str = ""  # the suggestion sent so far
     queue: asyncio.Queue[CompletionChunk | None] = field(default_factory=asyncio.Queue)
     task: asyncio.Task[None] | None = None
     budget: BudgetAccount | None = None  # whose daily token cap the call counts against
@@ -92,6 +95,20 @@ class CompletionJob:
         """Stop the model call (the client went away or typed on)."""
         if self.task is not None and not self.task.done():
             self.task.cancel()
+
+    def accepted_by(self, request: CompletionRequest) -> bool:
+        """Whether ``request`` is its editor asking again because its person accepted this
+        job's suggestion: the text before its cursor is this job's followed by all of the
+        suggestion. Such a job is left to end rather than cancelled as typed over: the
+        model sends the call's token count after the text, and a call cut there was never
+        counted in the usage or the day's budget.
+
+        >>> job = CompletionJob("tab:c1", before='df["pr', shown='ice"]')
+        >>> ask = lambda before: CompletionRequest("nb.ipynb", "c1", "tab:c1", before, "")
+        >>> job.accepted_by(ask('df["price"]')), job.accepted_by(ask('df["pri'))
+        (True, False)
+        """
+        return bool(self.shown) and request.before == self.before + self.shown
 
     def end(self) -> None:
         """End a job that makes no model call: an empty answer."""
@@ -123,6 +140,7 @@ class CompletionService:
         self._chat_only: set[str] = set()
         """Models that said they cannot fill in the middle."""
         self._jobs: dict[str, CompletionJob] = {}
+        self._accepted: list[CompletionJob] = []  # replaced, left to end
         self.usage = CompletionUsage()
 
     def status(self) -> dict[str, Any]:
@@ -158,14 +176,19 @@ class CompletionService:
         budget = self._budgets.account(principal, request.path) if self._budgets else None
         if budget is not None:
             budget.check()  # 403 when today's cap is reached
-        job = CompletionJob(request.editor_id, request.sequence, budget=budget)
+        job = CompletionJob(
+            request.editor_id, request.sequence, before=request.before, budget=budget
+        )
         previous = self._jobs.get(request.editor_id)
         if previous is not None and request.sequence < previous.sequence:
             job.end()  # an earlier keystroke's request, overtaken on the way here
             return job
         if previous is not None:
             del self._jobs[request.editor_id]
-            previous.cancel()
+            if previous.accepted_by(request):
+                self._accepted.append(previous)
+            else:
+                previous.cancel()
         if self._provider is None:
             job.end()
             return job
@@ -193,6 +216,7 @@ class CompletionService:
             self.usage.cancelled += 1
         job.queue.put_nowait(None)  # also when cancelled before it ever ran
         self._forget(job)
+        self._accepted = [other for other in self._accepted if other is not job]
 
     async def _run(
         self,
@@ -291,6 +315,7 @@ class CompletionService:
     @staticmethod
     def _put(job: CompletionJob, text: str) -> None:
         if text:
+            job.shown += text
             job.queue.put_nowait(CompletionChunk(text=text))
 
     async def _prompt(self, request: CompletionRequest, variables: bool) -> CompletionPrompt:
@@ -339,7 +364,7 @@ class CompletionService:
 
     async def stop(self) -> None:
         """Cancel the jobs in flight and wait for them; close the provider."""
-        jobs = list(self._jobs.values())
+        jobs = [*self._jobs.values(), *self._accepted]
         for job in jobs:
             job.cancel()
         for job in jobs:

@@ -10,6 +10,11 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { JSONValue, UUID } from '@lumino/coreutils';
 import { ISignal, Signal } from '@lumino/signaling';
 
+import {
+  ACCEPTED_TAIL_MS,
+  acceptsSuggestion,
+  ITextDeltaStep
+} from './acceptance';
 import { ICompletionChunk, ICompletionRequest } from './tokens';
 import { visibleCellIds } from './visible';
 
@@ -36,7 +41,8 @@ interface IFlight {
  * Ghost text from the server's completion service: the server adds the
  * neighbouring cells, the outputs of the cells on screen and the kernel's
  * variables to what the editor sends. One request per editor at a time; typing on aborts it (and
- * the server stops the model call). Quiet when the server has no provider.
+ * the server stops the model call), accepting its suggestion lets it end (see
+ * `acceptsSuggestion`). Quiet when the server has no provider.
  */
 export class LoopInlineProvider implements IInlineCompletionProvider {
   readonly identifier = PROVIDER_ID;
@@ -89,9 +95,17 @@ export class LoopInlineProvider implements IInlineCompletionProvider {
     this._flights.get(editorId)?.controller.abort();
     const controller = new AbortController();
     const source = cell.model.sharedModel;
-    // Typing on (any edit of the cell's text) makes this suggestion stale.
-    const abort = (_: unknown, change: { sourceChange?: unknown }) => {
-      if (change.sourceChange) {
+    // Typing on makes this suggestion stale; accepting it does not.
+    const abort = (
+      _: unknown,
+      change: { sourceChange?: ITextDeltaStep[] | null }
+    ) => {
+      if (!change.sourceChange) {
+        return;
+      }
+      if (acceptsSuggestion(change.sourceChange, flight.text)) {
+        void this._readToEnd(editorId, flight);
+      } else {
         controller.abort();
       }
     };
@@ -167,6 +181,27 @@ export class LoopInlineProvider implements IInlineCompletionProvider {
         );
       }
       return null;
+    }
+  }
+
+  /**
+   * Read an accepted suggestion's answer to its end (at most
+   * ACCEPTED_TAIL_MS), so the server counts its tokens, which come last; it is
+   * no longer the editor's request, which a new one would abort.
+   */
+  private async _readToEnd(editorId: string, flight: IFlight): Promise<void> {
+    flight.stopWatching();
+    if (this._flights.get(editorId) === flight) {
+      this._flights.delete(editorId);
+    }
+    const bound = setTimeout(() => flight.controller.abort(), ACCEPTED_TAIL_MS);
+    try {
+      while ((await this._next(flight)) !== null) {
+        // text after the acceptance is not shown
+      }
+    } finally {
+      clearTimeout(bound);
+      this._land(editorId, flight);
     }
   }
 

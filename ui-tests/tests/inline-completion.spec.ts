@@ -72,12 +72,13 @@ test('ghost text completes a column the previous cell printed; Tab accepts it; t
 
   // Answered only when the prompt carries the column name (from the output).
   // Like chat models do, the answer repeats the "pr" being typed: the ghost
-  // text must not.
+  // text must not. The text comes whole at once, the stream's end and its
+  // token count a second later: Tab is pressed before them, and they count.
   await model.script({
     text: 'price_eur_2024"]',
     requires: 'price_eur_2024',
-    chunk_size: 3,
-    delay: 0.03,
+    chunk_size: 20,
+    delay: 0.5,
     usage: [1234, 7]
   });
   await page.notebook.enterCellEditingMode(1);
