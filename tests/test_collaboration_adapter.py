@@ -12,6 +12,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import notebook_json, type_in, wait_for
 from jupyter_ydoc import YNotebook
 from pycrdt import Text
@@ -140,16 +141,25 @@ async def test_a_tabs_connection_to_its_room_sends_small_frames_at_once(
             assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
 
 
+@pytest.mark.parametrize("kept_in_memory", [False, True])
 async def test_a_room_hook_finds_the_tab_connection_it_is_serving(
-    jp_serverapp: Any, open_tab: Any, write_notebook: Any
+    jp_serverapp: Any, open_tab: Any, write_notebook: Any, kept_in_memory: bool
 ) -> None:
     """A room's message hook runs in the task that serves one tab; the connection found
-    from there is that tab's (``collaboration.served_connection``), and none outside."""
+    from there is that tab's (``collaboration.served_connection``), and none outside.
+
+    A room jupyter-loop keeps in memory (``kept_in_memory``) has a stand-in among its
+    clients, passed by. It was not (it has no tasks): the search failed whenever it met
+    the stand-in first, the room dropped the tab's message with it, and a tab returning
+    after a restart (its room kept to resume a run) never had its sync step 1 answered
+    and showed none of the run's later output (Galata ``kept-kernel.spec.ts`` failed 4
+    runs in 6)."""
     settings = jp_serverapp.web_app.settings
     extension = collaboration.extension(settings)
     assert extension is not None
     path = write_notebook("served.ipynb", "x = 1")
     found: list[Any] = []
+    docs = LiveDocuments(settings, logging.getLogger("test"))
 
     def watched(room_id: str, room: Any) -> None:
         served = room.on_message  # jupyter-loop's hook, set again as each tab joins
@@ -165,59 +175,21 @@ async def test_a_room_hook_finds_the_tab_connection_it_is_serving(
         room_id = NotebookRef(path, str(settings["file_id_manager"].get_id(path))).room_id
         room = collaboration.rooms(extension)[room_id]
         (first_connection,) = room.clients
-        collaboration.hear_rooms(extension, watched)
-        found.clear()
-        async with open_tab(path) as second:
-            await wait_for(lambda: len(second.notebook.ycells) == 1)
-            (second_connection,) = set(room.clients) - {first_connection}
-            await wait_for(lambda: second_connection in found)
-            type_in(first, "c0", "\n# first")
-            await wait_for(lambda: first_connection in found)
-            assert set(found) == {first_connection, second_connection}
-            assert collaboration.served_connection(room) is None
-
-
-async def test_a_kept_rooms_stand_in_client_is_passed_by_when_looking_for_a_tab(
-    jp_serverapp: Any, open_tab: Any, write_notebook: Any
-) -> None:
-    """A room jupyter-loop keeps in memory has a stand-in among its clients; the search
-    for the tab connection a hook serves passes it by. It did not (it has no tasks): the
-    search failed whenever it met the stand-in first, the room dropped the tab's message
-    with it, and a tab returning after a restart (its room kept open to resume a run) never
-    had its sync step 1 answered and showed none of the run's later output (Galata
-    ``kept-kernel.spec.ts`` failed 4 runs in 6)."""
-    settings = jp_serverapp.web_app.settings
-    extension = collaboration.extension(settings)
-    assert extension is not None
-    path = write_notebook("kept-room.ipynb", "x = 1")
-    found: list[Any] = []
-
-    def watched(room_id: str, room: Any) -> None:
-        served = room.on_message
-
-        async def hook(message: bytes) -> bool:
-            found.append(collaboration.served_connection(room))
-            return bool(await served(message))
-
-        room.on_message = hook
-
-    docs = LiveDocuments(settings, logging.getLogger("test"))
-    async with open_tab(path) as first:
-        await wait_for(lambda: len(first.notebook.ycells) == 1)
-        room_id = NotebookRef(path, str(settings["file_id_manager"].get_id(path))).room_id
-        room = collaboration.rooms(extension)[room_id]
-        (tab_connection,) = room.clients
-        docs.pin(room_id)
-        try:
+        if kept_in_memory:
+            docs.pin(room_id)
             assert len(room.clients) == 2  # the tab and the stand-in
-            assert collaboration.served_connection(room) is None
+        try:
             collaboration.hear_rooms(extension, watched)
+            found.clear()
             async with open_tab(path) as second:
                 await wait_for(lambda: len(second.notebook.ycells) == 1)
                 tabs = {client for client in room.clients if hasattr(client, "ws_connection")}
-                (second_connection,) = tabs - {tab_connection}
-                type_in(first, "c0", "\n# typed")
-                await wait_for(lambda: tab_connection in found)
-                assert set(found) == {tab_connection, second_connection}
+                (second_connection,) = tabs - {first_connection}
+                await wait_for(lambda: second_connection in found)
+                type_in(first, "c0", "\n# first")
+                await wait_for(lambda: first_connection in found)
+                assert set(found) == {first_connection, second_connection}
+                assert collaboration.served_connection(room) is None
         finally:
-            docs.unpin(room_id)
+            if kept_in_memory:
+                docs.unpin(room_id)
