@@ -15,7 +15,7 @@ from pycrdt import Text
 from traitlets.config import Config
 from yclient import open_tab_factory
 
-pytest_plugins = ["pytest_jupyter.jupyter_server", "exit_guard", "kept_helpers"]
+pytest_plugins = ["pytest_jupyter.jupyter_server", "exit_guard", "kept_helpers", "server_logs"]
 
 
 @pytest.fixture

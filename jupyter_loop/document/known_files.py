@@ -86,9 +86,19 @@ class KnownFiles:
             return False
         known = self._previous_record(os_path)
         read = self._read.get(os_path) or file_stamp(os_path)
-        if known is None or read is None:
-            return False
-        return read not in known and read not in self._saved.get(os_path, ())
+        saved = self._saved.get(os_path, set())
+        replaced = known is not None and read is not None and read not in {*known, *saved}
+        # Asked once per interrupted run at a restart: what it was decided on goes in the
+        # log, so a restart that wrote over a file (or left one alone) can be explained.
+        self._log.info(
+            "jupyter-loop: %s %s; read as %s, the last process knew %s, saved here %s",
+            path,
+            "was replaced while the server was down" if replaced else "is a file it knew",
+            read,
+            known,
+            sorted(saved),
+        )
+        return replaced
 
     # -- what this process reads and writes --------------------------------------
 
