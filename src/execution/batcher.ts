@@ -38,17 +38,26 @@ export class RunBatcher {
   /**
    * Queue a cell of `notebook` showing `source`; resolves with what the server
    * queued for it. (The notebook tells a Run All apart for the run history.)
+   *
+   * `onlyCell` says whether the command that runs this cell runs no other
+   * (Shift-Enter on one cell): asked of a batch's first cell only, and then the
+   * request leaves at once, with nothing to gather.
    */
   add(
     cellId: string,
     source: string,
     notebook?: INotebookModel,
-    watchMoveOn?: WatchMoveOn
+    watchMoveOn?: WatchMoveOn,
+    onlyCell?: () => boolean
   ): Promise<IQueuedCell> {
     const delegate = new PromiseDelegate<IQueuedCell>();
     this._notebook = notebook ?? this._notebook;
     this._pending.push({ cellId, source, delegate });
     if (this._pending.length === 1) {
+      if (onlyCell?.()) {
+        void this._send();
+        return delegate.promise;
+      }
       this._stopWatching = watchMoveOn?.(() => void this._send()) ?? null;
       void this._sendSoon();
     }
@@ -69,7 +78,10 @@ export class RunBatcher {
    * joining it (395ff81, reverted): it left 1.3 ms after the key, yet results
    * showed 5 to 7% later, since the page handles no frame until 30 to 50 ms
    * after the key and the run's early marks only queued up with its output
-   * (`bench/browser_latency.js --breakdown`).
+   * (`bench/browser_latency.js --breakdown`). A command that runs one cell
+   * alone (the notebook's selection says so) sends it at once, in `add`: no
+   * joining request, nothing to wait for; what it gains is the line a running
+   * cell prints later, once the page is idle.
    */
   private async _sendSoon(): Promise<void> {
     for (let turn = 0; turn < GATHER_TURNS; turn++) {

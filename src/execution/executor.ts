@@ -137,7 +137,8 @@ export class ServerCellExecutor implements INotebookCellExecutor {
           cellId,
           cell.model.sharedModel.getSource(),
           options.notebook,
-          moveOn => this._watchMoveOn(options, moveOn)
+          moveOn => this._watchMoveOn(options, moveOn),
+          () => this._runsOnlyThisCell(options, cell)
         )
         .catch(refused => {
           putBack(); // the server did not queue it: nothing was lost
@@ -168,6 +169,27 @@ export class ServerCellExecutor implements INotebookCellExecutor {
     );
     const path = panel?.context.path ?? options.sessionContext?.path ?? '';
     return this._contents.localPath(path);
+  }
+
+  /**
+   * Whether the command running `cell` runs no other: JupyterLab runs the
+   * notebook's selected cells (the active one among them), and a Run All
+   * selects them all first. A command that runs cells it did not select (an
+   * extension's `runCells`) may be sent in two requests, in order.
+   */
+  private _runsOnlyThisCell(
+    options: INotebookCellExecutor.IRunCellOptions,
+    cell: Cell
+  ): boolean {
+    const notebook = this._tracker?.find(
+      candidate => candidate.content.model === options.notebook
+    )?.content;
+    if (!notebook || !notebook.isSelectedOrActive(cell)) {
+      return false;
+    }
+    return !notebook.widgets.some(
+      other => other !== cell && notebook.isSelectedOrActive(other)
+    );
   }
 
   /**

@@ -115,3 +115,28 @@ describe('a run request leaves', () => {
     expect(sent).toHaveLength(1);
   });
 });
+
+describe('the only cell a command runs', () => {
+  it('leaves at once, with no cell gathered and nothing watched', async () => {
+    const sent: string[][] = [];
+    const batcher = new RunBatcher('a.ipynb', 'k', false, async request => {
+      sent.push(request.cell_ids);
+      return queued(request);
+    });
+    let watched = false;
+    const watch = () => {
+      watched = true;
+      return () => undefined;
+    };
+    const first = batcher.add('c0', '', undefined, watch, () => true);
+    expect(sent).toEqual([['c0']]); // before any microtask
+    expect(watched).toBe(false);
+    // Another command's cells in the same turn make a batch of their own.
+    const others = [
+      batcher.add('c1', '', undefined, undefined, () => false),
+      batcher.add('c2', '', undefined, undefined, () => true)
+    ];
+    await Promise.all([first, ...others]);
+    expect(sent).toEqual([['c0'], ['c1', 'c2']]);
+  });
+});
