@@ -172,10 +172,15 @@ export class ServerCellExecutor implements INotebookCellExecutor {
   }
 
   /**
-   * Whether the command running `cell` runs no other: JupyterLab runs the
-   * notebook's selected cells (the active one among them), and a Run All
-   * selects them all first. A command that runs cells it did not select (an
-   * extension's `runCells`) may be sent in two requests, in order.
+   * Whether the command running `cell` runs no other. JupyterLab's run commands
+   * make the last selected cell active, clear the selection, then run the cells
+   * that were selected in order: the active cell alone is a one-cell command,
+   * and a selection's first cell is not active. Run All (and Run All Below)
+   * runs cells without selecting them, from the first code cell (the active
+   * one): a Shift-Enter there cannot be told from it, so that cell is gathered
+   * as before, and a Run All keeps its one request (the run history's "Run
+   * All"). Run All Below from another cell, or an extension's `runCells`, may
+   * go in two requests, in order (an error still drops the cells queued).
    */
   private _runsOnlyThisCell(
     options: INotebookCellExecutor.IRunCellOptions,
@@ -184,8 +189,12 @@ export class ServerCellExecutor implements INotebookCellExecutor {
     const notebook = this._tracker?.find(
       candidate => candidate.content.model === options.notebook
     )?.content;
-    if (!notebook || !notebook.isSelectedOrActive(cell)) {
+    if (!notebook || notebook.activeCell !== cell) {
       return false;
+    }
+    const code = notebook.widgets.filter(other => other.model.type === 'code');
+    if (code[0] === cell && code.length > 1) {
+      return false; // maybe a Run All
     }
     return !notebook.widgets.some(
       other => other !== cell && notebook.isSelectedOrActive(other)
