@@ -10,7 +10,8 @@ import type { IOutput } from '@jupyterlab/nbformat';
 import {
   INotebookCellExecutor,
   INotebookTracker,
-  KernelError
+  KernelError,
+  NotebookPanel
 } from '@jupyterlab/notebook';
 import { Contents } from '@jupyterlab/services';
 import { nullTranslator } from '@jupyterlab/translation';
@@ -159,15 +160,24 @@ export class ServerCellExecutor implements INotebookCellExecutor {
     }
   }
 
+  /** The panel showing the notebook whose cell is run (none: not tracked). */
+  private _panelOf(
+    options: INotebookCellExecutor.IRunCellOptions
+  ): NotebookPanel | undefined {
+    return this._tracker?.find(
+      candidate => candidate.content.model === options.notebook
+    );
+  }
+
   /**
    * The notebook's current path: its document context follows renames (the
    * session's path may lag behind a rename made elsewhere).
    */
   private _pathOf(options: INotebookCellExecutor.IRunCellOptions): string {
-    const panel = this._tracker?.find(
-      candidate => candidate.content.model === options.notebook
-    );
-    const path = panel?.context.path ?? options.sessionContext?.path ?? '';
+    const path =
+      this._panelOf(options)?.context.path ??
+      options.sessionContext?.path ??
+      '';
     return this._contents.localPath(path);
   }
 
@@ -186,9 +196,7 @@ export class ServerCellExecutor implements INotebookCellExecutor {
     options: INotebookCellExecutor.IRunCellOptions,
     cell: Cell
   ): boolean {
-    const notebook = this._tracker?.find(
-      candidate => candidate.content.model === options.notebook
-    )?.content;
+    const notebook = this._panelOf(options)?.content;
     if (!notebook || notebook.activeCell !== cell) {
       return false;
     }
@@ -212,9 +220,7 @@ export class ServerCellExecutor implements INotebookCellExecutor {
     options: INotebookCellExecutor.IRunCellOptions,
     moveOn: () => void
   ): () => void {
-    const notebook = this._tracker?.find(
-      candidate => candidate.content.model === options.notebook
-    )?.content;
+    const notebook = this._panelOf(options)?.content;
     const ydoc = (options.notebook.sharedModel as YNotebook).ydoc;
     ydoc.on('beforeTransaction', moveOn);
     notebook?.activeCellChanged.connect(moveOn);
