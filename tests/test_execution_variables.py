@@ -126,3 +126,35 @@ class TestSecrets:
         text = introspect.describe(await service_of(jp_serverapp).variables(path))
         assert "token: str len" in text and "'Bearer •••••• and more'" in text
         assert self.CANARY[:20] not in text
+
+
+class TestAsSoonAsARunShowsDone:
+    """A tab shows a run done (its count) when the run's end is written, and that writing
+    may go on, waiting for a save the run's end asked for: the variables are there to read
+    all the while (they said "the kernel is busy" until the save ended: on CI, with two
+    servers' tests side by side, the reads just above failed so)."""
+
+    @pytest.fixture
+    def jp_server_config(self, jp_server_config):
+        jp_server_config.ServerApp.contents_manager_class = (
+            "contents_managers.DelayedSavesContentsManager"
+        )
+        jp_server_config.DelayedSavesContentsManager.save_delay = 3.0
+        return jp_server_config
+
+    @pytest.fixture
+    def loop_config(self):
+        return {"save_interval": 0.2}
+
+    async def test_the_variables_are_read_while_the_runs_end_waits_for_a_save(
+        self, write_notebook, start_kernel, run_cells, open_tab, jp_serverapp
+    ):
+        # A line first, then a pause past the save interval: the run's end saves.
+        source = "import time\nprint('start', flush=True)\ntime.sleep(0.6)\nanswer = 42"
+        path = write_notebook("slow-save.ipynb", source)
+        await start_kernel(path)
+        async with open_tab(path) as tab:
+            await run_cells(path, "c0")
+            await wait_for(lambda: tab.cell("c0").get("execution_count") == 1)
+            report = await service_of(jp_serverapp).variables(path)
+        assert by_name(report)["answer"].repr == "42"

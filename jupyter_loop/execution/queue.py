@@ -173,6 +173,14 @@ class KernelQueue:
         at once."""
         return not self._handed and not self._jobs and not self.line.reading
 
+    @property
+    def kernel_has_work(self) -> bool:
+        """A cell is queued, or handed to the kernel and not yet over there. A run whose
+        outcome is known (its reply and idle came) no longer counts while its end is
+        written: a tab shows the run done (its count) before that writing ends, which
+        may wait for a save."""
+        return bool(self._jobs) or any(run.ended_at is None for run in self._handed)
+
     def pending(self) -> list[CellJob]:
         """The cells handed to the kernel (the running one first), then those queued."""
         return [run.job for run in self._handed] + list(self._jobs)

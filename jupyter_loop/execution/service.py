@@ -304,12 +304,14 @@ class ExecutionService:
 
         Raises ``Conflict`` while a cell runs or waits (the snippet would wait behind them).
         The queue, not the kernel's last status, tells: the status of the previous read may
-        still say busy. Code run by another client (a console) shows as a timeout. A read
-        still in flight is waited for, never sent again (see ``silent_read``).
+        still say busy; and a run the tab shows done is over in the kernel, even while its
+        end is still being written. Code run by another client (a console) shows as a
+        timeout. A read still in flight is waited for, never sent again (see
+        ``silent_read``).
         """
         kernel_id = await self._kernel_of(path)
         queue = self._queue(kernel_id)
-        if queue.pending():
+        if queue.kernel_has_work:
             raise Conflict(KERNEL_BUSY)
         reply = await queue.line.evaluate({EXPRESSION_KEY: EXPRESSION}, timeout)
         masker = self._settings.outputs.masker
