@@ -288,9 +288,10 @@ class KernelQueue:
         finally:
             if following is not None:
                 following.writer.opened()
-        # Within half a second, not at once: a save competed with sending this end to the
-        # tabs, and runs ending meanwhile share it (the output journal covers a crash).
-        self._docs.saves.save_soon(job.room_id, delay=0.5)
+        # Not at once: a save competed with sending this end to the tabs. Once runs pause
+        # (``room_saves.QUIET``), shared by those ending meanwhile; the output journal
+        # covers a crash until then.
+        self._docs.saves.save_soon(job.room_id)
 
     def _record(self, job: CellJob, outcome: RunOutcome, run: CellRun | None) -> None:
         """Hand the run's record to the history (its writer thread stores it)."""

@@ -28,7 +28,7 @@ CLEANUP_DELAY = 1.0
 EVENT_TIMEOUT = 120.0
 FILE_CATCH_UP = 10.0
 """How long the ``.ipynb`` may trail the room once runs are over. The file follows the
-room by a save: half a second after a run ends, or the save interval; on a loaded machine
+room by a save: a second after runs stop ending, or the save interval; on a loaded machine
 later (seed 2029 trials 74 and 91, most likely, read it in that moment). A file behind after
 this long lost a save, and that is a violation."""
 
