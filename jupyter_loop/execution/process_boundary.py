@@ -46,6 +46,10 @@ class ProcessBoundary:
 
     async def taken_up(self) -> None:
         """Wait, at most ``RECOVERY_WAIT`` seconds, until :meth:`take_up` is done."""
+        if self._taken_up.is_set():
+            # Every run request asks: ``wait_for`` would make a task and let the loop turn,
+            # a millisecond between a Shift-Enter and its kernel on a 2-core machine.
+            return
         try:
             await asyncio.wait_for(self._taken_up.wait(), RECOVERY_WAIT)
         except asyncio.TimeoutError:

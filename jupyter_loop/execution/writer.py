@@ -95,6 +95,7 @@ class CellWriter:
         self._log = log
         self._policy = policy or OutputPolicy()
         self._timer: asyncio.TimerHandle | None = None
+        self._flush_coming = False  # a flush's task is made and has not begun
         self._flushes = BackgroundTasks(log)
         self._lock = asyncio.Lock()
         self._index_hint = index_hint  # where the cell was last seen (see ``find_cell``)
@@ -208,12 +209,19 @@ class CellWriter:
         return self._model.has_display(display_id)
 
     def _schedule(self, delay: float) -> None:
-        if self._timer is None:
-            loop = asyncio.get_running_loop()
-            self._timer = loop.call_later(max(delay, 0.0), self._flush_soon)
+        """Flush in ``delay`` seconds, or on the loop's next turn: the flush's task starts
+        then, with no timer to wait for first (a timer of 0 s cost a turn more, behind
+        whatever else was ready, such as the end of the run before)."""
+        if self._timer is not None or self._flush_coming:
+            return
+        if delay > 0:
+            self._timer = asyncio.get_running_loop().call_later(delay, self._flush_soon)
+        else:
+            self._flush_soon()
 
     def _flush_soon(self) -> None:
         self._timer = None
+        self._flush_coming = True
         self._flushes.spawn(self.flush(), "writing outputs")
 
     async def close(self, timeout: float = 3.0) -> None:
@@ -237,6 +245,7 @@ class CellWriter:
         tail is brought up to date even if it was rewritten less than
         ``catch_up_interval`` ago.
         """
+        self._flush_coming = False
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
