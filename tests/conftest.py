@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -223,3 +224,22 @@ def open_tab(jp_fetch: Any, jp_http_port: int, jp_base_url: str, jp_auth_header:
     """``async with open_tab(path) as tab``: a real Y client in the notebook's room."""
     base = f"ws://127.0.0.1:{jp_http_port}{jp_base_url}"
     return open_tab_factory(jp_fetch, base, dict(jp_auth_header))
+
+
+@pytest.fixture
+def notebook_in_tab(
+    write_notebook: Callable[..., str], start_kernel: Any, open_tab: Any
+) -> Callable[..., AbstractAsyncContextManager[tuple[str, Any]]]:
+    """``async with notebook_in_tab(name, *sources) as (path, tab)``: the notebook written
+    with one code cell per source (ids ``c0``, ``c1``, ...), its kernel started as
+    JupyterLab opens it, and a tab in its room once the tab shows its cells."""
+
+    @asynccontextmanager
+    async def opened(name: str, *sources: str) -> AsyncIterator[tuple[str, Any]]:
+        path = write_notebook(name, *sources)
+        await start_kernel(path)
+        async with open_tab(path) as tab:
+            await wait_for(lambda: tab.notebook.cell_number)
+            yield path, tab
+
+    return opened

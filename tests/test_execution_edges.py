@@ -58,12 +58,10 @@ def settled(tab: Any, *cell_ids: str) -> bool:
     ],
 )
 async def test_an_unexpected_error_ends_the_run_with_a_message(
-    write_notebook, start_kernel, run_cells, open_tab, api, words
+    notebook_in_tab, run_cells, api, words
 ):
-    path = write_notebook("broken.ipynb", "print('never')", "print('never either')")
-    await start_kernel(path)
-    async with open_tab(path) as tab:
-        await wait_for(lambda: tab.notebook.cell_number)
+    sources = ("print('never')", "print('never either')")
+    async with notebook_in_tab("broken.ipynb", *sources) as (path, tab):
         await run_cells(path, "c0", "c1")
         await wait_for(lambda: settled(tab, "c0", "c1"))
         first = tab.cell("c0")
@@ -76,13 +74,8 @@ async def test_an_unexpected_error_ends_the_run_with_a_message(
     assert (await api("api", "jupyter-loop", "runs", params={"path": path}))["cells"] == []
 
 
-async def test_a_cell_run_three_times_keeps_its_last_run_only(
-    write_notebook, start_kernel, run_cells, open_tab
-):
-    path = write_notebook("again.ipynb", PRINTS_ITS_COUNT)
-    await start_kernel(path)
-    async with open_tab(path) as tab:
-        await wait_for(lambda: tab.notebook.cell_number)
+async def test_a_cell_run_three_times_keeps_its_last_run_only(notebook_in_tab, run_cells):
+    async with notebook_in_tab("again.ipynb", PRINTS_ITS_COUNT) as (path, tab):
         tickets = [await run_cells(path, "c0") for _ in range(3)]
         last = tickets[-1]["cells"][0]["run_id"]
         await wait_for(
@@ -96,14 +89,9 @@ async def test_a_cell_run_three_times_keeps_its_last_run_only(
         ]
 
 
-async def test_fifty_concurrent_runs_leave_each_cell_its_last_run(
-    write_notebook, start_kernel, run_cells, open_tab, api
-):
+async def test_fifty_concurrent_runs_leave_each_cell_its_last_run(notebook_in_tab, run_cells, api):
     cells = [f"c{index}" for index in range(5)]
-    path = write_notebook("fifty.ipynb", *[PRINTS_ITS_COUNT] * len(cells))
-    await start_kernel(path)
-    async with open_tab(path) as tab:
-        await wait_for(lambda: tab.notebook.cell_number)
+    async with notebook_in_tab("fifty.ipynb", *[PRINTS_ITS_COUNT] * len(cells)) as (path, tab):
         await asyncio.gather(*(run_cells(path, cells[i % len(cells)]) for i in range(50)))
 
         async def nothing_pending() -> bool:

@@ -31,13 +31,10 @@ def edit_source(tab: Any, cell_id: str, source: str) -> None:
 
 
 async def test_each_cell_of_a_run_all_gets_its_own_outputs_and_count(
-    write_notebook, read_notebook, start_kernel, run_cells, open_tab
+    notebook_in_tab, read_notebook, run_cells
 ):
     cells = [f"print('cell {i}')\n{i} * 10" for i in range(40)]
-    path = write_notebook("many.ipynb", *cells)
-    await start_kernel(path)
-    async with open_tab(path) as tab:
-        await wait_for(lambda: tab.notebook.cell_number)
+    async with notebook_in_tab("many.ipynb", *cells) as (path, tab):
         await run_cells(path, *(f"c{i}" for i in range(40)))
         await wait_for(lambda: done(tab, "c39"))
         for i in range(40):
@@ -55,13 +52,8 @@ async def test_each_cell_of_a_run_all_gets_its_own_outputs_and_count(
     assert [cell.execution_count for cell in on_disk.cells] == list(range(1, 41))
 
 
-async def test_a_queued_cell_runs_the_source_it_has_when_handed_over(
-    write_notebook, start_kernel, run_cells, open_tab
-):
-    path = write_notebook("edited.ipynb", SLOW, "print('as queued')")
-    await start_kernel(path)
-    async with open_tab(path) as tab:
-        await wait_for(lambda: tab.notebook.cell_number)
+async def test_a_queued_cell_runs_the_source_it_has_when_handed_over(notebook_in_tab, run_cells):
+    async with notebook_in_tab("edited.ipynb", SLOW, "print('as queued')") as (path, tab):
         await run_cells(path, "c0", "c1")
         await wait_for(lambda: tab.marker("c0") and tab.marker("c0")["state"] == "running")
         edit_source(tab, "c1", "print('as edited while queued')")
@@ -71,13 +63,10 @@ async def test_a_queued_cell_runs_the_source_it_has_when_handed_over(
 
 
 async def test_an_approved_run_does_not_run_a_source_edited_while_queued(
-    write_notebook, start_kernel, run_cells, open_tab
+    notebook_in_tab, run_cells
 ):
     approved = "print('approved')"
-    path = write_notebook("approved.ipynb", SLOW, approved, "print('after')")
-    await start_kernel(path)
-    async with open_tab(path) as tab:
-        await wait_for(lambda: tab.notebook.cell_number)
+    async with notebook_in_tab("approved.ipynb", SLOW, approved, "print('after')") as (path, tab):
         hashes = {"c0": source_hash(SLOW), "c1": source_hash(approved)}
         await run_cells(path, "c0", "c1", "c2", source_hashes=hashes)
         await wait_for(lambda: tab.marker("c0") and tab.marker("c0")["state"] == "running")
@@ -90,13 +79,9 @@ async def test_an_approved_run_does_not_run_a_source_edited_while_queued(
         assert tab.text("c2") == ""
 
 
-async def test_a_cell_emptied_while_queued_is_skipped(
-    write_notebook, start_kernel, run_cells, open_tab
-):
-    path = write_notebook("skipped.ipynb", SLOW, "print('emptied')", "print('last')")
-    await start_kernel(path)
-    async with open_tab(path) as tab:
-        await wait_for(lambda: tab.notebook.cell_number)
+async def test_a_cell_emptied_while_queued_is_skipped(notebook_in_tab, run_cells):
+    sources = (SLOW, "print('emptied')", "print('last')")
+    async with notebook_in_tab("skipped.ipynb", *sources) as (path, tab):
         await run_cells(path, "c0", "c1", "c2")
         await wait_for(lambda: tab.marker("c0") and tab.marker("c0")["state"] == "running")
         edit_source(tab, "c1", "   ")

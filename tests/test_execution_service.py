@@ -98,13 +98,8 @@ async def test_streams_coalesce_and_carriage_returns_overwrite(
     ]
 
 
-async def test_an_error_stops_the_rest_of_a_run_all(
-    write_notebook, read_notebook, start_kernel, run_cells, open_tab
-):
-    path = write_notebook("errors.ipynb", "x = 1", "1 / 0", "print('never')")
-    await start_kernel(path)
-    async with open_tab(path) as tab:
-        await wait_for(lambda: tab.notebook.cell_number)
+async def test_an_error_stops_the_rest_of_a_run_all(notebook_in_tab, read_notebook, run_cells):
+    async with notebook_in_tab("errors.ipynb", "x = 1", "1 / 0", "print('never')") as (path, tab):
         await run_cells(path, "c0", "c1", "c2")
         await wait_for(lambda: (tab.marker("c2") or {}).get("status") == "aborted")
         await wait_for(lambda: (tab.marker("c1") or {}).get("status") == "error")

@@ -40,13 +40,8 @@ async def status_of(api: Any, *parts: str, **kwargs: Any) -> tuple[int, Any]:
 @pytest.mark.parametrize(
     "alias", ["./nb.ipynb", "nb.ipynb/", "sub/../nb.ipynb", "sub//../nb.ipynb"]
 )
-async def test_spellings_of_a_path_are_one_notebook(
-    write_notebook, start_kernel, run_cells, open_tab, api, alias
-):
-    path = write_notebook("nb.ipynb", "print('via alias')")
-    await start_kernel(path)
-    async with open_tab(path) as tab:
-        await wait_for(lambda: tab.notebook.cell_number)
+async def test_spellings_of_a_path_are_one_notebook(notebook_in_tab, run_cells, api, alias):
+    async with notebook_in_tab("nb.ipynb", "print('via alias')") as (path, tab):
         ticket = await run_cells(alias, "c0")
         assert ticket["path"] == "nb.ipynb"
         await wait_for(lambda: tab.cell("c0").get("execution_count"))
