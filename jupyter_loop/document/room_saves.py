@@ -30,11 +30,11 @@ QUIET = 1.0
 """Seconds without a run ending before the runs that ended are saved: a user stepping
 through cells with Shift-Enter gets the save when they stop to read, as jupyter-collaboration
 saves a tab's edits a second after the last one. Rejected: a save half a second after each
-end (what this did before). Stepping through cells, every other run then began while the
-server saved, and the tabs fetched the file's model after each save, both on the path of
-the next result: the 100-line cell of ``bench/browser_latency.js`` showed its last line
-1.05 to 1.11 times stock JupyterLab's median, 0.99 with saves out of its way. The output
-journal, not the file, is what a crash needs (``execution/wal.py``)."""
+end (what this did before). Stepping through cells, a save then came with nearly every
+run, and with it the tabs fetching the file's model, on the event loop and the page the
+next run needed (a profile of 80 runs of ``bench/browser_latency.js``'s cells: 40 saves,
+stock JupyterLab none). The output journal, not the file, is what a crash needs
+(``execution/wal.py``)."""
 
 LATEST = 5.0
 """Most seconds a run's end waits for its save while runs keep ending."""

@@ -2,12 +2,8 @@
 
 How the kernel is reached depends on where it runs, and :func:`link_to` alone decides:
 
-- a local kernel (:class:`ZmqLink`): ``KernelManager.client()`` copies the manager's
-  session, so its requests would share a ZMQ identity with other clients of that session
-  and replies would go to whichever client reads first: runs hang. We build the client
-  from the connection info alone, with a session of our own: the same for the kernel at
-  every start of the server (:mod:`.kernel_session`), so that a prompt of a run the
-  previous server sent reaches the server that follows the run again.
+- a local kernel (:class:`~.zmq_link.ZmqLink`): ZeroMQ from its connection info, with a
+  session of our own;
 - a kernel on a kernel gateway (:class:`~.gateway_link.GatewayLink`): no connection info,
   one websocket of our own to the gateway.
 
@@ -19,33 +15,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
-from queue import Empty
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from jupyter_client.session import Session
 from jupyter_server.gateway.managers import GatewayKernelManager
-from jupyter_server.utils import ensure_async
 
 from ..errors import Unavailable
 from ..tasks import succeeded
 from .gateway_link import GatewayLink
-from .kernel_session import stable_session
-
-POLL_TIMEOUT = 1.0
-"""Seconds a receive waits before polling again. pyzmq's asyncio poll without a timeout
-can miss a message that arrives while a request is sent on the same socket (seen with a
-second execute request sent while a reply was awaited: the reply never came), so no
-receive waits for good."""
-
-RESTART_POLL = 0.2
-"""Seconds between looks at a dead kernel that its restarter is to bring back."""
+from .zmq_link import Deliver, ZmqLink
 
 IOPUB_PROBE = 0.5
 """Seconds to wait for the status of one IOPub probe before sending another."""
-
-IOPUB_CATCH_UP_TURNS = 1000
-"""Event-loop turns an input request waits at most for IOPub messages sent before it."""
 
 
 class RunListener(Protocol):
@@ -56,10 +38,6 @@ class RunListener(Protocol):
     def on_reply(self, message: dict[str, Any]) -> None: ...
 
     def on_input_request(self, message: dict[str, Any]) -> None: ...
-
-
-Deliver = Callable[[str, dict[str, Any]], None]
-"""Called with (channel name, message) for each message the kernel sends us."""
 
 
 class KernelLink(Protocol):
@@ -89,132 +67,6 @@ def link_to(manager: Any, log: logging.Logger) -> KernelLink:
     if isinstance(manager, GatewayKernelManager):
         return GatewayLink(manager, log)
     return ZmqLink(manager, log)
-
-
-class ZmqLink:
-    """A local kernel, over ZeroMQ from its connection info."""
-
-    def __init__(self, manager: Any, log: logging.Logger) -> None:
-        self._manager = manager
-        self._log = log
-        self._client: Any = None
-
-    @property
-    def session(self) -> Session:
-        session: Session = self._client.session
-        return session
-
-    async def open(self, timeout: float, *, busy: bool = False) -> None:
-        """Connect to the kernel's ports as they are now.
-
-        A cell may be run between a kernel's death and its restart by jupyter_client's
-        restarter (seconds later, on new ports when it died young): the connection waits
-        for the restarted kernel, and connects again when a restart changed the ports
-        while it waited for an answer, rather than ask the old ports until it times out.
-        """
-        manager = self._manager
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while True:
-            await _restarted(manager, deadline - loop.time(), timeout)
-            ports = manager.get_connection_info(session=False)
-            client = manager.client_factory(connection_file=manager.connection_file, parent=manager)
-            client.load_connection_info(ports)
-            client.session.session = stable_session(str(manager.kernel_id))
-            client.start_channels(shell=True, iopub=True, stdin=True, hb=False, control=busy)
-            if busy:
-                self._client = client  # ready once IOPub answers (``KernelChannel._iopub_up``)
-                return
-            try:
-                await client.wait_for_ready(timeout=max(deadline - loop.time(), 0))
-            except (RuntimeError, TimeoutError) as e:
-                client.stop_channels()
-                moved = manager.get_connection_info(session=False) != ports
-                dead = "died" in str(e)
-                if (moved or dead) and loop.time() < deadline:
-                    continue  # restarted meanwhile, or about to be: connect anew
-                raise Unavailable(f"The kernel did not answer within {timeout:g} s: {e}") from e
-            self._client = client
-            return
-
-    def send(self, channel: str, message: dict[str, Any]) -> None:
-        getattr(self._client, f"{channel}_channel").send(message)
-
-    async def receive(self, deliver: Deliver) -> None:
-        client = self._client
-        await asyncio.gather(
-            self._pump("iopub", client.get_iopub_msg, deliver),
-            self._pump("shell", client.get_shell_msg, deliver),
-            self._pump("stdin", client.get_stdin_msg, deliver),
-        )
-
-    async def _pump(
-        self, channel: str, get: Callable[..., Awaitable[dict[str, Any]]], deliver: Deliver
-    ) -> None:
-        while True:
-            try:
-                message = await get(timeout=POLL_TIMEOUT)
-                if channel == "stdin":
-                    await self._iopub_caught_up()
-            except Empty:
-                continue
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                self._log.debug("jupyter-loop kernel channel closed", exc_info=True)
-                return
-            deliver(channel, message)
-
-    async def _iopub_caught_up(self) -> None:
-        """Let the IOPub pump take what the kernel sent before asking for input.
-
-        ipykernel flushes IOPub before an input request, but the sockets are read by
-        separate tasks: without this, the prompt could reach the document ahead of the
-        outputs printed above it. Bounded, for a thread printing while input waits.
-        (A gateway sends every channel down one websocket, in order.)
-        """
-        channel = self._client.iopub_channel
-        for _ in range(IOPUB_CATCH_UP_TURNS):
-            if not await channel.msg_ready():
-                break
-            await asyncio.sleep(0)
-        await asyncio.sleep(0)  # the last message read is handed over on the next turn
-
-    async def alive(self) -> bool:
-        return bool(await ensure_async(self._manager.is_alive()))
-
-    async def close(self) -> None:
-        if self._client is not None:
-            self._client.stop_channels()
-            self._client = None
-
-
-async def _started(manager: Any, timeout: float) -> None:
-    """Wait for a local kernel still starting (a pending kernel is listed before it runs)."""
-    starting = getattr(manager, "ready", None)
-    if isinstance(starting, asyncio.Future) and not succeeded(starting):
-        try:
-            await asyncio.wait_for(asyncio.shield(starting), timeout)
-        except asyncio.TimeoutError as e:
-            raise Unavailable(f"The kernel did not start within {timeout:g} s.") from e
-        except Exception as e:
-            raise Unavailable(f"The kernel failed to start: {str(e) or type(e).__name__}") from e
-
-
-async def _restarted(manager: Any, remaining: float, timeout: float) -> None:
-    """Wait for a kernel found dead to be running again, if a restarter brings it back."""
-    await _started(manager, max(remaining, 0))
-    if await ensure_async(manager.is_alive()):
-        return
-    if not getattr(manager, "autorestart", False):
-        raise Unavailable("The kernel is not running (it died, and nothing restarts it).")
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + remaining
-    while not await ensure_async(manager.is_alive()):
-        if loop.time() >= deadline:
-            raise Unavailable(f"The kernel died and was not restarted within {timeout:g} s.")
-        await asyncio.sleep(RESTART_POLL)
-        await _started(manager, max(deadline - loop.time(), 0))
 
 
 LOST_STATES = frozenset({"restarting", "dead"})

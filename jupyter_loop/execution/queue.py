@@ -57,7 +57,7 @@ HANDED_AHEAD = 0
 """Cells handed to the kernel beyond the running one. Zero: the next cell is handed over
 the moment the one before ends, before that one's results are written, so the kernel
 runs it meanwhile. Handing one more ahead kept the kernel no busier: with two requests
-in flight, pyzmq's asyncio poll missed replies (see ``kernel.POLL_TIMEOUT``)."""
+in flight, pyzmq's asyncio poll missed replies (see ``zmq_link.POLL_TIMEOUT``)."""
 
 
 class KernelQueue:
