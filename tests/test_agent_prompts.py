@@ -52,12 +52,10 @@ class TestSecrets:
         return openai_config(model_server, secrets=[CANARY], approval_policy="always")
 
     async def test_a_printed_canary_reaches_no_prompt_and_no_journal(
-        self, agent, write_notebook, start_kernel, run_cells, open_tab, model_server, jp_serverapp
+        self, agent, notebook_in_tab, run_cells, model_server, jp_serverapp
     ):
         source = "import os\nprint(os.environ['LOOP_CANARY'], os.environ['LOOP_TEST_TOKEN'])"
-        path = write_notebook("canary.ipynb", source)
-        await start_kernel(path)
-        async with open_tab(path) as tab:
+        async with notebook_in_tab("canary.ipynb", source) as (path, tab):
             await run_cells(path, "c0")
             await wait_for(lambda: tab.cell("c0").get("execution_count") == 1)
         model_server.script(

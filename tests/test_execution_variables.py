@@ -147,13 +147,11 @@ class TestAsSoonAsARunShowsDone:
         return {"save_interval": 0.2}
 
     async def test_the_variables_are_read_while_the_runs_end_waits_for_a_save(
-        self, write_notebook, start_kernel, run_cells, open_tab, jp_serverapp
+        self, notebook_in_tab, run_cells, jp_serverapp
     ):
         # A line first, then a pause past the save interval: the run's end saves.
         source = "import time\nprint('start', flush=True)\ntime.sleep(0.6)\nanswer = 42"
-        path = write_notebook("slow-save.ipynb", source)
-        await start_kernel(path)
-        async with open_tab(path) as tab:
+        async with notebook_in_tab("slow-save.ipynb", source) as (path, tab):
             await run_cells(path, "c0")
             await wait_for(lambda: tab.cell("c0").get("execution_count") == 1)
             report = await service_of(jp_serverapp).variables(path)
