@@ -162,6 +162,7 @@ class LiveDocuments:
             document = await self._load(room_id)
             room = self._room(room_id)
         await collaboration.observed(room)
+        collaboration.send_at_commit(room)
         await self._store_first_writes(room)
         if self._pins[room_id]:
             self._hold(room_id)
