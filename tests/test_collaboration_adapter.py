@@ -1,5 +1,5 @@
 """Each part of jupyter-collaboration that jupyter-loop reaches past its public API
-(``document/collaboration.py``), tried on a real room of the installed line: CI runs this
+(``document/collaboration/``), tried on a real room of the installed line: CI runs this
 file on JupyterLab 4.5's line and on 4.6's, so a release that renames one fails here first."""
 
 from __future__ import annotations

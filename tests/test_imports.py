@@ -99,6 +99,24 @@ def test_no_private_module_is_imported_from_outside_its_package() -> None:
     assert outside == []
 
 
+def test_jupyter_collaborations_internals_are_reached_through_the_adapter_only() -> None:
+    """``document/collaboration/`` is imported as a package, never one of its modules, from
+    outside: a new collaboration release is checked in one place (its ``__init__`` names
+    every part used, each tried by ``tests/test_collaboration_adapter.py``)."""
+    adapter = "jupyter_loop.document.collaboration"
+    past_the_face = [
+        f"{module_name(path)} imports {module}"
+        for path in [
+            *our_modules(PACKAGE),
+            *our_modules(ROOT / "bench"),
+            *our_modules(ROOT / "tests"),
+        ]
+        for module in imported(path)
+        if module.startswith(adapter + ".") and not module_name(path).startswith(adapter)
+    ]
+    assert past_the_face == []
+
+
 def test_the_import_graph_has_no_cycle() -> None:
     graph = {module_name(path): imported(path, when_loaded=True) for path in our_modules(PACKAGE)}
     cycles = []

@@ -1,104 +1,23 @@
-"""Every part of jupyter-collaboration (jupyter_server_ydoc) that jupyter-loop reaches past
-its public API, in one place.
-
-jupyter_server_ydoc offers ``get_document`` and its rooms' events; running cells on the
-server needs more: a room's save now, its locks, its file loader's idea of the file, the
-moment a new room starts sending updates. Each is reached here, by name, so that a new
-collaboration release is checked in one module (``tests/test_collaboration_adapter.py``
-runs against each supported line, JupyterLab 4.5's and 4.6's) and the rest of jupyter-loop
-reads as if the API were public. A part that is missing raises ``AttributeError`` at its
-first use rather than being skipped in silence, except where a line is known to lack it
-(said at the function).
-
-Rejected: subclassing ``DocumentRoom`` or ``YDocExtension``: jupyter_server_ydoc builds its
-rooms itself (no class to configure), and a subclass would copy more of upstream than the
-handful of names used here.
-"""
+"""The rooms: made, loaded, locked, saved, reloaded from their file, and deleted; their
+store, awareness and file loader. jupyter_server_ydoc's extension and ``DocumentRoom``,
+reached by name."""
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
-import weakref
 from collections.abc import Callable
 from contextlib import closing
 from datetime import datetime, timezone
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 from jupyter_ydoc import YNotebook
-from pycrdt import Doc, TransactionEvent, create_update_message
+from pycrdt import Doc
 from pycrdt.store import YDocNotFound
 
 EXTENSION = "jupyter_server_ydoc"
 """The name jupyter_server_ydoc's extension app has in the server's settings."""
-
-EVENTS_SCHEMA = "https://schema.jupyter.org/jupyter_collaboration/session/v1"
-"""The schema of the rooms' events: ``load``/``initialize`` (built from the file),
-``overwrite`` (reloaded from the file), ``save``."""
-
-
-def built_from_file(event: Any) -> bool:
-    """Whether a room event says the room's notebook now holds what its file held: the
-    room was initialized (from the file, or from a store that matched it) or reloaded
-    from the file after an out-of-band change (the event comes before that reload ends).
-
-    >>> built_from_file({"action": "initialize", "msg": "Room initialized", "path": "a"})
-    True
-    >>> built_from_file({"action": "initialize", "msg": "The file is out-of-sync with …"})
-    False
-    """
-    if not isinstance(event, dict):
-        return False
-    action = event.get("action")
-    initialized = action == "initialize" and event.get("msg") == "Room initialized"
-    return initialized or action == "overwrite"
-
-
-def reload_about_to_begin(event: Any) -> bool:
-    """Whether a room event comes just before the room sets its notebook from its file:
-    at its load, after the store's notebook was applied and found out-of-sync (or with no
-    store), and at an out-of-band change its watcher saw.
-
-    >>> reload_about_to_begin({"action": "load", "msg": "Content loaded from disk."})
-    True
-    >>> reload_about_to_begin({"action": "overwrite", "msg": "Out-of-band changes while saving."})
-    False
-    """
-    if not isinstance(event, dict):
-        return False
-    msg = str(event.get("msg", ""))
-    if event.get("action") == "load":
-        return msg.startswith("Content loaded from disk")
-    return event.get("action") == "overwrite" and "while saving" not in msg
-
-
-def reload_just_ended(event: Any) -> bool:
-    """Whether a room event comes just after the room set its notebook from its file: a
-    save that found the file changed on disk reloads it first, then says so.
-
-    >>> reload_just_ended({"action": "overwrite", "msg": "Out-of-band changes while saving."})
-    True
-    """
-    if not isinstance(event, dict):
-        return False
-    return event.get("action") == "overwrite" and "while saving" in str(event.get("msg", ""))
-
-
-def reload_failed(event: Any) -> bool:
-    """Whether a room event says the room could not read its file for a reload.
-
-    >>> reload_failed({"level": "ERROR", "msg": "Error loading content from file: a.ipynb"})
-    True
-    >>> reload_failed({"level": "ERROR", "msg": "Error saving file: a.ipynb"})
-    False
-    """
-    if not isinstance(event, dict):
-        return False
-    return event.get("level") == "ERROR" and str(event.get("msg", "")).startswith(
-        "Error loading content"
-    )
 
 
 class _HeardRooms(dict[str, Any]):
@@ -126,95 +45,6 @@ def hear_rooms(extension: Any, heard: Callable[[str, Any], None]) -> None:
         server.rooms = _HeardRooms(rooms, heard)
     for room_id, room in list(rooms.items()):
         heard(room_id, room)
-
-
-_SENDING_AT_ONCE: weakref.WeakSet[Any] = weakref.WeakSet()
-
-
-def send_at_once(room: Any) -> None:
-    """Have each tab's connection to ``room`` send small frames at once (``TCP_NODELAY``,
-    tornado's ``set_nodelay``), as the browser's end of it already does.
-
-    Neither tornado nor jupyter_server_ydoc switches Nagle's algorithm off, so an update
-    the room sends while the tab has not yet acknowledged the one before waits for that
-    acknowledgement, which the tab's system delays up to 40 ms: a run's start marks, then
-    its first output a few milliseconds later, showed ``1 + 1``'s result about 30 ms late
-    in half the runs (found with a timeline of ``bench/browser_latency.js``).
-    """
-    for client in list(getattr(room, "clients", ())):
-        if client in _SENDING_AT_ONCE or getattr(client, "ws_connection", None) is None:
-            continue
-        try:
-            client.set_nodelay(True)
-        except Exception:  # a connection closing meanwhile: nothing to send any more
-            continue
-        _SENDING_AT_ONCE.add(client)
-
-
-_SENDING_AT_COMMIT: weakref.WeakSet[Any] = weakref.WeakSet()
-
-
-def send_at_commit(room: Any) -> None:
-    """Have ``room`` send each update of its document to its tabs as the transaction that
-    made it ends, instead of from its broadcast task (call once :func:`observed`).
-
-    pycrdt-websocket's room puts each update in a memory stream; a task reads it and
-    starts a task per tab to send it: two turns of the event loop, each behind whatever
-    else was ready (jupyter_server's own websocket of the tab's kernel, busy with the same
-    kernel message). A line a running cell printed reached its tabs 1 to 1.5 ms after its
-    update was made, the gap to stock JupyterLab's kernel websocket. Here the update goes
-    out at once to each tab's connection (tornado's ``write_message`` writes the frame
-    when called), still in the order the updates are made; a client that is no tab
-    connection (``LiveDocuments``' stand-in) and the store are handed it as the room
-    does. Rejected: a room subclass (jupyter_server_ydoc builds its rooms itself) and
-    sending beside the room's own broadcast (every update twice to every tab).
-    """
-    if room in _SENDING_AT_COMMIT or getattr(room, "_subscription", None) is None:
-        return
-    room.ydoc.unobserve(room._subscription)
-    room._subscription = room.ydoc.observe(partial(_send_update, room))
-    _SENDING_AT_COMMIT.add(room)
-
-
-def _send_update(room: Any, event: TransactionEvent) -> None:
-    tasks = room._task_group
-    if tasks is None or tasks.cancel_scope.cancel_called:
-        return  # the room is stopping, as its own broadcast would see
-    update = event.update
-    message = create_update_message(update)
-    for client in list(room.clients):
-        write = getattr(client, "write_message", None)
-        try:
-            if write is None:
-                tasks.start_soon(client.send, message)
-            elif getattr(client, "ws_connection", None) is not None:
-                write(message, binary=True)
-        except Exception:  # a tab closing meanwhile syncs again when it comes back
-            continue
-    if room.ystore is not None:
-        tasks.start_soon(_store, room.ystore, update)
-
-
-async def _store(ystore: Any, update: bytes) -> None:
-    """Store an update once the store has started, as the room's broadcast does."""
-    await ystore.started.wait()
-    await ystore.write(update)
-
-
-def served_connection(room: Any) -> Any | None:
-    """The tab connection of ``room`` that the running task serves (``None`` outside the
-    room's serving of a tab).
-
-    pycrdt-websocket's room reads each tab's messages in the task the tab's handler made
-    for it, which the handler keeps among its ``_background_tasks``; a room hook that
-    must answer its tab later (``returning_tabs``) finds it there. A client that is no
-    handler (``LiveDocuments``' stand-in, which keeps a room in memory) is passed by.
-    """
-    task = asyncio.current_task()
-    for client in list(getattr(room, "clients", ())):
-        if task in getattr(client, "_background_tasks", ()):
-            return client
-    return None
 
 
 async def loaded(room: Any, timeout: float) -> None:
