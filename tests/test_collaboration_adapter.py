@@ -19,6 +19,7 @@ from pycrdt import Text
 
 from jupyter_loop.document import LiveDocuments, collaboration, writing
 from jupyter_loop.document.reference import NotebookRef
+from jupyter_loop.testing.yjs import disagreements, read_with_yjs
 
 
 def replace_file(target: Path, *sources: str) -> None:
@@ -164,6 +165,9 @@ async def test_an_update_of_ours_is_on_every_tabs_connection_as_its_transaction_
             streams = [c.ws_connection.stream for c in room.clients if hasattr(c, "ws_connection")]
             assert len(streams) == 2 and len(room.clients) == 3  # two tabs, the stand-in
             given = [stream._total_write_index for stream in streams]
+            # What the room had, then each update as it is sent: what a browser applies.
+            sent = [room.ydoc.get_update()]
+            watching = room.ydoc.observe(lambda event: sent.append(event.update))
             for line in range(3):
                 with writing(notebook):
                     source = notebook.ycells[0]["source"]
@@ -176,6 +180,10 @@ async def test_an_update_of_ours_is_on_every_tabs_connection_as_its_transaction_
             await wait_for(
                 lambda: first.cell("c0")["source"] == second.cell("c0")["source"] == expected
             )
+            room.ydoc.unobserve(watching)
+            (seen,) = read_with_yjs({"browser": sent}).values()
+            assert seen.whole
+            assert disagreements(first.notebook.ydoc, seen) == []
             assert await docs.stored(room_id)
             stored = await collaboration.stored_document(extension, file_id)
             assert stored is not None
