@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +18,10 @@ from .access_token_handlers import route_table as token_routes
 from .access_tokens import AccessTokens
 from .agent import proposals
 from .agent.handlers import route_table as agent_routes
-from .agent.service import AgentService
 from .agent.traits import AgentConfig
+from .assistant_services import Assistant, AssistantInputs
 from .completion.handlers import route_table as completion_routes
-from .completion.service import CompletionService
 from .completion.traits import CompletionConfig
-from .completion.variables import KernelVariables
 from .document import LiveDocuments
 from .document.file_reloads import RELOAD_BYTES_KEPT, RELOADS_KEPT, FileReloads
 from .document.kept_reloads import KeptReloads
@@ -42,7 +41,6 @@ from .execution.service import ExecutionService
 from .keeper.adoption import KeptKernels, adopt_kept_kernels, kept_kernel_ids, let_kernels_live
 from .keeper.settings import keep_kernels_config, kernels_root
 from .masking_traits import MaskingConfig
-from .mcp_server.endpoint import McpEndpoint
 from .mcp_server.handler import route_table as mcp_routes
 from .mcp_server.traits import ExternalConfig
 from .one_session import give_one_session
@@ -318,34 +316,23 @@ class JupyterLoopApp(
                 "jupyter_loop_versions": self.versions,
             }
         )
-        self.agent = AgentService(
-            self.documents,
-            self.execution,
-            self.agent_settings(self.data_dir, self.batch_interval, masker),
-            self.log,
-        )
-        self.agent.start()
-        self.settings.update({"jupyter_loop_agent": self.agent})
-        self.completion = CompletionService(
-            self.documents,
-            self.agent.settings,
-            self.completion_model,
-            self.log,
-            variables=KernelVariables(self.execution),
-            budgets=self.agent.budgets,
-        )
-        self.settings.update({"jupyter_loop_completion": self.completion})
-        self.agent.outside.approval_timeout = self.external_approval_timeout
-        self.mcp = McpEndpoint(
-            self.agent.outside,
-            server.contents_manager,
-            self.log,
-            self.mcp_session_idle_timeout,
-            tasks_dir=Path(self.data_dir) / "mcp_tasks",
+        # Built at the first request that needs them (the module says why).
+        self.assistant = Assistant(
+            AssistantInputs(
+                documents=self.documents,
+                execution=self.execution,
+                contents=server.contents_manager,
+                settings=partial(self.agent_settings, self.data_dir, self.batch_interval, masker),
+                completion_model=self.completion_model,
+                approval_timeout=self.external_approval_timeout,
+                mcp_idle_timeout=self.mcp_session_idle_timeout,
+                mcp_tasks_dir=Path(self.data_dir) / "mcp_tasks",
+                log=self.log,
+            )
         )
         self.settings.update(
             {
-                "jupyter_loop_mcp": self.mcp,
+                "jupyter_loop_assistant": self.assistant,
                 "jupyter_loop_tokens": AccessTokens(Path(self.data_dir) / "tokens.json"),
             }
         )
@@ -370,9 +357,11 @@ class JupyterLoopApp(
         kernels = self.serverapp.kernel_manager if self.serverapp else None
         leaving = kept_kernel_ids(kernels) if self.keep_kernels == "always" else set()
         self.execution.stopping(leaving)  # before a stopping agent's call drops its runs
-        await self._stop_part("completions", self.completion.stop())
-        await self._stop_part("the MCP endpoint", self.mcp.stop())
-        await self._stop_part("the assistant", self.agent.stop())
+        assistant = self.assistant.built
+        if assistant is not None:
+            await self._stop_part("completions", assistant.completion.stop())
+            await self._stop_part("the MCP endpoint", assistant.mcp.stop())
+            await self._stop_part("the assistant", assistant.agent.stop())
         await self._stop_part("runs", self.execution.stop(leaving))
         await self._stop_part("documents", self.documents.stop())
         await self._stop_part("saved hashes", self.saved_hashes.stop())

@@ -22,7 +22,7 @@ class StatusHandler(LoopHandler):
     @requires(Ability.SEE_KERNELS)
     async def get(self) -> None:
         execution = self.settings["jupyter_loop_execution"]
-        agent = self.settings["jupyter_loop_agent"]
+        agent = self.settings["jupyter_loop_assistant"].agent
         await execution.recovered()
         tokens = agent.budgets.usage(principal_of(self))  # the caller's count today
         self.reply({"runs": execution.in_flight(), "turns": agent.in_flight(), "tokens": tokens})

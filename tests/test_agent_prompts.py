@@ -73,7 +73,8 @@ class TestSecrets:
             sent = json.dumps(body)
             assert CANARY not in sent and ENV_CANARY not in sent
         assert "•••••• ••••••" in prompt_text(bodies[1])  # the output was there, masked
-        journal_dir = Path(jp_serverapp.web_app.settings["jupyter_loop_agent"].settings.data_dir)
+        service = jp_serverapp.web_app.settings["jupyter_loop_assistant"].agent
+        journal_dir = Path(service.settings.data_dir)
         for file in journal_dir.rglob("*.jsonl"):
             text = file.read_text(encoding="utf-8")
             assert CANARY not in text and ENV_CANARY not in text

@@ -78,6 +78,16 @@ async def test_models_lists_the_scripted_models_without_the_key(api):
     assert other["configured"] is False and "OLLAMA_HOST" in other["hint"]
 
 
+async def test_the_assistant_is_built_by_the_first_request_not_by_the_servers_start(
+    api, jp_serverapp
+):
+    assistant = jp_serverapp.web_app.settings["jupyter_loop_assistant"]
+    assert assistant.built is None  # a started server has not paid for it
+    models = await api(*AGENT, "models")
+    assert models["configured"] is True and "scripted-tools" in models["models"]
+    assert assistant.built is not None
+
+
 async def test_a_renamed_notebook_keeps_its_conversation(api, agent, write_notebook, model_server):
     path = write_notebook("before.ipynb", "1")
     model_server.script(say("Hello there."))
@@ -94,7 +104,7 @@ async def test_a_turn_cut_off_by_a_restart_is_closed_when_read(
     agent, write_notebook, jp_serverapp, open_tab
 ):
     path = write_notebook("cut.ipynb", "1")
-    service = jp_serverapp.web_app.settings["jupyter_loop_agent"]
+    service = jp_serverapp.web_app.settings["jupyter_loop_assistant"].agent
     conversation = await agent.conversation(path)
     file_id = conversation["file_id"]
     # What a server killed mid-turn leaves behind: a running turn in the store.

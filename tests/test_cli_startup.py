@@ -50,3 +50,14 @@ def test_the_server_extension_imports_mcp_pillow_and_model_sdks_only_when_used()
     loaded = modules_after("import jupyter_loop.app")
     unused_at_start = ("mcp", "mcp_types", "PIL", "openai", "ollama")
     assert sorted(name for name in unused_at_start if name in loaded) == []
+
+
+def test_the_server_extension_leaves_the_assistant_unbuilt_until_a_request_needs_it() -> None:
+    loaded = modules_after("import jupyter_loop.app")
+    assistant = (
+        "jupyter_loop.agent.service",
+        "jupyter_loop.completion.service",
+        "jupyter_loop.mcp_server.endpoint",
+        "jupyter_loop.providers.token_budgets",
+    )
+    assert sorted(name for name in assistant if name in loaded) == []

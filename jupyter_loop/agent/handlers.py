@@ -9,13 +9,17 @@ undoing proposals edits notebooks (``write`` on ``contents``). The route table i
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tornado import web
 
 from ..errors import BadRequest
 from ..handlers import NAMESPACE, LoopHandler
 from ..rights import Ability, requires
 from .payloads import ApprovalAnswer, PathRequest, TurnRequest, provider_choice
-from .service import AgentService
+
+if TYPE_CHECKING:
+    from .service import AgentService
 
 _ID = r"([A-Za-z0-9_-]{1,64})"
 
@@ -23,7 +27,7 @@ _ID = r"([A-Za-z0-9_-]{1,64})"
 class AgentHandler(LoopHandler):
     @property
     def agent(self) -> AgentService:
-        return self.settings["jupyter_loop_agent"]
+        return self.settings["jupyter_loop_assistant"].agent
 
     def path_argument(self) -> str:
         path = self.get_query_argument("path", "")

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from traitlets import Enum, Float, Int, List, Unicode
 from traitlets.config import Configurable
 
-from ..notebook_view.vision import ImageBudget
-from ..providers.allowed_models import ModelAllowList
-from ..providers.token_budgets import BudgetLimits
-from ..secrets import SecretMasker
 from .payloads import APPROVAL_POLICIES
-from .settings import AgentSettings
+
+if TYPE_CHECKING:
+    from ..secrets import SecretMasker
+    from .settings import AgentSettings
 
 
 class AgentConfig(Configurable):
@@ -158,6 +158,13 @@ class AgentConfig(Configurable):
     def agent_settings(
         self, data_dir: str, stream_interval: float, masker: SecretMasker | None
     ) -> AgentSettings:
+        # Imported here, as the assistant is built (``assistant_services``), not as the
+        # server starts: these bring in the image and token-budget parts of the assistant.
+        from ..notebook_view.vision import ImageBudget
+        from ..providers.allowed_models import ModelAllowList
+        from ..providers.token_budgets import BudgetLimits
+        from .settings import AgentSettings
+
         return AgentSettings(
             provider=self.agent_provider,
             model=self.agent_model,

@@ -10,6 +10,7 @@ is at the bottom.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from tornado import web
 from tornado.iostream import StreamClosedError
@@ -17,13 +18,15 @@ from tornado.iostream import StreamClosedError
 from ..handlers import NAMESPACE, LoopHandler
 from ..rights import Ability, requires
 from .payloads import CompletionRequest
-from .service import CompletionJob, CompletionService
+
+if TYPE_CHECKING:
+    from .service import CompletionJob, CompletionService
 
 
 class CompletionHandler(LoopHandler):
     @property
     def completion(self) -> CompletionService:
-        return self.settings["jupyter_loop_completion"]
+        return self.settings["jupyter_loop_assistant"].completion
 
 
 class StreamHandler(CompletionHandler):

@@ -7,6 +7,7 @@ request to :class:`~.endpoint.McpEndpoint`, which speaks MCP.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from tornado import web
 
@@ -15,8 +16,10 @@ from ..access_tokens import SCOPES, AccessToken, AccessTokens
 from ..handlers import NAMESPACE, LoopHandler
 from ..rights import Ability, Grants, grants_of, requires
 from .bridge import TornadoExchange
-from .endpoint import McpEndpoint
 from .sessions import SESSION_HEADER
+
+if TYPE_CHECKING:
+    from .endpoint import McpEndpoint
 
 _AUTHORIZATION = re.compile(r"(?:token|bearer)\s+(\S+)", re.IGNORECASE)
 NEEDS_READ = "Using the MCP endpoint needs permission to read contents."
@@ -86,7 +89,7 @@ class McpHandler(LoopHandler):
 
     @property
     def endpoint(self) -> McpEndpoint:
-        return self.settings["jupyter_loop_mcp"]
+        return self.settings["jupyter_loop_assistant"].mcp
 
     async def _serve(self) -> None:
         grants = await self.grants()  # each tool call is checked against these

@@ -1,0 +1,121 @@
+"""The assistant's services (the agent, inline completions, the MCP endpoint), built at the
+first request that needs one.
+
+Everything else of the extension is built as the server starts; these three are not,
+because importing them (model providers, the context builder, the MCP SDK's session
+manager, the tasks store: about ninety modules) was a third of what the extension added
+to ``jupyter lab``'s start. A server nobody asks the assistant anything never pays it; in
+a browser the first tab's panel asks at once, so the cost moves from every start to the
+first page load, once. Nothing in them has to happen before the first request: a turn
+cut off by a restart is closed when its conversation is read, an MCP task when it is
+asked for.
+
+Rejected: building them on the event loop's first turn after start. The server would
+listen sooner, but the loop would still stop for the same time while the first tab
+loads, on every start, needed or not.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .agent.service import AgentService
+    from .agent.settings import AgentSettings
+    from .completion.service import CompletionService
+    from .document import LiveDocuments
+    from .execution.service import ExecutionService
+    from .mcp_server.endpoint import McpEndpoint
+
+
+@dataclass(frozen=True)
+class AssistantServices:
+    agent: AgentService
+    completion: CompletionService
+    mcp: McpEndpoint
+
+
+@dataclass(frozen=True)
+class AssistantInputs:
+    """What the services are built from: the server's parts and the extension's settings."""
+
+    documents: LiveDocuments
+    execution: ExecutionService
+    contents: Any  # the server's contents manager
+    settings: Callable[[], AgentSettings]
+    """The agent's settings from the extension's traits (made at build: see
+    ``AgentConfig.agent_settings``)."""
+    completion_model: str | None
+    approval_timeout: float
+    """Seconds an outside agent's call waits for a person's approval."""
+    mcp_idle_timeout: float
+    mcp_tasks_dir: Path
+    log: logging.Logger
+
+
+def build(inputs: AssistantInputs) -> AssistantServices:
+    """The three services, wired as the server's start used to wire them."""
+    from .agent.service import AgentService
+    from .completion.service import CompletionService
+    from .completion.variables import KernelVariables
+    from .mcp_server.endpoint import McpEndpoint
+
+    agent = AgentService(inputs.documents, inputs.execution, inputs.settings(), inputs.log)
+    agent.start()
+    agent.outside.approval_timeout = inputs.approval_timeout
+    completion = CompletionService(
+        inputs.documents,
+        agent.settings,
+        inputs.completion_model,
+        inputs.log,
+        variables=KernelVariables(inputs.execution),
+        budgets=agent.budgets,
+    )
+    mcp = McpEndpoint(
+        agent.outside,
+        inputs.contents,
+        inputs.log,
+        inputs.mcp_idle_timeout,
+        tasks_dir=inputs.mcp_tasks_dir,
+    )
+    return AssistantServices(agent, completion, mcp)
+
+
+class Assistant:
+    """The assistant's services once asked for; what the handlers hold.
+
+    Building is synchronous (imports and constructors, no await), so two requests on the
+    event loop cannot both build.
+    """
+
+    def __init__(self, inputs: AssistantInputs) -> None:
+        self._inputs = inputs
+        self._services: AssistantServices | None = None
+
+    @property
+    def services(self) -> AssistantServices:
+        if self._services is None:
+            self._services = build(self._inputs)
+            self._inputs.log.info("jupyter-loop: the assistant's services are ready")
+        return self._services
+
+    @property
+    def agent(self) -> AgentService:
+        return self.services.agent
+
+    @property
+    def completion(self) -> CompletionService:
+        return self.services.completion
+
+    @property
+    def mcp(self) -> McpEndpoint:
+        return self.services.mcp
+
+    @property
+    def built(self) -> AssistantServices | None:
+        """The services if a request has built them; stopping the server builds nothing."""
+        return self._services
