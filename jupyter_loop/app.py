@@ -19,6 +19,7 @@ from .access_tokens import AccessTokens
 from .agent import proposals
 from .agent.handlers import route_table as agent_routes
 from .agent.traits import AgentConfig
+from .assistant_services import SETTING as ASSISTANT
 from .assistant_services import Assistant, AssistantInputs
 from .completion.handlers import route_table as completion_routes
 from .completion.traits import CompletionConfig
@@ -332,7 +333,7 @@ class JupyterLoopApp(
         )
         self.settings.update(
             {
-                "jupyter_loop_assistant": self.assistant,
+                ASSISTANT: self.assistant,
                 "jupyter_loop_tokens": AccessTokens(Path(self.data_dir) / "tokens.json"),
             }
         )

@@ -17,11 +17,17 @@ loads, on every start, needed or not.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from .handlers import LoopHandler
+
+SETTING = "jupyter_loop_assistant"
+"""The server's setting that holds the :class:`Assistant`."""
 
 if TYPE_CHECKING:
     from .agent.service import AgentService
@@ -86,21 +92,41 @@ def build(inputs: AssistantInputs) -> AssistantServices:
 
 
 class Assistant:
-    """The assistant's services once asked for; what the handlers hold.
+    """The assistant's services once a request has needed them; what the handlers hold.
 
-    Building is synchronous (imports and constructors, no await), so two requests on the
-    event loop cannot both build.
+    They are built in a worker thread: the first request comes as the first tab loads,
+    with a dozen others, and the build (about 0.1 s, plus the model SDK's import when a
+    provider is configured: openai takes 0.7 s) must not hold those up on the event loop.
+    Requests that come meanwhile wait for the same build; a build that failed is tried
+    again by the next request.
     """
 
     def __init__(self, inputs: AssistantInputs) -> None:
         self._inputs = inputs
         self._services: AssistantServices | None = None
+        self._building: asyncio.Future[AssistantServices] | None = None
+
+    async def ready(self) -> AssistantServices:
+        if self._services is not None:
+            return self._services
+        if self._building is None:
+            self._building = asyncio.ensure_future(asyncio.to_thread(build, self._inputs))
+        building = self._building
+        try:
+            services = await asyncio.shield(building)
+        except Exception:
+            if self._building is building:
+                self._building = None
+            raise
+        if self._services is None:
+            self._services = services
+            self._inputs.log.info("jupyter-loop: the assistant's services are ready")
+        return self._services
 
     @property
     def services(self) -> AssistantServices:
         if self._services is None:
-            self._services = build(self._inputs)
-            self._inputs.log.info("jupyter-loop: the assistant's services are ready")
+            raise RuntimeError("the assistant's services are read before ready() built them")
         return self._services
 
     @property
@@ -119,3 +145,17 @@ class Assistant:
     def built(self) -> AssistantServices | None:
         """The services if a request has built them; stopping the server builds nothing."""
         return self._services
+
+
+class AssistantHandler(LoopHandler):
+    """A handler of the assistant's services: they are ready before its method runs (for
+    a request that is signed in; the method's own check refuses the others)."""
+
+    @property
+    def assistant(self) -> Assistant:
+        return self.settings[SETTING]
+
+    async def prepare(self) -> None:  # type: ignore[override]
+        await super().prepare()
+        if self.current_user is not None:
+            await self.assistant.ready()

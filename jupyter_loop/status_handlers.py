@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from tornado import web
 
+from .assistant_services import AssistantHandler
 from .cell_history import runs_payload
 from .cell_history_handlers import route_table as cell_history_routes
 from .errors import BadRequest
@@ -17,12 +18,12 @@ from .identity import principal_of
 from .rights import Ability, requires
 
 
-class StatusHandler(LoopHandler):
+class StatusHandler(AssistantHandler):
     @web.authenticated
     @requires(Ability.SEE_KERNELS)
     async def get(self) -> None:
         execution = self.settings["jupyter_loop_execution"]
-        agent = self.settings["jupyter_loop_assistant"].agent
+        agent = self.assistant.agent
         await execution.recovered()
         tokens = agent.budgets.usage(principal_of(self))  # the caller's count today
         self.reply({"runs": execution.in_flight(), "turns": agent.in_flight(), "tokens": tokens})

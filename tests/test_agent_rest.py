@@ -104,8 +104,8 @@ async def test_a_turn_cut_off_by_a_restart_is_closed_when_read(
     agent, write_notebook, jp_serverapp, open_tab
 ):
     path = write_notebook("cut.ipynb", "1")
-    service = jp_serverapp.web_app.settings["jupyter_loop_assistant"].agent
     conversation = await agent.conversation(path)
+    service = jp_serverapp.web_app.settings["jupyter_loop_assistant"].agent
     file_id = conversation["file_id"]
     # What a server killed mid-turn leaves behind: a running turn in the store.
     service.store.save_turn(file_id, {"id": "t-old", "state": "running", "usage": {}})

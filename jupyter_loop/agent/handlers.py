@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from tornado import web
 
+from ..assistant_services import AssistantHandler
 from ..errors import BadRequest
 from ..handlers import NAMESPACE, LoopHandler
 from ..rights import Ability, requires
@@ -24,10 +25,10 @@ if TYPE_CHECKING:
 _ID = r"([A-Za-z0-9_-]{1,64})"
 
 
-class AgentHandler(LoopHandler):
+class AgentHandler(AssistantHandler):
     @property
     def agent(self) -> AgentService:
-        return self.settings["jupyter_loop_assistant"].agent
+        return self.assistant.agent
 
     def path_argument(self) -> str:
         path = self.get_query_argument("path", "")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from tornado import web
 from tornado.iostream import StreamClosedError
 
+from ..assistant_services import AssistantHandler
 from ..handlers import NAMESPACE, LoopHandler
 from ..rights import Ability, requires
 from .payloads import CompletionRequest
@@ -23,10 +24,10 @@ if TYPE_CHECKING:
     from .service import CompletionJob, CompletionService
 
 
-class CompletionHandler(LoopHandler):
+class CompletionHandler(AssistantHandler):
     @property
     def completion(self) -> CompletionService:
-        return self.settings["jupyter_loop_assistant"].completion
+        return self.assistant.completion
 
 
 class StreamHandler(CompletionHandler):

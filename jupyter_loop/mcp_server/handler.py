@@ -13,12 +13,14 @@ from tornado import web
 
 from ..access_tokens import PREFIX as TOKEN_PREFIX
 from ..access_tokens import SCOPES, AccessToken, AccessTokens
+from ..assistant_services import SETTING as ASSISTANT
 from ..handlers import NAMESPACE, LoopHandler
 from ..rights import Ability, Grants, grants_of, requires
 from .bridge import TornadoExchange
 from .sessions import SESSION_HEADER
 
 if TYPE_CHECKING:
+    from ..assistant_services import Assistant
     from .endpoint import McpEndpoint
 
 _AUTHORIZATION = re.compile(r"(?:token|bearer)\s+(\S+)", re.IGNORECASE)
@@ -87,15 +89,16 @@ class McpHandler(LoopHandler):
         made = await grants_of(self, token.owner.name, principal)
         return Grants(made.user, principal, made.granted & SCOPES[token.scope], token.notebook)
 
-    @property
-    def endpoint(self) -> McpEndpoint:
-        return self.settings["jupyter_loop_assistant"].mcp
+    async def endpoint(self) -> McpEndpoint:
+        assistant: Assistant = self.settings[ASSISTANT]
+        return (await assistant.ready()).mcp
 
     async def _serve(self) -> None:
         grants = await self.grants()  # each tool call is checked against these
         self._exchange = TornadoExchange(self)
         session_id = self.request.headers.get(SESSION_HEADER, "")
-        await self.endpoint.serve(self._exchange, grants, self.request.method or "", session_id)
+        endpoint = await self.endpoint()
+        await endpoint.serve(self._exchange, grants, self.request.method or "", session_id)
 
     @web.authenticated
     @requires(Ability.READ, message=NEEDS_READ)
