@@ -1,18 +1,19 @@
 """The assistant's services (the agent, inline completions, the MCP endpoint), built at the
 first request that needs one.
 
-Everything else of the extension is built as the server starts; these three are not,
-because importing them (model providers, the context builder, the MCP SDK's session
-manager, the tasks store: about ninety modules) was a third of what the extension added
-to ``jupyter lab``'s start. A server nobody asks the assistant anything never pays it; in
-a browser the first tab's panel asks at once, so the cost moves from every start to the
-first page load, once. Nothing in them has to happen before the first request: a turn
-cut off by a restart is closed when its conversation is read, an MCP task when it is
-asked for.
+Everything else of the extension is built as the server starts; these three are not.
+Importing them (model providers, the context builder, the MCP SDK's session manager, the
+tasks store: about forty of our modules) was a quarter of the extension's import, and
+building them imported the configured provider's SDK (openai: 0.7 s), both on every
+``jupyter lab`` start. Nothing in them has to happen before the first request: a turn cut
+off by a restart is closed when its conversation is read, and the MCP tasks kept on disk
+are only ever read by MCP requests. In a browser the first tab asks at once (the
+completion status), so the build comes with the first page load, in a worker thread
+(:class:`Assistant`).
 
-Rejected: building them on the event loop's first turn after start. The server would
-listen sooner, but the loop would still stop for the same time while the first tab
-loads, on every start, needed or not.
+Rejected: building them in a worker thread as the server starts. The start would not
+wait, but every start would pay for them, used or not, while the server loads notebooks
+and kernels.
 """
 
 from __future__ import annotations
