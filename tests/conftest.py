@@ -16,7 +16,13 @@ from pycrdt import Text
 from traitlets.config import Config
 from yclient import open_tab_factory
 
-pytest_plugins = ["pytest_jupyter.jupyter_server", "exit_guard", "kept_helpers", "server_logs"]
+pytest_plugins = [
+    "pytest_jupyter.jupyter_server",
+    "exit_guard",
+    "kept_helpers",
+    "server_logs",
+    "jupyterlab_lines",
+]
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
  * Galata configuration: Debian's chromium (browsers cannot be downloaded here),
  * no video (it needs a downloaded ffmpeg), a JupyterLab started for the run.
  */
+const { execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
@@ -13,8 +14,15 @@ process.env.JUPYTERLAB_GALATA_ROOT_DIR =
   path.join(os.tmpdir(), 'jupyter-loop-ui-root');
 fs.mkdirSync(process.env.JUPYTERLAB_GALATA_ROOT_DIR, { recursive: true });
 
-// Several test servers may share a machine: the port is configurable.
-const port = process.env.LOOP_UI_PORT || '8888';
+// Several test servers may share a machine, and a person may have a `jupyter lab` of
+// their own on 8888: unless LOOP_UI_PORT names one, the run takes a port nobody listens on.
+// (Set in the environment, the workers Playwright forks read the same port as the runner.)
+function freePort() {
+  const probe =
+    "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])";
+  return execFileSync('python3', ['-c', probe], { encoding: 'utf8' }).trim();
+}
+const port = process.env.LOOP_UI_PORT || freePort();
 process.env.LOOP_UI_PORT = port;
 process.env.TARGET_URL = `http://localhost:${port}`;
 
@@ -53,7 +61,8 @@ module.exports = {
     env: { ...process.env },
     url: `http://localhost:${port}/lab`,
     timeout: 120000,
-    reuseExistingServer: !process.env.CI,
+    // Never a server that was already there: it would not be the one this run configures.
+    reuseExistingServer: false,
     // A plain stop, so the server ends its kernels: killed (Playwright's default), it
     // left each kept kernel and its keeper running after the tests (keep_kernels=crash).
     gracefulShutdown: { signal: 'SIGTERM', timeout: 20000 }

@@ -13,7 +13,7 @@ export class ModelServer {
   constructor(readonly url: string) {}
 
   /** The model server of the test server on `port` (LOOP_UI_PORT by default). */
-  static of(port = process.env.LOOP_UI_PORT || '8888'): ModelServer {
+  static of(port = process.env.LOOP_UI_PORT): ModelServer {
     const file = path.join(
       os.tmpdir(),
       `jupyter-loop-model-server-${port}.url`

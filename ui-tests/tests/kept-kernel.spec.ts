@@ -11,7 +11,7 @@ test('a server crash mid-run: the open tab keeps streaming the same run, every l
 }) => {
   test.setTimeout(240000);
   // The default keep_kernels ("crash"): the kernel outlives an unclean end of its server.
-  const server = new OwnServer({ portOffset: 23, keepKernels: 'crash' });
+  const server = new OwnServer({ keepKernels: 'crash' });
   server.writeNotebook('kept.ipynb', ['x = 42', LOOP, 'print(x)']);
   await server.start();
   try {

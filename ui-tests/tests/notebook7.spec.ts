@@ -17,7 +17,7 @@ test('Notebook 7: a cell closed mid-run is reopened with all its lines and a num
   browser
 }) => {
   test.setTimeout(180000);
-  const server = new OwnServer({ portOffset: 22, app: 'notebook' });
+  const server = new OwnServer({ app: 'notebook' });
   server.writeNotebook('nb7.ipynb', [SLOW_LOOP]);
   await server.start();
   try {

@@ -5,6 +5,14 @@ import * as path from 'path';
 
 import { notebookJson } from './helpers';
 
+/** A port nobody listens on now (the OS picks it), for a server of a test's own. */
+function freePort(): number {
+  const probe =
+    "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])";
+  const found = spawnSync('python3', ['-c', probe], { encoding: 'utf8' });
+  return Number(found.stdout.trim());
+}
+
 /**
  * A JupyterLab server of a test's own (the shared one cannot be restarted), with its
  * files, YStore and jupyter-loop state kept across restarts. It runs from `home`, so
@@ -22,14 +30,12 @@ export class OwnServer {
 
   constructor(
     readonly options: {
-      portOffset?: number;
       defaultStore?: boolean;
       keepKernels?: 'crash' | 'always' | 'never';
       app?: 'lab' | 'notebook';
     } = {}
   ) {
-    this.port =
-      Number(process.env.LOOP_UI_PORT || 8888) + (options.portOffset ?? 20);
+    this.port = freePort();
   }
 
   get url(): string {

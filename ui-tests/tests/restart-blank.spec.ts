@@ -19,7 +19,7 @@ test('a notebook run with no tab, across restarts, opens whole in a tab', async 
   browser
 }) => {
   test.setTimeout(420000);
-  const server = new OwnServer({ portOffset: 21, defaultStore: true });
+  const server = new OwnServer({ defaultStore: true });
   server.writeNotebook('blank.ipynb', [SOURCE]);
   await server.start();
   try {
