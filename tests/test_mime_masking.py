@@ -19,8 +19,10 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+import mcp_types as types
 import pytest
 from conftest import wait_for
+from mcp_helpers import call, text_of
 from PIL import Image, PngImagePlugin
 
 from jupyter_loop.execution.masking import OutputMasking
@@ -30,6 +32,8 @@ from jupyter_loop.secrets import DEFAULT_MASK, SecretMasker
 
 SECRET = "hunter2-configured"  # c.JupyterLoopApp.secrets
 M = DEFAULT_MASK
+
+pytest_plugins = ["mcp_fixtures"]
 
 
 def png_with_text(secret: str, *, size: int = 4) -> bytes:
@@ -213,7 +217,7 @@ def display_source() -> str:
 
 
 async def test_every_type_a_kernel_displays_is_masked_in_the_document_file_and_route(
-    write_notebook, start_kernel, run_cells, open_tab, api, jp_fetch, jp_root_dir
+    write_notebook, start_kernel, run_cells, open_tab, api, jp_fetch, jp_root_dir, mcp_session
 ):
     source = display_source()
     assert SECRET not in source
@@ -249,3 +253,19 @@ async def test_every_type_a_kernel_displays_is_masked_in_the_document_file_and_r
         ):
             assert SECRET not in text and M in text, (mime, where, text[:300])
     assert SECRET not in (jp_root_dir / path).read_text()
+
+    # MCP: get_outputs (short outputs inline, the others as links) and resources/read.
+    async with mcp_session() as session:
+        result = await call(session, "get_outputs", path=path, cell_id="c0")
+        read: list[str] = [text_of(result)]
+        links = [item for item in result.content if isinstance(item, types.ResourceLink)]
+        assert {"image/svg+xml", "image/png"} <= {link.mime_type for link in links}
+        for link in links:
+            for content in (await session.read_resource(link.uri)).contents:
+                if isinstance(content, types.TextResourceContents):
+                    read.append(content.text)
+                elif content.mime_type == "image/png":
+                    png = base64.b64decode(content.blob)
+                    read.append(json.dumps(png_texts(png), ensure_ascii=False))
+    assert all(SECRET not in text for text in read), read
+    assert any(M in text for text in read[1:])
