@@ -8,6 +8,7 @@ notebooks but not read them. Each test runs with a plain and an ``async def`` au
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -17,8 +18,11 @@ from identities import BOB
 from tornado.httpclient import HTTPClientError
 from traitlets.config import Config
 
+from jupyter_loop.document import set_source
+
 LOOP = ("api", "jupyter-loop")
 PAST = "password = 'only-ada-reads-this'\n1"
+NOW = "password = 'now-only-ada'\n2"
 
 
 @pytest.fixture
@@ -37,27 +41,45 @@ async def ran_once(api: Any, path: str) -> dict[str, Any]:
         assert time.monotonic() < deadline, runs
 
 
+async def wait_for_mark(api: Any, path: str) -> None:
+    """Until the server has ada's edit (the cell's stale mark says so)."""
+    deadline = time.monotonic() + 20
+    while True:
+        marks = (await api(*LOOP, "stale", params={"path": path}))["marks"]
+        if marks.get("c0") == "edited since this output":
+            return
+        assert time.monotonic() < deadline, marks
+        await asyncio.sleep(0.1)
+
+
 @pytest.mark.parametrize("authorizer", both("BobWriteOnlyContents"))
 async def test_restoring_a_run_needs_contents_read_too(
-    write_notebook: Any, start_kernel: Any, run_cells: Any, api: Any
+    write_notebook: Any, start_kernel: Any, run_cells: Any, api: Any, open_tab: Any
 ) -> None:
     path = write_notebook("drop.ipynb", PAST)
     await start_kernel(path)
     await run_cells(path, "c0")
     run = await ran_once(api, path)
+    async with open_tab(path) as tab:  # ada edits the cell: a restore would propose PAST
+        set_source(next(c for c in tab.notebook.ycells if c["id"] == "c0"), NOW)
+        await wait_for_mark(api, path)
     for what in ("source", "outputs"):
         body = {"path": path, "cell_id": "c0", "run_id": run["run_id"], "what": what}
-        with pytest.raises(HTTPClientError) as refused:
-            await api(*LOOP, "history", "restore", method="POST", body=body, headers=dict(BOB))
-        assert refused.value.code == 403, what
-        reply = refused.value.response.body.decode() if refused.value.response else ""
-        assert "only-ada-reads-this" not in reply
-        assert "read on resource: contents" in reply
+        try:
+            reply = await api(
+                *LOOP, "history", "restore", method="POST", body=body, headers=dict(BOB)
+            )
+        except HTTPClientError as refused:
+            assert refused.code == 403, what
+            said = refused.response.body.decode() if refused.response else ""
+            assert "only-ada-reads-this" not in said and "now-only-ada" not in said
+            assert "read on resource: contents" in said
+        else:
+            raise AssertionError(f"bob, who may not read, was answered: {reply}")
     with pytest.raises(HTTPClientError) as history:
         await api(*LOOP, "history", params={"path": path}, headers=dict(BOB))
     assert history.value.code == 403
-    # ada, who may read and write, still restores (the cell already holds that source).
+    # ada, who may read and write, still restores.
     body = {"path": path, "cell_id": "c0", "run_id": run["run_id"]}
-    with pytest.raises(HTTPClientError) as same:
-        await api(*LOOP, "history", "restore", method="POST", body=body)
-    assert same.value.code == 409
+    proposal = await api(*LOOP, "history", "restore", method="POST", body=body)
+    assert proposal["new_source"] == PAST
