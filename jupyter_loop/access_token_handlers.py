@@ -43,7 +43,7 @@ class TokensHandler(TokensBase):
     async def post(self) -> None:
         body = self.body_object()
         scope, notebook, seconds = body.get("scope"), body.get("notebook"), body.get("expires_in")
-        if scope not in SCOPES:
+        if not isinstance(scope, str) or scope not in SCOPES:  # a list is not hashable
             raise BadRequest(f"'scope' must be one of: {', '.join(SCOPES)}.")
         if notebook is not None and (not isinstance(notebook, str) or not notebook):
             raise BadRequest("'notebook' must be a notebook's path.")

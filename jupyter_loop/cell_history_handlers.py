@@ -41,8 +41,10 @@ class StaleHandler(LoopHandler):
 
 
 class RestoreHandler(LoopHandler):
+    # RESTORE, not PROPOSE: the reply holds the run's source and the cell's (the proposal
+    # and what it replaces), so a user who may write but not read would read through it.
     @web.authenticated
-    @requires(Ability.PROPOSE)
+    @requires(Ability.RESTORE)
     async def post(self) -> None:
         body = self.body_object()
         values = [body.get(key) for key in ("path", "cell_id", "run_id")]

@@ -51,7 +51,7 @@ class Ability(str, Enum):
     SEE_KERNELS = "see_kernels"
     """See what runs: queued cells, runs and turns in flight, the models on offer."""
     RESTORE = "restore"
-    """Bring back a kept version of a notebook (it replaces the notebook's content)."""
+    """Bring back a notebook's kept version, or propose a past run's source or outputs."""
 
 
 RIGHTS: Mapping[Ability, tuple[Right, ...]] = MappingProxyType(

@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
+from .mime_masking import mask_entry
+
 DEFAULT_ENV_NAME_PATTERNS: tuple[str, ...] = (
     "*API_KEY",
     "*APIKEY",
@@ -87,7 +89,6 @@ _TOKEN_RUN = re.compile(r"[A-Za-z0-9_.\-]*")
 _BEARER_TAIL = re.compile(r"(?:[Bb]earer|BEARER)[ \t]{1,32}\Z")
 _BEARER_CHARS = re.compile(r"[A-Za-z0-9._~+/=\-]*")
 _CONTEXT_CHARS = 16  # longest lookbehind reach (github_pat_ + 1), with room to spare
-_BINARY_KEYS = ("image/", "audio/", "video/", "application/pdf", "application/octet-stream")
 
 Span = tuple[int, int, int]  # (match start, secret start, end)
 
@@ -195,19 +196,17 @@ class SecretMasker:
     def mask_value(self, value: Any) -> Any:
         """A copy of a JSON-like value with every string masked.
 
-        Dict keys are kept; values under binary MIME keys (``image/*``, ``audio/*``, ``video/*``,
-        PDF) are kept as they are: base64 payloads cannot leak text, and masking could corrupt
-        them.
+        This is the one rule for every MIME type of an output (outputs on their way into
+        the notebook, a kernel keeper's journal, every read of a cell): each string is
+        masked, SVG, HTML, LaTeX, Markdown, JavaScript and any ``text/*`` as the text they
+        are; under a JSON type keys are masked too; a PNG's text chunks are masked, its
+        pixels kept; other binary types are kept. The rule per MIME type is in
+        :mod:`.mime_masking`. Other dict keys are kept (they name fields, not values).
         """
         if isinstance(value, str):
             return self.mask(value)
         if isinstance(value, Mapping):
-            return {
-                key: item
-                if isinstance(key, str) and key.startswith(_BINARY_KEYS)
-                else self.mask_value(item)
-                for key, item in value.items()
-            }
+            return {key: mask_entry(self, key, item) for key, item in value.items()}
         if isinstance(value, list | tuple):
             return [self.mask_value(item) for item in value]
         return value

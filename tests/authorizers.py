@@ -131,3 +131,20 @@ class AsyncBobReadOnlyContents(Authorizer):
         self, handler: Any, user: Any, action: str, resource: str
     ) -> bool:
         return _bob(read_only_contents, user, action, resource)
+
+
+def write_only_contents(action: str, resource: str) -> bool:
+    """Contents may be written, not read (a drop box); everything else is allowed."""
+    return resource != "contents" or action == "write"
+
+
+class BobWriteOnlyContents(Authorizer):
+    def is_authorized(self, handler: Any, user: Any, action: str, resource: str) -> bool:
+        return _bob(write_only_contents, user, action, resource)
+
+
+class AsyncBobWriteOnlyContents(Authorizer):
+    async def is_authorized(  # type: ignore[override]
+        self, handler: Any, user: Any, action: str, resource: str
+    ) -> bool:
+        return _bob(write_only_contents, user, action, resource)

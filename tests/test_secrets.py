@@ -157,15 +157,17 @@ def test_mask_value_masks_a_whole_output() -> None:
 
 
 def test_mask_value_masks_data_bundles_but_not_images() -> None:
-    payload = "AIza" + "Q" * 35  # a Google key shape can occur inside base64
+    # A key shape can occur inside base64: an image's payload is never masked as text
+    # (a PNG's text chunks are: see test_mime_masking.py).
+    payload = "/9j/AIza" + "Q" * 35
     output = {
         "output_type": "display_data",
-        "data": {"text/plain": "AIza" + "Q" * 35, "image/png": payload},
+        "data": {"text/plain": "AIza" + "Q" * 35, "image/jpeg": payload},
         "metadata": {"note": ("hunter2-hunter2",), "count": 3, "flag": None},
     }
     assert SecretMasker(["hunter2-hunter2"]).mask_value(output) == {
         "output_type": "display_data",
-        "data": {"text/plain": M, "image/png": payload},
+        "data": {"text/plain": M, "image/jpeg": payload},
         "metadata": {"note": [M], "count": 3, "flag": None},
     }
 

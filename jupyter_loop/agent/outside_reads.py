@@ -127,7 +127,7 @@ class OutsideReads:
             lines.append(
                 f"- {ended}, {run.status} ({took}), by {run.origin.describe()}, kernel "
                 f"{run.kernel_id}, execution count {run.execution_count}, source "
-                f"{run.source_hash[:12]}:\n{_indented(run.source)}"
+                f"{run.shown_hash[:12]}:\n{_indented(run.source)}"
             )
         return "\n".join(lines)
 

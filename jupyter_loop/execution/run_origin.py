@@ -79,7 +79,17 @@ class RunOrigin:
 @dataclass(frozen=True)
 class RunEntry:
     """One ended run, as the history keeps it. ``source`` is masked; times are seconds
-    since the epoch (``started`` is ``None`` for a run dropped before the kernel had it)."""
+    since the epoch (``started`` is ``None`` for a run dropped before the kernel had it).
+
+    ``source_hash`` is the hash of the source that ran, unmasked: the server compares it
+    with a cell's source now (stale marks) and with ``source`` (a source that held a
+    secret is not restored). It never leaves the server: beside the masked text, the hash
+    of the unmasked one would confirm a guessed secret offline. What is sent is
+    :attr:`shown_hash`, the hash of the text shown. Rejected: a hash keyed with a server
+    secret, which would need a key kept as long as the history (lost or rotated, every
+    stale mark would be wrong) for no gain: a client can compare the shown hash with the
+    hash of a cell's source, equal when no secret was masked, as before.
+    """
 
     room_id: str
     path: str
@@ -98,6 +108,11 @@ class RunEntry:
     execution_count: int | None = None
     outputs_digest: str = ""
 
+    @property
+    def shown_hash(self) -> str:
+        """The hash of ``source`` as shown (masked): what clients are given."""
+        return source_hash(self.source)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "path": self.path,
@@ -110,7 +125,7 @@ class RunEntry:
             "approval": self.origin.approval or None,
             "client": self.origin.client or None,
             "run_all": self.origin.run_all,
-            "source_hash": self.source_hash,
+            "source_hash": self.shown_hash,
             "source": self.source,
             "kernel_id": self.kernel_id,
             "kernel_run": self.kernel_run,
