@@ -83,6 +83,18 @@ class Asking:
     direct: DirectPrompt | None = None
 
 
+async def _take_down(slot: ApprovalSlot, answered: bool) -> None:
+    """Take the request down from ``slot``, to the end even if the caller is cancelled.
+
+    An MCP client that gives up (its read time-out sends a cancellation, or it closes the
+    connection) cancels its call inside the SDK's anyio cancel scope, which cancels every
+    later await of the call too: the clean-up itself. Unshielded, the card stayed in the
+    notebook (every later agent run there was refused: "Another approval is waiting")
+    while the desk had forgotten it (a tab's answer got a 404). Shielded, the take-down
+    runs in a task of its own; the caller's cancellation still reaches the caller."""
+    await asyncio.shield(asyncio.ensure_future(slot.hide(answered)))
+
+
 class ApprovalPath:
     """Asks for permission to run cells (see the module docstring); one per server."""
 
@@ -127,16 +139,16 @@ class ApprovalPath:
             decision, by = await asyncio.wait_for(asyncio.shield(waiting), asking.timeout)
         except asyncio.TimeoutError:
             self._desk.withdraw(approval.id)
-            await asking.slot.hide(answered=False)
+            await _take_down(asking.slot, answered=False)
             return Answer(False, f"nobody answered the approval within {asking.timeout:g} s.")
-        except asyncio.CancelledError:  # the turn was stopped while it waited
+        except asyncio.CancelledError:  # the turn was stopped, or the client gave up
             self._desk.withdraw(approval.id)
-            await asking.slot.hide(answered=False)
+            await _take_down(asking.slot, answered=False)
             raise
         finally:
             if direct is not None:  # answered in a tab (or given up): stop asking there
                 direct.cancel()
-        await asking.slot.hide(answered=True)
+        await _take_down(asking.slot, answered=True)
         asking.record("approval", approval_id=approval.id, decision=decision, answered_by=by)
         cells = ", ".join(asking.cell_ids)
         if decision == "deny":
