@@ -8,7 +8,9 @@ notebook's approval slot for an external client), how long to wait (a turn waits
 is stopped; a client at most ``timeout`` seconds) and the allowance's key (the turn, or
 the principal and the session the server minted; none: nothing is remembered), and
 whether the asking person can also be asked where they are (:class:`DirectPrompt`: an MCP
-client's elicitation), in which case the first answer wins, from a tab or from there.
+client's elicitation, where the administrator lets an approval be answered), in which case
+the first answer wins, from a tab or from there. The journal says where each answer was
+given (``answered_in``: a tab, the terminal client, the MCP client's form).
 Rejected: one copy per channel, which is how an allowance came to be keyed by a header in
 one of them.
 """
@@ -25,7 +27,7 @@ from ..errors import Conflict, NotFound
 from ..records import ApprovalRequest
 from ..secrets import SecretMasker
 from .approvals import ApprovalDesk
-from .payloads import ApprovalAnswer, Decision
+from .payloads import AnsweredIn, ApprovalAnswer, Decision
 from .store import new_id, now_iso
 
 
@@ -51,6 +53,8 @@ class DirectPrompt:
     ask: Callable[[ApprovalRequest], Awaitable[Decision | None]]
     by: str
     ask_input: Callable[[str, str], Awaitable[str | None]] | None = None
+    answered_in: AnsweredIn = "mcp_client"
+    """Where its answers are given, as the journal records it."""
 
 
 @dataclass(frozen=True)
@@ -136,7 +140,7 @@ class ApprovalPath:
             else asyncio.ensure_future(self._ask_directly(asking, asking.direct, approval))
         )
         try:
-            decision, by = await asyncio.wait_for(asyncio.shield(waiting), asking.timeout)
+            decision, by, where = await asyncio.wait_for(asyncio.shield(waiting), asking.timeout)
         except asyncio.TimeoutError:
             self._desk.withdraw(approval.id)
             await _take_down(asking.slot, answered=False)
@@ -149,7 +153,13 @@ class ApprovalPath:
             if direct is not None:  # answered in a tab (or given up): stop asking there
                 direct.cancel()
         await _take_down(asking.slot, answered=True)
-        asking.record("approval", approval_id=approval.id, decision=decision, answered_by=by)
+        asking.record(
+            "approval",
+            approval_id=approval.id,
+            decision=decision,
+            answered_by=by,
+            answered_in=where,
+        )
         cells = ", ".join(asking.cell_ids)
         if decision == "deny":
             return Answer(False, f"{by} denied running {cells}.", by, approval.id)
@@ -164,7 +174,7 @@ class ApprovalPath:
         decision = await direct.ask(approval)
         if decision is None:  # no answer there: a tab may still give one
             return
-        answer = ApprovalAnswer("", decision, approval.source_hashes)
+        answer = ApprovalAnswer("", decision, approval.source_hashes, direct.answered_in)
         try:
             self._desk.answer(approval.id, asking.room_id, answer, direct.by)
         except (Conflict, NotFound):  # a tab answered first, or the wait was given up

@@ -11,7 +11,9 @@ HTTP or MCP: the channels authorize, parse and call one method.
 An external client is not a turn. Its proposals carry an ``x…`` turn id (one per client
 name and notebook, so a client sees the status of its own proposals), its approval is shown
 in the notebook's ``approval`` slot like a turn's (and, when the caller brings a
-:class:`~.asking.DirectPrompt`, in its own client too), and under ``ask`` a run waits for a
+:class:`~.asking.DirectPrompt` and the administrator lets clients answer approvals, in its
+own client too: by default a client's host, which might answer its own form with no person
+involved, cannot approve its runs), and under ``ask`` a run waits for a
 person at most :attr:`OutsideAgents.approval_timeout` seconds, then reports that nobody
 answered.
 """
@@ -82,6 +84,10 @@ class OutsideAgents(OutsideReads):
         self._approvals = approvals
         self.policy = policy
         self.approval_timeout = approval_timeout
+        self.client_approvals = False
+        """Whether an MCP client's form may answer its own run's approval
+        (``JupyterLoopApp.mcp_client_approvals``); else only a person in a tab or at the
+        terminal client answers it. A cell's ``input()`` is asked in the client either way."""
         self._log = log
 
     async def stop(self) -> None:
@@ -236,7 +242,8 @@ class OutsideAgents(OutsideReads):
                     allowance=(caller.principal, connection, room_id) if connection else None,
                     requested_by=caller.label,
                     timeout=self.approval_timeout,
-                    direct=caller.direct,
+                    # The one place an agent's own client is let answer its approval.
+                    direct=caller.direct if self.client_approvals else None,
                 )
             )
         finally:
