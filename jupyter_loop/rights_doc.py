@@ -57,7 +57,8 @@ def _route_rows() -> list[str]:
             if needed is None:
                 continue
             route = pattern.lstrip("/").replace("([A-Za-z0-9_-]{1,64})", "{id}")
-            shown = " and ".join(ability.value for ability in needed)
+            # ``@requires()``: a route any client may read before it has a credential
+            shown = " and ".join(ability.value for ability in needed) or "none (public)"
             rows.append(f"| `{_simplify(route)}` | {method.upper()} | {shown} |")
     return rows
 

@@ -85,7 +85,7 @@ async def test_expired_revoked_and_made_up_tokens_get_401_and_no_other_api_takes
         for token in (short["token"], revoked["token"], made_up):
             answer = await http.post(mcp_url, json=listing, headers={**accept, **bearer(token)})
             assert answer.status_code == 401, token
-            assert "unknown, revoked or expired" in answer.json()["message"]
+            assert "unknown, revoked or expired" in answer.json()["error"]["message"]
         contents = mcp_url.replace("jupyter-loop/mcp", "contents")
         answer = await http.get(contents, headers=bearer(kept["token"]))
         assert answer.status_code == 403  # Jupyter's own API does not know it
