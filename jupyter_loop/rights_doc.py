@@ -105,7 +105,9 @@ NOTES = """\
 - **Completions** need *read*; the kernel's variables are read for them only with
   *variables*.
 - **MCP.** The endpoint needs *read*; each tool call is then checked against the table above
-  (an MCP client is told `Forbidden: … needs the permission …`). A session belongs to the
+  (an MCP client is told `Forbidden: … needs the permission …`; a scoped token refused by
+  its scope is told what the scope allows instead: `Forbidden: this token's scope is
+  propose: it cannot run cells (run_cells)`, and which scope would do). A session belongs to the
   principal who opened it (the Jupyter user; every holder of the server's own token is one):
   another user's requests naming it are answered 404, by the MCP SDK's own check. An
   approval's "allow for the turn" holds for that principal on a session the server minted;

@@ -107,6 +107,12 @@ class ApprovalPath:
         self._masker = masker
         self._allowed: set[Hashable] = set()
 
+    def will_ask(self, policy: str, allowance: Hashable | None) -> bool:
+        """Whether a request under ``policy`` would wait for a person's answer now."""
+        if policy in ("never", "always"):
+            return False
+        return allowance is None or allowance not in self._allowed
+
     def forget(self, allowance: Hashable) -> None:
         """The turn or session an allowance was for has ended."""
         self._allowed.discard(allowance)
@@ -114,9 +120,7 @@ class ApprovalPath:
     async def ask(self, asking: Asking) -> Answer:
         if asking.policy == "never":
             return Answer(False, "running cells is switched off (approval policy 'never').")
-        if asking.policy == "always" or (
-            asking.allowance is not None and asking.allowance in self._allowed
-        ):
+        if not self.will_ask(asking.policy, asking.allowance):
             return Answer(True)
         shown = self._masker.mask_value(asking.sources) if self._masker else asking.sources
         approval = ApprovalRequest(

@@ -45,6 +45,9 @@ from .shared_turn import current_approval, show_approval
 from .store import new_id
 from .tools import Toolbox, ToolOutcome
 
+STATUS_HINT = "Call proposal_status with its id to learn whether it was accepted."
+"""Where an outside agent learns a proposal's fate (it has no working memory)."""
+
 
 class NotebookSlot:
     """An external client's request is shown in the notebook's one approval slot."""
@@ -131,6 +134,7 @@ class OutsideAgents(OutsideReads):
             masker=self._masker,  # reads cells masked, before paging or summarising them
             result_images=True,  # no context of its own to carry a cell's images
             shown_as=caller.shown_as,
+            status_hint=STATUS_HINT,
         )
         outcome = await toolbox.call(ToolCall(new_id("c"), name, json.dumps(arguments)))
         self._record(
@@ -207,6 +211,19 @@ class OutsideAgents(OutsideReads):
             for cell_id, o in outcomes.items()
         }
 
+    async def run_status(self, path: str, caller: Caller) -> str:
+        """What a run of ``caller``'s about to start waits for first, in words for the
+        agent (an MCP task's first status): a person's approval only when one is needed."""
+        if self.policy == "never":
+            return "Not running: running cells is switched off (approval policy 'never')."
+        room_id = await self._docs.room_id(path)
+        if not self._approvals.will_ask(self.policy, _allowance(caller, room_id)):
+            return "Running the cells."
+        where = "a notebook tab or 'jupyter loop approve'"
+        if self.client_approvals and caller.direct is not None:
+            where += ", or the form in your client"
+        return f"Waiting for a person to approve the run ({where}), then running."
+
     async def ask_while_running(self, path: str, cell_ids: list[str], direct: DirectPrompt) -> None:
         """Put the cells' ``input()`` prompts to ``direct`` until the cells have run: for
         a run no call waits for any more (an MCP task of an earlier server process)."""
@@ -228,7 +245,6 @@ class OutsideAgents(OutsideReads):
         def record(action: str, **details: Any) -> None:
             self._journal.record(journal, session, action, caller.label, **details)
 
-        connection = caller.connection
         try:
             answer = await self._approvals.ask(
                 Asking(
@@ -239,7 +255,7 @@ class OutsideAgents(OutsideReads):
                     policy=self.policy,
                     slot=NotebookSlot(self._docs, room_id),
                     record=record,
-                    allowance=(caller.principal, connection, room_id) if connection else None,
+                    allowance=_allowance(caller, room_id),
                     requested_by=caller.label,
                     timeout=self.approval_timeout,
                     # The one place an agent's own client is let answer its approval.
@@ -258,3 +274,9 @@ class OutsideAgents(OutsideReads):
         room_id = await self._docs.room_id(path)
         self._record(room_id, caller, "interrupt", ok=True, receipt=f"interrupted {kernel_id}")
         return kernel_id
+
+
+def _allowance(caller: Caller, room_id: str) -> tuple[str, str, str] | None:
+    """What an "allow for this turn" of ``caller`` is remembered under: its principal on
+    the session the server minted for it (never what a header says), or nothing."""
+    return (caller.principal, caller.connection, room_id) if caller.connection else None

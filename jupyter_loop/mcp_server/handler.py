@@ -113,7 +113,8 @@ class McpHandler(LoopHandler):
             return await super().grants()
         principal = f"token {token.id} of {token.owner.principal}"
         made = await grants_of(self, token.owner.name, principal)
-        return Grants(made.user, principal, made.granted & SCOPES[token.scope], token.notebook)
+        granted = made.granted & SCOPES[token.scope]
+        return Grants(made.user, principal, granted, token.notebook, token.scope)
 
     async def endpoint(self) -> McpEndpoint:
         assistant: Assistant = self.settings[ASSISTANT]
