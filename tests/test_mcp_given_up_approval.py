@@ -29,16 +29,25 @@ def loop_config() -> dict[str, Any]:
     return {"external_approval_timeout": 120.0}  # far longer than the test waits
 
 
-@pytest.mark.parametrize("how", ["its read time-out", "closing its connection"])
+async def never_asked(context: Any, params: Any) -> Any:
+    raise AssertionError("the client is not asked to approve (mcp_client_approvals is off)")
+
+
+@pytest.mark.parametrize(
+    "how", ["its read time-out", "closing its connection", "a 2026 client's read time-out"]
+)
 async def test_a_client_giving_up_on_its_approval_frees_the_notebooks_slot_at_once(
     how: str, mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
 ) -> None:
     path = write_notebook("given-up.ipynb", "print('first')", "print('second', 6 * 7)")
     async with open_tab(path) as tab:
         board = tab.notebook.ydoc.get("jupyter_loop:agent", type=Map)
-        async with mcp_session(name="impatient") as session:
+        # A 2026 client that shows forms has its call held between requests (held_calls.py).
+        modern = how.startswith("a 2026")
+        form = never_asked if modern else None
+        async with mcp_session(name="impatient", modern=modern, elicitation=form) as session:
             arguments = {"path": path, "cell_ids": ["c0"]}
-            if how == "its read time-out":
+            if how.endswith("read time-out"):
                 with pytest.raises(MCPError):
                     await session.call_tool("run_cells", arguments, read_timeout_seconds=2)
                 first = dict(board["approval"])  # the card was shown while it waited
