@@ -326,6 +326,7 @@ class JupyterLoopApp(
                 settings=partial(self.agent_settings, self.data_dir, self.batch_interval, masker),
                 completion_model=self.completion_model,
                 approval_timeout=self.external_approval_timeout,
+                mcp_client_approvals=self.mcp_client_approvals,
                 mcp_idle_timeout=self.mcp_session_idle_timeout,
                 mcp_tasks_dir=Path(self.data_dir) / "mcp_tasks",
                 log=self.log,

@@ -59,6 +59,8 @@ class AssistantInputs:
     completion_model: str | None
     approval_timeout: float
     """Seconds an outside agent's call waits for a person's approval."""
+    mcp_client_approvals: bool
+    """Whether an MCP client's form may answer its own run's approval."""
     mcp_idle_timeout: float
     mcp_tasks_dir: Path
     log: logging.Logger
@@ -74,6 +76,7 @@ def build(inputs: AssistantInputs) -> AssistantServices:
     agent = AgentService(inputs.documents, inputs.execution, inputs.settings(), inputs.log)
     agent.start()
     agent.outside.approval_timeout = inputs.approval_timeout
+    agent.outside.client_approvals = inputs.mcp_client_approvals
     completion = CompletionService(
         inputs.documents,
         agent.settings,

@@ -104,6 +104,10 @@ class Grants:
     granted: frozenset[Right]
     notebook: str | None = None
     """The one notebook the credential may touch (a scoped token's), or None: any."""
+    scope: str | None = None
+    """A scoped token's scope (``read``, ``propose``, ``run``), or None: not a scoped token.
+    A refusal names it (:mod:`jupyter_loop.mcp_server.refusals`): what the token allows is
+    what its holder can change, not the Jupyter permissions behind it."""
 
     def allows(self, ability: Ability) -> bool:
         return all(right in self.granted for right in RIGHTS[ability])

@@ -57,7 +57,8 @@ def _route_rows() -> list[str]:
             if needed is None:
                 continue
             route = pattern.lstrip("/").replace("([A-Za-z0-9_-]{1,64})", "{id}")
-            shown = " and ".join(ability.value for ability in needed)
+            # ``@requires()``: a route any client may read before it has a credential
+            shown = " and ".join(ability.value for ability in needed) or "none (public)"
             rows.append(f"| `{_simplify(route)}` | {method.upper()} | {shown} |")
     return rows
 
@@ -104,7 +105,9 @@ NOTES = """\
 - **Completions** need *read*; the kernel's variables are read for them only with
   *variables*.
 - **MCP.** The endpoint needs *read*; each tool call is then checked against the table above
-  (an MCP client is told `Forbidden: … needs the permission …`). A session belongs to the
+  (an MCP client is told `Forbidden: … needs the permission …`; a scoped token refused by
+  its scope is told what the scope allows instead: `Forbidden: this token's scope is
+  propose: it cannot run cells (run_cells)`, and which scope would do). A session belongs to the
   principal who opened it (the Jupyter user; every holder of the server's own token is one):
   another user's requests naming it are answered 404, by the MCP SDK's own check. An
   approval's "allow for the turn" holds for that principal on a session the server minted;

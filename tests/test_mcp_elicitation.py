@@ -35,7 +35,8 @@ def jp_server_config(jp_server_config: Config) -> Config:
 
 @pytest.fixture
 def loop_config() -> dict[str, Any]:
-    return {"secrets": [CANARY], "external_approval_timeout": 60.0}
+    # Clients may answer approvals here (off by default: test_mcp_client_approvals.py).
+    return {"secrets": [CANARY], "external_approval_timeout": 60.0, "mcp_client_approvals": True}
 
 
 def answering(action: str, decision: str | None, forms: list[Any]) -> Any:
@@ -81,6 +82,7 @@ async def test_the_agents_person_approves_in_their_client(
     [approval] = await approvals_of(api, path)
     assert approval["by"] == AGENT
     assert approval["details"]["answered_by"] == "ada, in the MCP client"
+    assert approval["details"]["answered_in"] == "mcp_client"
     assert approval["details"]["decision"] == "once"
 
 
@@ -118,7 +120,10 @@ async def test_a_dismissed_form_leaves_the_answer_to_a_tab(
         result = await running
     assert "ran after all" in text_of(result)
     [answered] = await approvals_of(api, path)
-    assert answered["details"]["answered_by"] == "ada"
+    assert (answered["details"]["answered_by"], answered["details"]["answered_in"]) == (
+        "ada",
+        "tab",
+    )
 
 
 async def test_a_tab_answering_first_wins_and_the_form_is_withdrawn(

@@ -145,7 +145,7 @@ async def test_without_a_token_the_endpoint_answers_401(mcp_url: str) -> None:
             headers={"Accept": "application/json, text/event-stream"},
         )
     assert response.status_code == 401
-    assert "token" in response.json()["message"]
+    assert "token" in response.json()["error"]["message"]
 
 
 async def test_a_long_run_goes_on_past_the_wait_and_can_be_interrupted(

@@ -40,7 +40,10 @@ def jp_server_config(jp_server_config: Config) -> Config:
 
 @pytest.fixture
 def loop_config() -> dict[str, Any]:
-    return {"secrets": [CANARY]}
+    return {
+        "secrets": [CANARY],
+        "mcp_client_approvals": True,
+    }  # run_cells is approved in the client
 
 
 def links_of(result: types.CallToolResult) -> list[types.ResourceLink]:

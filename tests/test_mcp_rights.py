@@ -55,7 +55,7 @@ async def test_a_user_who_may_not_read_contents_gets_403(mcp_url: str, jp_auth_h
             headers={"Accept": "application/json, text/event-stream"},
         )
     assert response.status_code == 403
-    assert "permission to read contents" in response.json()["message"]
+    assert "permission to read contents" in response.json()["error"]["message"]
 
 
 async def test_a_client_that_keeps_no_cookies_keeps_its_session(

@@ -52,6 +52,13 @@ def jp_server_config(jp_server_config: Config) -> Config:
     return jp_server_config
 
 
+@pytest.fixture
+def loop_config() -> dict[str, Any]:
+    """A task may put its approval to the client (off by default, see
+    test_mcp_client_approvals.py)."""
+    return {"mcp_client_approvals": True}
+
+
 def tasks_client(mcp_session: Any, **kwargs: Any) -> Any:
     return mcp_session(
         name="claude-code", modern=True, extensions={TASKS: {}}, result_claims=CLAIMS, **kwargs

@@ -8,7 +8,7 @@ Example:
     ...     desk.answer("a1", "room", ApprovalAnswer("a.ipynb", "once", {"c1": "9f86d0"}), "ada")
     ...     return await waiting
     >>> asyncio.run(demo())
-    ('once', 'ada')
+    ('once', 'ada', 'tab')
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ class _Pending:
     room_id: str
     turn_id: str
     source_hashes: dict[str, str]
-    future: asyncio.Future[tuple[str, str]]
+    future: asyncio.Future[tuple[str, str, str]]
 
 
 class ApprovalDesk:
@@ -36,12 +36,12 @@ class ApprovalDesk:
 
     def open(
         self, approval_id: str, room_id: str, turn_id: str, source_hashes: dict[str, str]
-    ) -> asyncio.Future[tuple[str, str]]:
-        """A future resolved with ``(decision, by)`` when someone answers.
+    ) -> asyncio.Future[tuple[str, str, str]]:
+        """A future resolved with ``(decision, by, answered_in)`` when someone answers.
 
         ``source_hashes``: the hashes of the sources the request shows.
         """
-        future: asyncio.Future[tuple[str, str]] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[tuple[str, str, str]] = asyncio.get_running_loop().create_future()
         self._approvals[approval_id] = _Pending(room_id, turn_id, dict(source_hashes), future)
         return future
 
@@ -61,7 +61,7 @@ class ApprovalDesk:
         seen = answer.source_hashes
         if seen is not None and seen != pending.source_hashes:
             raise Conflict("These are not the sources the agent asks to run; look again.")
-        pending.future.set_result((answer.decision, by))
+        pending.future.set_result((answer.decision, by, answer.answered_in))
 
     def withdraw(self, approval_id: str) -> None:
         """The turn stopped waiting (it was stopped): later answers get a 409."""

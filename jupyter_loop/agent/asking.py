@@ -8,7 +8,9 @@ notebook's approval slot for an external client), how long to wait (a turn waits
 is stopped; a client at most ``timeout`` seconds) and the allowance's key (the turn, or
 the principal and the session the server minted; none: nothing is remembered), and
 whether the asking person can also be asked where they are (:class:`DirectPrompt`: an MCP
-client's elicitation), in which case the first answer wins, from a tab or from there.
+client's elicitation, where the administrator lets an approval be answered), in which case
+the first answer wins, from a tab or from there. The journal says where each answer was
+given (``answered_in``: a tab, the terminal client, the MCP client's form).
 Rejected: one copy per channel, which is how an allowance came to be keyed by a header in
 one of them.
 """
@@ -25,7 +27,7 @@ from ..errors import Conflict, NotFound
 from ..records import ApprovalRequest
 from ..secrets import SecretMasker
 from .approvals import ApprovalDesk
-from .payloads import ApprovalAnswer, Decision
+from .payloads import AnsweredIn, ApprovalAnswer, Decision
 from .store import new_id, now_iso
 
 
@@ -51,6 +53,8 @@ class DirectPrompt:
     ask: Callable[[ApprovalRequest], Awaitable[Decision | None]]
     by: str
     ask_input: Callable[[str, str], Awaitable[str | None]] | None = None
+    answered_in: AnsweredIn = "mcp_client"
+    """Where its answers are given, as the journal records it."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,18 @@ class Asking:
     direct: DirectPrompt | None = None
 
 
+async def _take_down(slot: ApprovalSlot, answered: bool) -> None:
+    """Take the request down from ``slot``, to the end even if the caller is cancelled.
+
+    An MCP client that gives up (its read time-out sends a cancellation, or it closes the
+    connection) cancels its call inside the SDK's anyio cancel scope, which cancels every
+    later await of the call too: the clean-up itself. Unshielded, the card stayed in the
+    notebook (every later agent run there was refused: "Another approval is waiting")
+    while the desk had forgotten it (a tab's answer got a 404). Shielded, the take-down
+    runs in a task of its own; the caller's cancellation still reaches the caller."""
+    await asyncio.shield(asyncio.ensure_future(slot.hide(answered)))
+
+
 class ApprovalPath:
     """Asks for permission to run cells (see the module docstring); one per server."""
 
@@ -91,6 +107,12 @@ class ApprovalPath:
         self._masker = masker
         self._allowed: set[Hashable] = set()
 
+    def will_ask(self, policy: str, allowance: Hashable | None) -> bool:
+        """Whether a request under ``policy`` would wait for a person's answer now."""
+        if policy in ("never", "always"):
+            return False
+        return allowance is None or allowance not in self._allowed
+
     def forget(self, allowance: Hashable) -> None:
         """The turn or session an allowance was for has ended."""
         self._allowed.discard(allowance)
@@ -98,9 +120,7 @@ class ApprovalPath:
     async def ask(self, asking: Asking) -> Answer:
         if asking.policy == "never":
             return Answer(False, "running cells is switched off (approval policy 'never').")
-        if asking.policy == "always" or (
-            asking.allowance is not None and asking.allowance in self._allowed
-        ):
+        if not self.will_ask(asking.policy, asking.allowance):
             return Answer(True)
         shown = self._masker.mask_value(asking.sources) if self._masker else asking.sources
         approval = ApprovalRequest(
@@ -124,20 +144,26 @@ class ApprovalPath:
             else asyncio.ensure_future(self._ask_directly(asking, asking.direct, approval))
         )
         try:
-            decision, by = await asyncio.wait_for(asyncio.shield(waiting), asking.timeout)
+            decision, by, where = await asyncio.wait_for(asyncio.shield(waiting), asking.timeout)
         except asyncio.TimeoutError:
             self._desk.withdraw(approval.id)
-            await asking.slot.hide(answered=False)
+            await _take_down(asking.slot, answered=False)
             return Answer(False, f"nobody answered the approval within {asking.timeout:g} s.")
-        except asyncio.CancelledError:  # the turn was stopped while it waited
+        except asyncio.CancelledError:  # the turn was stopped, or the client gave up
             self._desk.withdraw(approval.id)
-            await asking.slot.hide(answered=False)
+            await _take_down(asking.slot, answered=False)
             raise
         finally:
             if direct is not None:  # answered in a tab (or given up): stop asking there
                 direct.cancel()
-        await asking.slot.hide(answered=True)
-        asking.record("approval", approval_id=approval.id, decision=decision, answered_by=by)
+        await _take_down(asking.slot, answered=True)
+        asking.record(
+            "approval",
+            approval_id=approval.id,
+            decision=decision,
+            answered_by=by,
+            answered_in=where,
+        )
         cells = ", ".join(asking.cell_ids)
         if decision == "deny":
             return Answer(False, f"{by} denied running {cells}.", by, approval.id)
@@ -152,7 +178,7 @@ class ApprovalPath:
         decision = await direct.ask(approval)
         if decision is None:  # no answer there: a tab may still give one
             return
-        answer = ApprovalAnswer("", decision, approval.source_hashes)
+        answer = ApprovalAnswer("", decision, approval.source_hashes, direct.answered_in)
         try:
             self._desk.answer(approval.id, asking.room_id, answer, direct.by)
         except (Conflict, NotFound):  # a tab answered first, or the wait was given up

@@ -11,7 +11,9 @@ HTTP or MCP: the channels authorize, parse and call one method.
 An external client is not a turn. Its proposals carry an ``x…`` turn id (one per client
 name and notebook, so a client sees the status of its own proposals), its approval is shown
 in the notebook's ``approval`` slot like a turn's (and, when the caller brings a
-:class:`~.asking.DirectPrompt`, in its own client too), and under ``ask`` a run waits for a
+:class:`~.asking.DirectPrompt` and the administrator lets clients answer approvals, in its
+own client too: by default a client's host, which might answer its own form with no person
+involved, cannot approve its runs), and under ``ask`` a run waits for a
 person at most :attr:`OutsideAgents.approval_timeout` seconds, then reports that nobody
 answered.
 """
@@ -42,6 +44,9 @@ from .outside_reads import RESULT_CHARS, OutsideReads, file_id_of, where_people_
 from .shared_turn import current_approval, show_approval
 from .store import new_id
 from .tools import Toolbox, ToolOutcome
+
+STATUS_HINT = "Call proposal_status with its id to learn whether it was accepted."
+"""Where an outside agent learns a proposal's fate (it has no working memory)."""
 
 
 class NotebookSlot:
@@ -82,6 +87,10 @@ class OutsideAgents(OutsideReads):
         self._approvals = approvals
         self.policy = policy
         self.approval_timeout = approval_timeout
+        self.client_approvals = False
+        """Whether an MCP client's form may answer its own run's approval
+        (``JupyterLoopApp.mcp_client_approvals``); else only a person in a tab or at the
+        terminal client answers it. A cell's ``input()`` is asked in the client either way."""
         self._log = log
 
     async def stop(self) -> None:
@@ -125,6 +134,7 @@ class OutsideAgents(OutsideReads):
             masker=self._masker,  # reads cells masked, before paging or summarising them
             result_images=True,  # no context of its own to carry a cell's images
             shown_as=caller.shown_as,
+            status_hint=STATUS_HINT,
         )
         outcome = await toolbox.call(ToolCall(new_id("c"), name, json.dumps(arguments)))
         self._record(
@@ -201,6 +211,19 @@ class OutsideAgents(OutsideReads):
             for cell_id, o in outcomes.items()
         }
 
+    async def run_status(self, path: str, caller: Caller) -> str:
+        """What a run of ``caller``'s about to start waits for first, in words for the
+        agent (an MCP task's first status): a person's approval only when one is needed."""
+        if self.policy == "never":
+            return "Not running: running cells is switched off (approval policy 'never')."
+        room_id = await self._docs.room_id(path)
+        if not self._approvals.will_ask(self.policy, _allowance(caller, room_id)):
+            return "Running the cells."
+        where = "a notebook tab or 'jupyter loop approve'"
+        if self.client_approvals and caller.direct is not None:
+            where += ", or the form in your client"
+        return f"Waiting for a person to approve the run ({where}), then running."
+
     async def ask_while_running(self, path: str, cell_ids: list[str], direct: DirectPrompt) -> None:
         """Put the cells' ``input()`` prompts to ``direct`` until the cells have run: for
         a run no call waits for any more (an MCP task of an earlier server process)."""
@@ -222,7 +245,6 @@ class OutsideAgents(OutsideReads):
         def record(action: str, **details: Any) -> None:
             self._journal.record(journal, session, action, caller.label, **details)
 
-        connection = caller.connection
         try:
             answer = await self._approvals.ask(
                 Asking(
@@ -233,10 +255,11 @@ class OutsideAgents(OutsideReads):
                     policy=self.policy,
                     slot=NotebookSlot(self._docs, room_id),
                     record=record,
-                    allowance=(caller.principal, connection, room_id) if connection else None,
+                    allowance=_allowance(caller, room_id),
                     requested_by=caller.label,
                     timeout=self.approval_timeout,
-                    direct=caller.direct,
+                    # The one place an agent's own client is let answer its approval.
+                    direct=caller.direct if self.client_approvals else None,
                 )
             )
         finally:
@@ -251,3 +274,9 @@ class OutsideAgents(OutsideReads):
         room_id = await self._docs.room_id(path)
         self._record(room_id, caller, "interrupt", ok=True, receipt=f"interrupted {kernel_id}")
         return kernel_id
+
+
+def _allowance(caller: Caller, room_id: str) -> tuple[str, str, str] | None:
+    """What an "allow for this turn" of ``caller`` is remembered under: its principal on
+    the session the server minted for it (never what a header says), or nothing."""
+    return (caller.principal, caller.connection, room_id) if caller.connection else None

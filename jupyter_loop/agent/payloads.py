@@ -22,6 +22,11 @@ ApprovalPolicy = Literal["ask", "turn", "always", "never"]
 APPROVAL_POLICIES: tuple[str, ...] = ("ask", "turn", "always", "never")
 Decision = Literal["once", "turn", "deny"]
 DECISIONS: tuple[str, ...] = ("once", "turn", "deny")
+AnsweredIn = Literal["tab", "terminal", "mcp_client"]
+"""Where a person answered an approval, as the journal says (``answered_in``)."""
+ANSWERED_OVER_REST: tuple[str, ...] = ("tab", "terminal")
+"""What a REST answer may say of itself; ``mcp_client`` is the server's own word for an
+answer given in an MCP client's form (:mod:`jupyter_loop.mcp_server.elicitation`)."""
 MAX_MESSAGE_CHARS = 100_000
 MAX_FOCUS_CELLS = 50
 
@@ -112,6 +117,9 @@ class ApprovalAnswer:
     decision: Decision
     source_hashes: dict[str, str] | None = None
     """The hashes of the request's sources, as the user saw them (the panel sends them)."""
+    answered_in: AnsweredIn = "tab"
+    """Where the person answered: ``terminal`` from ``jupyter loop``; only a record (the
+    right to answer is the right to run, wherever it is used)."""
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ApprovalAnswer:
@@ -123,8 +131,12 @@ class ApprovalAnswer:
             isinstance(hashes, dict) and all(isinstance(v, str) for v in hashes.values())
         ):
             raise BadRequest("'source_hashes' must map cell ids to hash strings.")
+        where = _choice(data, "answered_in", ANSWERED_OVER_REST) or "tab"
         return cls(
-            path=_string(data, "path"), decision=cast("Decision", decision), source_hashes=hashes
+            path=_string(data, "path"),
+            decision=cast("Decision", decision),
+            source_hashes=hashes,
+            answered_in=cast("AnsweredIn", where),
         )
 
 

@@ -125,7 +125,7 @@ class TurnFollower:
             return
         reply = await asyncio.to_thread(input, "Allow? [o]nce / [t]urn / [d]eny: ")
         decision = ANSWERS.get(reply.strip().lower()[:1], "deny")
-        body = {"path": self._path, "decision": decision}
+        body = {"path": self._path, "decision": decision, "answered_in": "terminal"}
         await self._api.call(*AGENT, "approvals", approval_id, method="POST", body=body)
 
     def _end_line(self) -> None:

@@ -131,7 +131,7 @@ async def dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return await ask_command(api, path, args.question, args.model, args.approval, out, err)
     if args.command == "approve":
         decision = "deny" if args.deny else "turn" if args.turn else "once"
-        body = {"path": path, "decision": decision}
+        body = {"path": path, "decision": decision, "answered_in": "terminal"}
         await api.call(*agent, "approvals", args.id, method="POST", body=body)
         out.write(f"{decision}: {args.id}\n")
         return 0

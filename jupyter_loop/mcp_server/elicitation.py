@@ -4,10 +4,16 @@ itself (the spec's elicitation).
 An agent's run under the ``ask`` policy waits for a person. The person who set the agent
 going is often not looking at the notebook but at the agent's own window, so when the
 client says it can show a form (``elicitation`` in its capabilities, on a connection with
-a back-channel), the request is asked there as well as in every tab; the first answer wins
-(:class:`~jupyter_loop.agent.asking.DirectPrompt`). The form shows the sources as the tabs
-do: masked. Its answer needs no right the call did not already need: ``run_cells`` needs
-the right to run, which is the right to answer approvals (:mod:`jupyter_loop.rights`).
+a back-channel), a cell's ``input()`` is asked there as well as in every tab, and so is the
+run's approval when the administrator allows it (``JupyterLoopApp.mcp_client_approvals``):
+the first answer wins (:class:`~jupyter_loop.agent.asking.DirectPrompt`). Not by default:
+the form is answered by the client's host, which is the agent's own program and may answer
+it with no person involved (a ``run`` token ran cells that way), so by default only a
+person in a tab or at ``jupyter loop approve`` approves an agent's run; the gate is
+:class:`~jupyter_loop.agent.outside.OutsideAgents` (``client_approvals``), the one place
+every channel's approval passes. The form shows the sources as the tabs do: masked. Its
+answer needs no right the call did not already need: ``run_cells`` needs the right to run,
+which is the right to answer approvals (:mod:`jupyter_loop.rights`).
 
 "Decline" is a denial; "cancel" (the form dismissed) is no answer, and a tab may still give
 one. An ``input()`` prompt is asked the same way (:mod:`jupyter_loop.agent.direct_inputs`),

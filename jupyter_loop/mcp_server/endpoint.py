@@ -263,7 +263,10 @@ class McpEndpoint:
                 return answer(replace(caller, direct=prompt), whole_run)
 
             asking_as = _asking_as(grants, ctx)
-            return await self._tasks.start(grants, str(path), cell_ids, as_task, asking_as)
+            first = await self._agent.run_status(str(path), caller)
+            return await self._tasks.start(
+                grants, str(path), cell_ids, as_task, asking_as, status=first
+            )
         by = _asking_as(grants, ctx)
         if params.name in CELLS_RUN and by is not None:
             # A 2026 client that shows forms: the approval goes back as "input required".

@@ -1,21 +1,27 @@
 """The MCP endpoint's door, ``{base_url}api/jupyter-loop/mcp``: a Tornado handler that
 authenticates the request like any Jupyter API request, or with a scoped token (the one
 place that takes them), asks the authorizer for the caller's rights once, and hands the
-request to :class:`~.endpoint.McpEndpoint`, which speaks MCP.
+request to :class:`~.endpoint.McpEndpoint`, which speaks MCP. Its refusals are what MCP
+clients read (:mod:`.discovery`): a JSON-RPC error body, and ``401`` with a challenge
+whenever the request has no valid credential (Jupyter says ``403`` for some of those).
 """
 
 from __future__ import annotations
 
+import json
 import re
-from typing import TYPE_CHECKING
+from http.client import responses
+from typing import TYPE_CHECKING, Any
 
 from tornado import web
 
 from ..access_tokens import PREFIX as TOKEN_PREFIX
 from ..access_tokens import SCOPES, AccessToken, AccessTokens
 from ..assistant_services import SETTING as ASSISTANT
-from ..handlers import NAMESPACE, LoopHandler
+from ..errors import JupyterLoopError
+from ..handlers import LoopHandler
 from ..rights import Ability, Grants, grants_of, requires
+from . import discovery
 from .bridge import TornadoExchange
 from .sessions import SESSION_HEADER
 
@@ -25,6 +31,10 @@ if TYPE_CHECKING:
 
 _AUTHORIZATION = re.compile(r"(?:token|bearer)\s+(\S+)", re.IGNORECASE)
 NEEDS_READ = "Using the MCP endpoint needs permission to read contents."
+NEEDS_TOKEN = (
+    "A valid Jupyter token is required: send 'Authorization: token <token>' (the server's "
+    "or your JupyterHub token), or a jupyter-loop token as 'Authorization: Bearer jlt_…'."
+)
 
 
 def _bearer(header: str) -> str:
@@ -50,9 +60,7 @@ class McpHandler(LoopHandler):
         except web.HTTPError as e:
             if e.status_code == 403 and not self.current_user:
                 # Jupyter answers 403; an MCP client needs 401 to know it lacks credentials.
-                raise web.HTTPError(
-                    401, "A Jupyter token is required: 'Authorization: token <token>'."
-                ) from None
+                raise web.HTTPError(401, NEEDS_TOKEN) from None
             raise
 
     def _prepare_scoped(self, sent: str) -> None:
@@ -77,6 +85,24 @@ class McpHandler(LoopHandler):
         if not self.check_origin():
             raise web.HTTPError(404)
 
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        """Every refusal as a JSON-RPC error, so MCP clients show its words; a request
+        without a valid credential gets ``401`` and the challenge, whatever refused it."""
+        error = kwargs.get("exc_info", (None, None, None))[1]
+        if isinstance(error, JupyterLoopError):
+            status_code, message = error.status, error.message
+        elif isinstance(error, web.HTTPError):
+            message = error.log_message or responses.get(status_code, "Error")
+        else:
+            message = "Internal error of the MCP endpoint; the server's log says more."
+        if status_code == 403 and getattr(self, "_jupyter_current_user", None) is None:
+            status_code, message = 401, NEEDS_TOKEN  # Jupyter's 403 for "no user"
+        self.set_status(status_code)
+        if status_code == 401:
+            self.set_header("WWW-Authenticate", discovery.challenge(self))
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps(discovery.jsonrpc_error(status_code, message)))
+
     def user_name(self) -> str:
         return self._scoped.owner.name if self._scoped is not None else super().user_name()
 
@@ -87,7 +113,8 @@ class McpHandler(LoopHandler):
             return await super().grants()
         principal = f"token {token.id} of {token.owner.principal}"
         made = await grants_of(self, token.owner.name, principal)
-        return Grants(made.user, principal, made.granted & SCOPES[token.scope], token.notebook)
+        granted = made.granted & SCOPES[token.scope]
+        return Grants(made.user, principal, granted, token.notebook, token.scope)
 
     async def endpoint(self) -> McpEndpoint:
         assistant: Assistant = self.settings[ASSISTANT]
@@ -121,4 +148,4 @@ class McpHandler(LoopHandler):
 
 
 def route_table() -> list[tuple[str, type[LoopHandler]]]:
-    return [(rf"/api/{NAMESPACE}/mcp", McpHandler)]
+    return [(f"/{discovery.ENDPOINT}", McpHandler), *discovery.route_table()]

@@ -22,6 +22,9 @@ Rejected: the ``requestState`` carrying the approval's id alone, the retry answe
 approval and starting the run anew. The run would be a second call, its journal line a
 second one, and a tab's answer given in between would be lost to a call no longer
 waiting; and an ``input()`` could not be asked at all (the run is under way).
+
+A request the client gives up on while the call waits (no "input required" answer went
+back) ends the call: the client has no state to come back with.
 """
 
 from __future__ import annotations
@@ -113,6 +116,14 @@ class HeldCalls:
         asked = asyncio.ensure_future(held.asked.wait())
         try:
             await asyncio.wait({held.task, asked}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            # The client gave up on the request (its time-out, a closed connection) with no
+            # "input required" to come back with: nobody will take the call up again, so
+            # it ends here, its approval taken down (else the notebook's one approval slot
+            # stayed taken until the approval timed out).
+            held.task.cancel()
+            self._calls.pop(state, None)
+            raise
         finally:
             asked.cancel()
         if held.task.done():

@@ -59,7 +59,12 @@ class TaskRecord:
 
     @classmethod
     def working(
-        cls, principal: str, path: str, cell_ids: list[str], now: float | None = None
+        cls,
+        principal: str,
+        path: str,
+        cell_ids: list[str],
+        message: str = "Running the cells.",
+        now: float | None = None,
     ) -> TaskRecord:
         now = time.time() if now is None else now
         return cls(
@@ -70,7 +75,7 @@ class TaskRecord:
             created=now,
             updated=now,
             status=WORKING,
-            message="Waiting for the user's approval in the notebook, then running.",
+            message=message,  # an approval is waited for only when one is needed
         )
 
     def ended(self, status: str, message: str, result: dict[str, Any] | None) -> TaskRecord:

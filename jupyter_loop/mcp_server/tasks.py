@@ -133,12 +133,14 @@ class McpTasks:
         cell_ids: list[str],
         call: Callable[[DirectPrompt | None], Awaitable[types.CallToolResult]],
         asking_as: str | None = None,
+        status: str = "Running the cells.",
     ) -> dict[str, Any]:
         """The ``CreateTaskResult`` of a call that goes on as a task (stored first: a
         ``tasks/get`` for it answers from the moment it is returned). With ``asking_as``
         (how its person's answers are recorded), the call's questions are also put to the
-        client through the task."""
-        record = self._book.add(TaskRecord.working(grants.principal, path, cell_ids))
+        client through the task. ``status``: the task's first status message (what the run
+        waits for first)."""
+        record = self._book.add(TaskRecord.working(grants.principal, path, cell_ids, status))
         prompt = None
         if asking_as is not None:
             prompt = asking_by_forms(partial(self._ask, record.task_id), asking_as)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from traitlets import Float
+from traitlets import Bool, Float
 from traitlets.config import Configurable
 
 
@@ -16,6 +16,19 @@ class ExternalConfig(Configurable):
             "Seconds an MCP client's or the terminal client's run waits for a person to "
             "approve it (approval policy 'ask' or 'turn') before it is reported as not run "
             "(default 300)."
+        ),
+    )
+
+    mcp_client_approvals = Bool(
+        False,
+        config=True,
+        help=(
+            "Whether an MCP client may answer the approval of its own agent's run in a form "
+            "it shows (MCP elicitation). Off (default): an agent's run is approved only in a "
+            "JupyterLab tab or with 'jupyter loop approve', because the client's host can "
+            "answer its own form with no person involved. On: the client's form is asked "
+            "too, the first answer wins, and the journal records where it was given. A "
+            "cell's input() during the run is asked in the client either way (default False)."
         ),
     )
 

@@ -66,8 +66,12 @@ class Toolbox:
         withheld: frozenset[Ability] = frozenset(),
         result_images: bool = False,
         shown_as: str = "",
+        status_hint: str = "Its status appears in your working memory.",
     ) -> None:
         self._docs = docs
+        # Where the agent learns a proposal's fate: the panel's model has a working memory,
+        # an outside agent has none and asks ``proposal_status``.
+        self._status_hint = status_hint
         self._shown_as = shown_as  # the agent's name in the notebook's tabs ("": not shown)
         self._masker = masker  # cells are read masked, before anything is cut
         self._room_id = room_id
@@ -236,7 +240,11 @@ class Toolbox:
         )
         where = f"cell {(index or 0) + 1}"
         return ToolOutcome(
-            _proposed(proposal), f"proposed an edit to {where}", summary, True, (cell_id,)
+            _proposed(proposal, self._status_hint),
+            f"proposed an edit to {where}",
+            summary,
+            True,
+            (cell_id,),
         )
 
     async def _propose_insert(self, args: dict[str, Any]) -> ToolOutcome:
@@ -254,7 +262,11 @@ class Toolbox:
         where = "at the top" if index is None else f"after cell {index + 1}"
         focus = (after,) if after else ()
         return ToolOutcome(
-            _proposed(proposal), f"proposed a new {cell_type} cell {where}", summary, True, focus
+            _proposed(proposal, self._status_hint),
+            f"proposed a new {cell_type} cell {where}",
+            summary,
+            True,
+            focus,
         )
 
     async def _propose_delete(self, args: dict[str, Any]) -> ToolOutcome:
@@ -263,7 +275,11 @@ class Toolbox:
         proposal, index = await self._propose(kind="delete", cell_id=cell_id, summary=summary)
         where = f"cell {(index or 0) + 1}"
         return ToolOutcome(
-            _proposed(proposal), f"proposed to delete {where}", summary, True, (cell_id,)
+            _proposed(proposal, self._status_hint),
+            f"proposed to delete {where}",
+            summary,
+            True,
+            (cell_id,),
         )
 
     # -- running ---------------------------------------------------------------------
@@ -272,13 +288,13 @@ class Toolbox:
         return await self._runner.run_cells(args)
 
 
-def _proposed(proposed: proposals.Proposed) -> str:
+def _proposed(proposed: proposals.Proposed, status_hint: str) -> str:
     proposal, replaced = proposed.proposal, proposed.replaced
     return (
         f"Proposal {proposal.id} ({proposal.kind}"
         f"{' cell ' + str(proposal.cell_id) if proposal.cell_id else ' at the top'}) "
         "is shown to the user, who will accept or reject it; until then the notebook is "
-        "unchanged. Its status appears in your working memory."
+        f"unchanged. {status_hint}"
         + (f" It replaces your pending proposal {', '.join(replaced)}." if replaced else "")
     )
 
