@@ -27,7 +27,7 @@ from .. import __version__
 from ..agent.asking import DirectPrompt
 from ..agent.callers import Caller, client_claim
 from ..agent.outside import OutsideAgents
-from ..agent.tools import schema_violation
+from ..agent.tools import given, schema_violation
 from ..errors import JupyterLoopError
 from ..rights import Ability, Grants
 from . import resources
@@ -233,7 +233,8 @@ class McpEndpoint:
         refused = refusal(grants, tool.ability, params.name, path)
         if refused:
             return await failed(refused)
-        problem = schema_violation(arguments, tool.spec.input_schema)
+        arguments = given(arguments, tool.input_schema)  # a null optional: not given
+        problem = schema_violation(arguments, tool.input_schema)
         if problem is not None:  # the one check of arguments: the schema the client is shown
             return await failed(f"{problem} See the input schema of {params.name}.")
 
