@@ -91,6 +91,10 @@ class McpTool:
             title=self.title,
             description=self.description,
             input_schema=self.input_schema,
+            # 2025-11-25 tasks (``legacy_tasks``); the 2026 wire drops the field.
+            execution=types.ToolExecution(task_support="optional")
+            if self.name in CELLS_RUN
+            else None,
             annotations=types.ToolAnnotations(
                 title=self.title,
                 read_only_hint=hints.read_only,
