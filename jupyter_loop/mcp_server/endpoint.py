@@ -34,11 +34,14 @@ from . import legacy_tasks, resources
 from .bridge import TornadoExchange
 from .elicitation import answered_in_client, client_prompt
 from .held_calls import HeldCalls, speaks_input_required
+from .paging import paged
+from .progress import with_progress
 from .refusals import refusal
 from .sessions import SESSION_HEADER, McpSessions, scope_user
 from .task_book import TaskBook
 from .tasks import TASK_TOOLS, TASKS, TTL_SECONDS, McpTasks, asks_for_tasks, task_methods
 from .tools import CELLS_RUN, TOOLS, TOOLS_BY_NAME, ToolFailed
+from .traits import McpLimits
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -58,8 +61,10 @@ class McpEndpoint:
         log: logging.Logger,
         idle_timeout: float,
         tasks_dir: Path,
+        limits: McpLimits | None = None,
     ) -> None:
         self._agent = agent
+        self._limits = limits or McpLimits()
         self._tasks = McpTasks(agent, TaskBook(tasks_dir, TTL_SECONDS), log)
         self._held = HeldCalls()
         self._contents = contents
@@ -266,16 +271,20 @@ class McpEndpoint:
         refused = refusal(grants, tool.ability, params.name, path)
         if refused:
             return await failed(refused)
-        arguments = given(arguments, tool.input_schema)  # a null optional: not given
-        problem = schema_violation(arguments, tool.input_schema)
+        arguments = given(arguments, tool.schema)  # a null optional: not given
+        problem = schema_violation(arguments, tool.schema)
         if problem is not None:  # the one check of arguments: the schema the client is shown
             return await failed(f"{problem} See the input schema of {params.name}.")
+
+        cursor = str(arguments.pop("cursor", ""))  # a read's page (``paging``)
 
         async def answer(caller: Caller, arguments: dict[str, Any]) -> types.CallToolResult:
             import mcp_types as types
 
             try:
                 content = await tool.call(self._agent, caller, arguments, self._contents)
+                if tool.hints.read_only:
+                    content = paged(content, cursor, self._limits.result_tokens)
             except ToolFailed as e:  # the agent's toolbox journaled it
                 return _error(str(e))
             except JupyterLoopError as e:
@@ -314,7 +323,9 @@ class McpEndpoint:
                 return answer(replace(caller, direct=prompt), arguments)
 
             return await self._held.start(grants.principal, by, held)
-        return await answer(caller, arguments)
+        return await with_progress(
+            ctx.session, answer(caller, arguments), self._limits.progress_interval
+        )
 
 
 def _error(message: str) -> types.CallToolResult:

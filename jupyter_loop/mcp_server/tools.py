@@ -25,6 +25,8 @@ from ..notebook_view.output_resources import OutputLink, image_fingerprint
 from ..notebook_view.summary import ImageAttachment
 from ..notebook_view.vision import ImageBudget, ImageShrinker
 from ..rights import Ability
+from .hints import INTERRUPTS, PROPOSES, READS_ONLY, RUNS_CODE, Hints
+from .paging import CURSOR
 from .resources import resource_links
 
 if TYPE_CHECKING:
@@ -41,27 +43,6 @@ _PATH = {
     "description": "The notebook's path, relative to the server root.",
 }
 _ID = {"type": "string", "minLength": 1}
-
-
-@dataclass(frozen=True)
-class Hints:
-    """The MCP tool annotations a host decides by (Claude Code, for one, allows a read-only
-    tool without asking). Hints only: the rights are checked at every call whatever they
-    say."""
-
-    read_only: bool
-    destructive: bool
-    idempotent: bool
-    open_world: bool
-
-
-READS_ONLY = Hints(read_only=True, destructive=False, idempotent=True, open_world=False)
-PROPOSES = Hints(read_only=False, destructive=False, idempotent=False, open_world=False)
-"""A proposal changes nothing until a person accepts it (a later one may replace it)."""
-RUNS_CODE = Hints(read_only=False, destructive=True, idempotent=False, open_world=True)
-"""A cell's code may do anything, reach anything."""
-INTERRUPTS = Hints(read_only=False, destructive=True, idempotent=True, open_world=False)
-"""Queued cells are dropped; interrupting twice is interrupting once."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +63,15 @@ class McpTool:
     call: Callable[[OutsideAgents, Caller, dict[str, Any], Any], Awaitable[list[Any]]]
 
     @property
+    def schema(self) -> dict[str, Any]:
+        """What the client is shown and its arguments are checked against: a read's
+        answer comes in pages within the host's limit, read on with ``cursor``."""
+        if not self.hints.read_only:
+            return self.input_schema
+        properties = {**self.input_schema["properties"], "cursor": CURSOR}
+        return {**self.input_schema, "properties": properties}
+
+    @property
     def spec(self) -> types.Tool:
         import mcp_types as types
 
@@ -90,7 +80,7 @@ class McpTool:
             name=self.name,
             title=self.title,
             description=self.description,
-            input_schema=self.input_schema,
+            input_schema=self.schema,
             # 2025-11-25 tasks (``legacy_tasks``); the 2026 wire drops the field.
             execution=types.ToolExecution(task_support="optional")
             if self.name in CELLS_RUN
