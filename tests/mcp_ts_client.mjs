@@ -32,7 +32,10 @@ async function column(name, check) {
     const [ok, detail] = await check();
     columns[name] = { ok: Boolean(ok), detail: String(detail).slice(0, 300) };
   } catch (error) {
-    columns[name] = { ok: false, detail: String(error?.message ?? error).slice(0, 300) };
+    columns[name] = {
+      ok: false,
+      detail: String(error?.message ?? error).slice(0, 300)
+    };
   }
 }
 
@@ -42,17 +45,23 @@ function headers(token) {
 
 async function libraryParts() {
   if (library === 'ts1') {
-    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
-    const { StreamableHTTPClientTransport } = await import(
-      '@modelcontextprotocol/sdk/client/streamableHttp.js'
-    );
+    const { Client } =
+      await import('@modelcontextprotocol/sdk/client/index.js');
+    const { StreamableHTTPClientTransport } =
+      await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
     return {
       version: version('@modelcontextprotocol/sdk'),
       connect: async token => {
-        const client = new Client({ name: 'ts-sdk-1', version: '1' }, { capabilities: {} });
-        const transport = new StreamableHTTPClientTransport(new URL(config.url), {
-          requestInit: { headers: headers(token) }
-        });
+        const client = new Client(
+          { name: 'ts-sdk-1', version: '1' },
+          { capabilities: {} }
+        );
+        const transport = new StreamableHTTPClientTransport(
+          new URL(config.url),
+          {
+            requestInit: { headers: headers(token) }
+          }
+        );
         await client.connect(transport);
         return client;
       },
@@ -76,16 +85,19 @@ async function libraryParts() {
       }
     };
   }
-  const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
-  const { createTaskSessionFromClient, resultFromTaskOutcome } = await import(
-    '@modelcontextprotocol/ext-tasks/client'
-  );
+  const { Client, StreamableHTTPClientTransport } =
+    await import('@modelcontextprotocol/client');
+  const { createTaskSessionFromClient, resultFromTaskOutcome } =
+    await import('@modelcontextprotocol/ext-tasks/client');
   return {
     version:
       `${version('@modelcontextprotocol/client')} ` +
       `(ext-tasks ${version('@modelcontextprotocol/ext-tasks')})`,
     connect: async token => {
-      const client = new Client({ name: 'ts-client-2', version: '1' }, { capabilities: {} });
+      const client = new Client(
+        { name: 'ts-client-2', version: '1' },
+        { capabilities: {} }
+      );
       const transport = new StreamableHTTPClientTransport(new URL(config.url), {
         requestInit: { headers: headers(token) }
       });
@@ -93,7 +105,9 @@ async function libraryParts() {
       return client;
     },
     task: async (client, args) => {
-      const session = createTaskSessionFromClient(client, { endpointId: config.url });
+      const session = createTaskSessionFromClient(client, {
+        endpointId: config.url
+      });
       try {
         // run_cells offers a task ("optional"): a caller who wants one says so.
         const execution = await session.callTool('run_cells', args, {
@@ -101,7 +115,11 @@ async function libraryParts() {
         });
         const { outcome } = await execution.settle();
         const result = resultFromTaskOutcome(outcome);
-        return { created: execution.kind === 'task', result, seen: [execution.kind] };
+        return {
+          created: execution.kind === 'task',
+          result,
+          seen: [execution.kind]
+        };
       } finally {
         await session.close();
       }
@@ -111,6 +129,36 @@ async function libraryParts() {
 
 const parts = await libraryParts();
 const path = config.path;
+if (config.cancelCell) {
+  // A task cancelled while its cell runs (TS SDK 1.x): what each step answered.
+  const client = await parts.connect(config.token);
+  await client.listTools(); // the SDK learns there which tools offer a task
+  const steps = {};
+  const stream = client.experimental.tasks.callToolStream(
+    { name: 'run_cells', arguments: { path, cell_ids: [config.cancelCell] } },
+    undefined,
+    { timeout: 120000 }
+  );
+  for await (const message of stream) {
+    if (message.type === 'taskCreated') {
+      steps.created = message.task.status;
+      await new Promise(resolve => setTimeout(resolve, config.cancelAfterMs));
+      const tasks = client.experimental.tasks;
+      steps.cancelled = (await tasks.cancelTask(message.task.taskId)).status;
+      steps.polled = (await tasks.getTask(message.task.taskId)).status;
+      try {
+        await tasks.cancelTask(message.task.taskId);
+        steps.again = 'accepted';
+      } catch (error) {
+        steps.again = String(error?.message ?? error);
+      }
+      break;
+    }
+  }
+  await client.close();
+  console.log(JSON.stringify(steps));
+  process.exit(0);
+}
 let client;
 await column('connect', async () => {
   client = await parts.connect(config.token);
@@ -118,12 +166,17 @@ await column('connect', async () => {
 });
 if (client) {
   const call = (name, args) =>
-    client.callTool({ name, arguments: { path, ...args } }, undefined, { timeout: 120000 });
+    client.callTool({ name, arguments: { path, ...args } }, undefined, {
+      timeout: 120000
+    });
   await column('list', async () => {
     const { tools } = await client.listTools();
     const names = tools.map(tool => tool.name);
     const run = tools.find(tool => tool.name === 'run_cells');
-    return [names.includes('run_cells') && run?.annotations, `${names.length} tools`];
+    return [
+      names.includes('run_cells') && run?.annotations,
+      `${names.length} tools`
+    ];
   });
   await column('read text', async () => {
     const text = texts(await call('read_cell', { cell_id: config.textCell }));
@@ -132,7 +185,10 @@ if (client) {
   await column('image', async () => {
     const result = await call('read_cell', { cell_id: config.imageCell });
     const images = result.content.filter(item => item.type === 'image');
-    return [images.length === 1 && images[0].mimeType === 'image/png', `${images.length} image`];
+    return [
+      images.length === 1 && images[0].mimeType === 'image/png',
+      `${images.length} image`
+    ];
   });
   await column('resource', async () => {
     const result = await call('get_outputs', { cell_id: config.longCell });
@@ -143,7 +199,10 @@ if (client) {
   });
   await column('run', async () => {
     const result = await call('run_cells', { cell_ids: [config.textCell] });
-    return [!result.isError && texts(result).includes(config.marker), texts(result).slice(0, 80)];
+    return [
+      !result.isError && texts(result).includes(config.marker),
+      texts(result).slice(0, 80)
+    ];
   });
   await column('task', async () => {
     const { created, result, seen } = await parts.task(client, {
@@ -151,10 +210,15 @@ if (client) {
       cell_ids: [config.textCell]
     });
     const text = result ? texts(result) : '';
-    return [created && text.includes(config.marker), `${seen.join(' → ')}: ${text.slice(0, 60)}`];
+    return [
+      created && text.includes(config.marker),
+      `${seen.join(' → ')}: ${text.slice(0, 60)}`
+    ];
   });
   await column('propose', async () => {
-    const text = texts(await call('propose_insert', { source: 'x = 1', summary: 'matrix' }));
+    const text = texts(
+      await call('propose_insert', { source: 'x = 1', summary: 'matrix' })
+    );
     return [text.includes('Proposal'), text.slice(0, 80)];
   });
   await client.close();

@@ -7,15 +7,22 @@ the server's own words for a call without a token."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
+import nbformat
 import pytest
+from conftest import wait_for
 from mcp_helpers import NamedUserIdentity
 from traitlets.config import Config
 
 from jupyter_loop.testing.host_matrix import (
     COLUMNS,
+    PATH,
+    TS_SCRIPT,
     Row,
     node_libraries,
     prepare,
@@ -73,3 +80,34 @@ async def test_the_typescript_clients_column_by_column(target: Any, library: str
         pytest.skip(f"{library}: node or its packages are not installed (jlpm install)")
     row = await typescript(await target(), library)
     assert failed(row) == {}
+
+
+async def test_a_typescript_sdk_1_task_is_cancelled_with_its_run(
+    target: Any, jp_root_dir: Path, read_notebook: Any
+) -> None:
+    """2025-11-25 ``tasks/cancel`` answers the cancelled task and interrupts the run;
+    cancelling it again is refused, as that protocol asks."""
+    if "ts1" not in node_libraries():
+        pytest.skip("ts1: node or its packages are not installed (jlpm install)")
+    made = await target()
+    long = nbformat.v4.new_code_cell("import time\nprint('started', flush=True)\ntime.sleep(600)")
+    long["id"] = "slow"
+    nb = nbformat.read(jp_root_dir / PATH, as_version=4)
+    nb.cells.append(long)
+    nbformat.write(nb, jp_root_dir / PATH)
+    config = {**made.ts_config(), "cancelCell": "slow", "cancelAfterMs": 3000}
+    done = await asyncio.to_thread(
+        subprocess.run,
+        ["node", str(TS_SCRIPT), "ts1", json.dumps(config)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    steps = json.loads(done.stdout.strip().splitlines()[-1])
+    assert steps["created"] == "working" and steps["cancelled"] == "cancelled", steps
+    assert steps["polled"] == "cancelled", steps
+    assert "already ended" in steps["again"], steps
+
+    def interrupted() -> bool:
+        cells = {c.get("id"): c for c in read_notebook(PATH).cells}
+        return any(o.get("ename") == "KeyboardInterrupt" for o in cells["slow"].get("outputs", []))
+
+    await wait_for(interrupted, timeout=30)
