@@ -25,6 +25,7 @@ from jupyter_loop.testing.host_matrix import (
     TS_SCRIPT,
     Row,
     node_libraries,
+    openai_agents,
     prepare,
     python_sdk,
     table,
@@ -70,6 +71,14 @@ async def test_the_python_sdk_column_by_column(target: Any, modern: bool) -> Non
     row = await python_sdk(await target(), modern)
     assert failed(row, PYTHON_LACKS) == {}
     assert (row.cells["task"].ok is None) is not modern  # no 2025-11-25 tasks in its client
+
+
+async def test_an_agent_frameworks_mcp_adapter_column_by_column(target: Any) -> None:
+    """openai-agents' ``MCPServerStreamableHttp``, as its agents call the tools."""
+    row = await openai_agents(await target())
+    if row is None:
+        pytest.skip("openai-agents is not installed")
+    assert failed(row, PYTHON_LACKS) == {}  # it shows the Python SDK's error text
 
 
 @pytest.mark.parametrize("library", ["ts1", "ts2"])

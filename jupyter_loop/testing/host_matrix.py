@@ -1,8 +1,9 @@
 """The MCP host matrix: each client library a host is built on, against a real server.
 
-For every library that is installed here (the official Python SDK on both protocols; the
-TypeScript SDK 1.x and the 2.x client through ``tests/mcp_ts_client.mjs``, when ``node``
-and the packages of the root ``package.json`` are there), as a new user wires it: connect,
+For every library that is installed here (the official Python SDK on both protocols;
+openai-agents' MCP adapter; the TypeScript SDK 1.x and the 2.x client through
+``tests/mcp_ts_client.mjs``, when ``node`` and the packages of the root ``package.json``
+are there), as a new user wires it: connect,
 list the tools, read a cell's text, a cell's image, a resource (a long output's link),
 run a cell, run it as a task (in the shape the library's protocol defines), propose a
 cell, be refused by a propose-only token's scope, and show the server's own words when
@@ -240,6 +241,97 @@ def _leaf_text(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
+# -- an agent framework: openai-agents' MCP adapter ------------------------------------
+
+
+async def openai_agents(target: Target) -> Row | None:
+    """openai-agents' ``MCPServerStreamableHttp`` as its agents call tools (``None``: not
+    installed). It has no tasks; its default 5 s request time-out is raised, as a run
+    waits longer (a user of it must do the same)."""
+    try:
+        from agents.mcp import MCPServerStreamableHttp
+    except ImportError:
+        return None
+    from importlib.metadata import version
+
+    row = Row("openai-agents", version("openai-agents"))
+
+    def server(token: str) -> Any:
+        headers = {"Authorization": f"token {token}"} if token else {}
+        params: Any = {"url": target.url, "headers": headers}
+        return MCPServerStreamableHttp(params, client_session_timeout_seconds=120)
+
+    try:
+        async with server(target.token) as agent_side:
+            row.cells["connect"] = Cell(True, "connected")
+
+            async def call(name: str, **arguments: Any) -> types.CallToolResult:
+                result: types.CallToolResult = await agent_side.call_tool(
+                    name, {"path": PATH, **arguments}
+                )
+                return result
+
+            async def listed() -> tuple[bool, str]:
+                tools = await agent_side.list_tools()
+                return any(t.name == "run_cells" for t in tools), f"{len(tools)} tools"
+
+            async def read_text() -> tuple[bool, str]:
+                text = _text(await call("read_cell", cell_id="c0"))
+                return MARKER in text, text[:80]
+
+            async def image() -> tuple[bool, str]:
+                result = await call("read_cell", cell_id="c1")
+                found = [c for c in result.content if getattr(c, "type", "") == "image"]
+                return len(found) == 1, f"{len(found)} image"
+
+            async def resource() -> tuple[bool, str]:
+                result = await call("get_outputs", cell_id="c2")
+                links = [c for c in result.content if getattr(c, "type", "") == "resource_link"]
+                link: Any = links[0]
+                [content] = (await agent_side.read_resource(str(link.uri))).contents
+                text = getattr(content, "text", "")
+                return len(text) > 2000, f"{len(text)} characters"
+
+            async def run() -> tuple[bool, str]:
+                result = await call("run_cells", cell_ids=["c0"])
+                return not result.is_error and MARKER in _text(result), _text(result)[:80]
+
+            async def no_tasks() -> tuple[bool | None, str]:
+                return None, "no tasks in its MCP adapter"
+
+            async def propose() -> tuple[bool, str]:
+                text = _text(await call("propose_insert", source="x = 1", summary="matrix"))
+                return "Proposal" in text, text[:80]
+
+            checks = [
+                ("list", listed), ("read text", read_text), ("image", image),
+                ("resource", resource), ("run", run), ("task", no_tasks), ("propose", propose),
+            ]  # fmt: skip
+            for name, check in checks:
+                row.cells[name] = await _cell(check)
+    except Exception as e:  # it could not connect: what it says
+        row.cells["connect"] = Cell(False, _leaf_text(e))
+        return row
+
+    async def refused() -> tuple[bool, str]:
+        async with server(target.scoped_token) as scoped:
+            result = await scoped.call_tool("run_cells", {"path": PATH, "cell_ids": ["c0"]})
+            return result.is_error and bool(_text(result)), _text(result)
+
+    async def unauthenticated() -> tuple[bool, str]:
+        try:
+            async with server("") as anonymous:
+                await anonymous.list_tools()
+                return False, "connected without a token"
+        except BaseException as e:  # an exception group from the SDK's task group
+            text = _leaf_text(e)
+            return UNAUTHENTICATED in text, text
+
+    row.cells["scope refusal"] = await _cell(refused)
+    row.cells["error text"] = await _cell(unauthenticated)
+    return row
+
+
 # -- the TypeScript libraries -----------------------------------------------------------
 
 
@@ -280,6 +372,9 @@ async def typescript(target: Target, library: str) -> Row:
 
 async def matrix(target: Target) -> list[Row]:
     rows = [await python_sdk(target, modern=False), await python_sdk(target, modern=True)]
+    framework = await openai_agents(target)
+    if framework is not None:
+        rows.append(framework)
     for library in node_libraries():
         rows.append(await typescript(target, library))
     return rows
