@@ -43,7 +43,7 @@ from .keeper.adoption import KeptKernels, adopt_kept_kernels, kept_kernel_ids, l
 from .keeper.settings import keep_kernels_config, kernels_root
 from .masking_traits import MaskingConfig
 from .mcp_server.handler import route_table as mcp_routes
-from .mcp_server.traits import ExternalConfig
+from .mcp_server.traits import ExternalConfig, McpLimits
 from .one_session import give_one_session
 from .owner_only import tighten
 from .saves import choose_replacing_saves
@@ -330,6 +330,7 @@ class JupyterLoopApp(
                 mcp_idle_timeout=self.mcp_session_idle_timeout,
                 mcp_tasks_dir=Path(self.data_dir) / "mcp_tasks",
                 log=self.log,
+                mcp_limits=McpLimits(self.mcp_result_tokens, self.mcp_progress_interval),
             )
         )
         self.settings.update(

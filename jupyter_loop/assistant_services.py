@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .handlers import LoopHandler
+from .mcp_server.traits import McpLimits
 
 SETTING = "jupyter_loop_assistant"
 """The server's setting that holds the :class:`Assistant`."""
@@ -64,6 +65,7 @@ class AssistantInputs:
     mcp_idle_timeout: float
     mcp_tasks_dir: Path
     log: logging.Logger
+    mcp_limits: McpLimits = McpLimits()
 
 
 def build(inputs: AssistantInputs) -> AssistantServices:
@@ -91,6 +93,7 @@ def build(inputs: AssistantInputs) -> AssistantServices:
         inputs.log,
         inputs.mcp_idle_timeout,
         tasks_dir=inputs.mcp_tasks_dir,
+        limits=inputs.mcp_limits,
     )
     return AssistantServices(agent, completion, mcp)
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from jupyter_loop.agent.tools import TOOL_SPECS, schema_violation
+from jupyter_loop.agent.tools import TOOL_SPECS, given, schema_violation
 
 SPECS = {spec.name: spec.parameters for spec in TOOL_SPECS}
 
@@ -44,7 +44,7 @@ def test_read_cell_numbers_and_types(arguments: str, words: str) -> None:
 
 
 def test_enums_nulls_and_list_items() -> None:
-    insert = {"after_cell_id": None, "source": "x", "summary": "s"}
+    insert = given({"after_cell_id": None, "source": "x", "summary": "s"}, SPECS["propose_insert"])
     assert [
         schema_violation(insert, SPECS["propose_insert"]),
         schema_violation({**insert, "cell_type": "sql"}, SPECS["propose_insert"]),

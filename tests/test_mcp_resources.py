@@ -1,7 +1,8 @@
 """Cell outputs as MCP resources, read with the MCP SDK's own client against a real server
-and kernel: get_outputs links a cell's image and its long output with a caption each;
-reading a link gives the output whole (text masked whole, the image's bytes); a link of an
-earlier run, a bad URI and a caller without the right to read are refused plainly."""
+and kernel: get_outputs links a cell's long output with a caption (its image comes inline,
+and is not linked again: issue 43); reading a link gives the output whole (text masked
+whole, the image's bytes); a link of an earlier run, a bad URI and a caller without the
+right to read are refused plainly."""
 
 from __future__ import annotations
 
@@ -72,11 +73,14 @@ async def test_an_image_and_a_long_output_are_links_read_whole_and_masked(
         templates = await session.list_resource_templates()
         assert templates.resource_templates[0].uri_template.startswith("jupyter-loop://")
         result = await call(session, "get_outputs", path=path, cell_id="c0")
-        image, long = links_of(result)  # "short" (its own stream output) is inline only
+        # "short" (its own stream output) is inline only; the image inline, not linked too
+        [long] = links_of(result)
         assert long.mime_type == "text/plain" and (long.size or 0) > 3000
         assert CANARY not in (long.description or "")
-        assert image.mime_type == "image/png"
-        assert image.description == "[image/png 1×1, 70 B]"
+        assert [c.mime_type for c in result.content if isinstance(c, types.ImageContent)] == [
+            "image/png"
+        ]
+        image = long.model_copy(update={"uri": long.uri.replace("/c0/2?", "/c0/1?")})
 
         [text] = (await session.read_resource(long.uri)).contents
         assert isinstance(text, types.TextResourceContents)
@@ -88,14 +92,14 @@ async def test_an_image_and_a_long_output_are_links_read_whole_and_masked(
 
         # read_cell gives the same links beside the cell it shows.
         read = await call(session, "read_cell", path=path, cell_id="c0")
-        assert [link.uri for link in links_of(read)] == [image.uri, long.uri]
+        assert [link.uri for link in links_of(read)] == [long.uri]
 
         # The cell runs again: its old links say so, get_outputs gives new ones.
         await ran(path, run_cells, open_tab, start_kernel)
         with pytest.raises(MCPError, match="ran again since this link was made"):
             await session.read_resource(long.uri)
         fresh = links_of(await call(session, "get_outputs", path=path, cell_id="c0"))
-        assert [link.uri for link in fresh] != [long.uri, image.uri]
+        assert [link.uri for link in fresh] != [long.uri]
         with pytest.raises(MCPError, match="No resource"):
             await session.read_resource("jupyter-loop://outputs/c0/x?path=res.ipynb&run=r")
     journal = await api("api", "jupyter-loop", "agent", "journal", params={"path": path})
@@ -139,8 +143,9 @@ async def test_run_cells_links_the_outputs_of_the_cells_it_ran(
     ):
         result = await call(session, "run_cells", path=path, cell_ids=["c0"])
         assert not result.is_error
-        image, long = links_of(result)
-        assert image.mime_type == "image/png" and long.mime_type == "text/plain"
+        [long] = links_of(result)  # the image is inline, not linked again
+        assert long.mime_type == "text/plain"
+        assert any(isinstance(c, types.ImageContent) for c in result.content)
         [text] = (await session.read_resource(long.uri)).contents
         assert isinstance(text, types.TextResourceContents)
         assert "end of the long line" in text.text and CANARY not in text.text

@@ -32,7 +32,6 @@ from ..execution.payloads import RunRequest
 from ..execution.run import RunOutcome
 from ..execution.run_origin import MCP, RunOrigin
 from ..execution.service import ExecutionService
-from ..providers import ToolCall
 from ..records import ApprovalRequest
 from ..secrets import SecretMasker
 from .approvals import ApprovalDesk
@@ -42,7 +41,6 @@ from .direct_inputs import answer_prompts
 from .journal import AgentJournal
 from .outside_reads import RESULT_CHARS, OutsideReads, file_id_of, where_people_are
 from .shared_turn import current_approval, show_approval
-from .store import new_id
 from .tools import Toolbox, ToolOutcome
 
 STATUS_HINT = "Call proposal_status with its id to learn whether it was accepted."
@@ -110,6 +108,9 @@ class OutsideAgents(OutsideReads):
     ) -> ToolOutcome:
         """One of the agent's tools (read_cell, propose_*, run_cells), as the agent calls it.
 
+        ``arguments``: already checked by the channel against the schema it showed its
+        client, which holds the tool's (:func:`~.tools.args.given`, ``schema_violation``).
+
         ``wait``: seconds a run may take before the call returns with the cells still
         running (they run on; ``get_outputs`` shows them later). ``run_all``: the cells
         are every code cell (the run history says "Run All").
@@ -136,7 +137,8 @@ class OutsideAgents(OutsideReads):
             shown_as=caller.shown_as,
             status_hint=STATUS_HINT,
         )
-        outcome = await toolbox.call(ToolCall(new_id("c"), name, json.dumps(arguments)))
+        # The channel checked the arguments (the one check): no detour through JSON text.
+        outcome = await toolbox.call_checked(name, arguments)
         self._record(
             room_id,
             caller,

@@ -27,18 +27,21 @@ from .. import __version__
 from ..agent.asking import DirectPrompt
 from ..agent.callers import Caller, client_claim
 from ..agent.outside import OutsideAgents
-from ..agent.tools import schema_violation
+from ..agent.tools import given, schema_violation
 from ..errors import JupyterLoopError
 from ..rights import Ability, Grants
-from . import resources
+from . import legacy_tasks, resources
 from .bridge import TornadoExchange
 from .elicitation import answered_in_client, client_prompt
 from .held_calls import HeldCalls, speaks_input_required
+from .paging import paged
+from .progress import with_progress
 from .refusals import refusal
 from .sessions import SESSION_HEADER, McpSessions, scope_user
 from .task_book import TaskBook
 from .tasks import TASK_TOOLS, TASKS, TTL_SECONDS, McpTasks, asks_for_tasks, task_methods
 from .tools import CELLS_RUN, TOOLS, TOOLS_BY_NAME, ToolFailed
+from .traits import McpLimits
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -58,8 +61,10 @@ class McpEndpoint:
         log: logging.Logger,
         idle_timeout: float,
         tasks_dir: Path,
+        limits: McpLimits | None = None,
     ) -> None:
         self._agent = agent
+        self._limits = limits or McpLimits()
         self._tasks = McpTasks(agent, TaskBook(tasks_dir, TTL_SECONDS), log)
         self._held = HeldCalls()
         self._contents = contents
@@ -79,10 +84,22 @@ class McpEndpoint:
         servers never see an MCP client. Rejected: a separate import-on-load module flag,
         which would still pay on start.
         """
+        import mcp_types as types
         from mcp.server.lowlevel import Server
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-        server: Server[Any] = Server(
+        class TasksOnEveryProtocol(Server[Any]):
+            """Says ``tasks`` in a 2025-11-25 ``initialize`` (the SDK's capabilities
+            never do: it serves the 2026 tasks extension only)."""
+
+            def get_capabilities(self, *args: Any, **kwargs: Any) -> types.ServerCapabilities:
+                found = super().get_capabilities(*args, **kwargs)
+                if kwargs.get("protocol_version") in MODERN_PROTOCOL_VERSIONS:
+                    return found
+                return found.model_copy(update={"tasks": legacy_tasks.capability()})
+
+        server: Server[Any] = TasksOnEveryProtocol(
             "jupyter-loop",
             version=__version__,  # the SDK's default is "": clients show it in their lists
             instructions=(
@@ -100,11 +117,19 @@ class McpEndpoint:
         server.extensions[TASKS] = {}
         handlers = {
             "tasks/get": self._get_task,
+            "tasks/result": self._task_result,
             "tasks/cancel": self._cancel_task,
             "tasks/update": self._update_task,
         }
         for method, params_type in task_methods().items():
             server.add_request_handler(method, params_type, handlers[method])
+        # A 2025-11-25 task-augmented call: its answer is not a CallToolResult.
+        server.middleware.append(legacy_tasks.TaskCallRoute(TASK_TOOLS))
+        server.add_request_handler(
+            legacy_tasks.TASK_CALL,
+            types.CallToolRequestParams,
+            self._call_tool,
+        )
         return StreamableHTTPSessionManager(server, session_idle_timeout=self._idle_timeout)
 
     async def _run(self) -> None:
@@ -205,11 +230,24 @@ class McpEndpoint:
 
     async def _get_task(self, ctx: Any, params: Any) -> dict[str, Any]:
         grants, caller = self._caller(ctx)
+        if legacy_tasks.is_legacy(ctx):
+            return legacy_tasks.task(await self._tasks.get(params.task_id, grants, caller))
         return await self._tasks.get(params.task_id, grants, caller, _asking_as(grants, ctx))
+
+    async def _task_result(self, ctx: Any, params: Any) -> dict[str, Any]:
+        grants, caller = self._caller(ctx)
+        result = await self._tasks.result(params.task_id, grants, caller)
+        return legacy_tasks.with_related_task(result, params.task_id)
 
     async def _cancel_task(self, ctx: Any, params: Any) -> dict[str, Any]:
         grants, caller = self._caller(ctx)
-        return await self._tasks.cancel(params.task_id, grants, caller)
+        if legacy_tasks.is_legacy(ctx):
+            cancelled = await self._tasks.cancel(
+                params.task_id, grants, caller, ended_is_error=True
+            )
+            return legacy_tasks.task(cancelled)
+        await self._tasks.cancel(params.task_id, grants, caller)
+        return {"resultType": "complete"}
 
     async def _update_task(self, ctx: Any, params: Any) -> dict[str, Any]:
         grants, _ = self._caller(ctx)
@@ -233,15 +271,20 @@ class McpEndpoint:
         refused = refusal(grants, tool.ability, params.name, path)
         if refused:
             return await failed(refused)
-        problem = schema_violation(arguments, tool.spec.input_schema)
+        arguments = given(arguments, tool.schema)  # a null optional: not given
+        problem = schema_violation(arguments, tool.schema)
         if problem is not None:  # the one check of arguments: the schema the client is shown
             return await failed(f"{problem} See the input schema of {params.name}.")
+
+        cursor = str(arguments.pop("cursor", ""))  # a read's page (``paging``)
 
         async def answer(caller: Caller, arguments: dict[str, Any]) -> types.CallToolResult:
             import mcp_types as types
 
             try:
                 content = await tool.call(self._agent, caller, arguments, self._contents)
+                if tool.hints.read_only:
+                    content = paged(content, cursor, self._limits.result_tokens)
             except ToolFailed as e:  # the agent's toolbox journaled it
                 return _error(str(e))
             except JupyterLoopError as e:
@@ -250,7 +293,8 @@ class McpEndpoint:
                 return await failed(e.log_message or f"HTTP {e.status_code}")
             return types.CallToolResult(content=content)
 
-        if params.name in TASK_TOOLS and asks_for_tasks(ctx):
+        legacy_task = legacy_tasks.asks_for_legacy_task(ctx, params)
+        if params.name in TASK_TOOLS and (legacy_task or asks_for_tasks(ctx)):
             try:
                 cell_ids = await CELLS_RUN[params.name](self._agent, arguments)
             except JupyterLoopError as e:  # no such notebook
@@ -262,6 +306,9 @@ class McpEndpoint:
             def as_task(prompt: DirectPrompt | None) -> Awaitable[types.CallToolResult]:
                 return answer(replace(caller, direct=prompt), whole_run)
 
+            if legacy_task:  # its questions go to the tabs (``legacy_tasks``)
+                created = await self._tasks.start(grants, str(path), cell_ids, as_task)
+                return {"task": legacy_tasks.task(created)}
             asking_as = _asking_as(grants, ctx)
             first = await self._agent.run_status(str(path), caller)
             return await self._tasks.start(
@@ -279,7 +326,9 @@ class McpEndpoint:
                 return answer(replace(caller, direct=prompt), arguments)
 
             return await self._held.start(grants.principal, by, held)
-        return await answer(caller, arguments)
+        return await with_progress(
+            ctx.session, answer(caller, arguments), self._limits.progress_interval
+        )
 
 
 def _error(message: str) -> types.CallToolResult:

@@ -65,6 +65,7 @@ cells."""
 
 ABILITIES = {
     "tasks/get": Ability.READ,
+    "tasks/result": Ability.READ,
     "tasks/update": Ability.RUN,
     "tasks/cancel": Ability.INTERRUPT,
 }
@@ -103,7 +104,12 @@ def task_methods() -> dict[str, type[Any]]:
     class TaskUpdateParams(TaskParams):
         input_responses: dict[str, Any] = {}
 
-    return {"tasks/get": TaskParams, "tasks/cancel": TaskParams, "tasks/update": TaskUpdateParams}
+    return {
+        "tasks/get": TaskParams,
+        "tasks/result": TaskParams,  # 2025-11-25 only (``legacy_tasks``)
+        "tasks/cancel": TaskParams,
+        "tasks/update": TaskUpdateParams,
+    }
 
 
 @dataclass(frozen=True)
@@ -213,18 +219,45 @@ class McpTasks:
             question.answer.set_result(question.form.answer(responses[question.key]))
         return {"resultType": "complete"}
 
-    async def cancel(self, task_id: str, grants: Grants, caller: Caller) -> dict[str, Any]:
+    async def result(self, task_id: str, grants: Grants, caller: Caller) -> dict[str, Any]:
+        """The call's result once the task has ended (2025-11-25 ``tasks/result``: it
+        waits for the end, polling the record as ``tasks/get`` does, so a task of an
+        earlier server process ends here too)."""
+        from mcp.shared.exceptions import MCPError
+        from mcp_types.jsonrpc import INVALID_PARAMS
+
+        while True:
+            found = await self.get(task_id, grants, caller)
+            if found["status"] in TERMINAL:
+                break
+            await asyncio.sleep(POLL_SECONDS)
+        if found["status"] == CANCELLED or "result" not in found:
+            raise MCPError(INVALID_PARAMS, f"The task has no result: {found['statusMessage']}")
+        result: dict[str, Any] = found["result"]
+        return result
+
+    async def cancel(
+        self, task_id: str, grants: Grants, caller: Caller, *, ended_is_error: bool = False
+    ) -> dict[str, Any]:
+        """Cancel the task; its state after. ``ended_is_error``: a task already ended is
+        refused (2025-11-25), rather than left as it is (the 2026 extension)."""
         record = self._visible(task_id, grants, "tasks/cancel")
         if record.status in TERMINAL:
-            return {"resultType": "complete"}
+            if ended_is_error:
+                from mcp.shared.exceptions import MCPError
+                from mcp_types.jsonrpc import INVALID_PARAMS
+
+                raise MCPError(INVALID_PARAMS, f"The task has already ended ({record.status}).")
+            return {"resultType": "complete", **self._wire(record)}
         if await self._agent.running(record.path, list(record.cell_ids)):
             await self._agent.interrupt(record.path, caller)  # journaled there
         call = self._calls.pop(task_id, None)
         if call is not None:
             call.cancel()  # waiting for an approval or for the run's end: it stops waiting
         message = "Cancelled by the client: the kernel was interrupted."
-        self._book.put(record.ended(CANCELLED, message, None))
-        return {"resultType": "complete"}
+        cancelled = record.ended(CANCELLED, message, None)
+        self._book.put(cancelled)
+        return {"resultType": "complete", **self._wire(cancelled)}
 
     def _visible(self, task_id: str, grants: Grants, method: str) -> TaskRecord:
         """The task if ``grants`` made it (refused as "no such task" otherwise, so that

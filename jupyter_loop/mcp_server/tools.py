@@ -21,9 +21,12 @@ from ..agent.callers import Caller
 from ..agent.outside import OutsideAgents
 from ..agent.outside_reads import AgentView
 from ..agent.tools import AGENT_TOOLS_BY_NAME
+from ..notebook_view.output_resources import OutputLink, image_fingerprint
 from ..notebook_view.summary import ImageAttachment
 from ..notebook_view.vision import ImageBudget, ImageShrinker
 from ..rights import Ability
+from .hints import INTERRUPTS, PROPOSES, READS_ONLY, RUNS_CODE, Hints
+from .paging import CURSOR
 from .resources import resource_links
 
 if TYPE_CHECKING:
@@ -52,17 +55,43 @@ class McpTool:
     """
 
     name: str
+    title: str
     description: str
     input_schema: dict[str, Any]
     ability: Ability
+    hints: Hints
     call: Callable[[OutsideAgents, Caller, dict[str, Any], Any], Awaitable[list[Any]]]
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        """What the client is shown and its arguments are checked against: a read's
+        answer comes in pages within the host's limit, read on with ``cursor``."""
+        if not self.hints.read_only:
+            return self.input_schema
+        properties = {**self.input_schema["properties"], "cursor": CURSOR}
+        return {**self.input_schema, "properties": properties}
 
     @property
     def spec(self) -> types.Tool:
         import mcp_types as types
 
+        hints = self.hints
         return types.Tool(
-            name=self.name, description=self.description, input_schema=self.input_schema
+            name=self.name,
+            title=self.title,
+            description=self.description,
+            input_schema=self.schema,
+            # 2025-11-25 tasks (``legacy_tasks``); the 2026 wire drops the field.
+            execution=types.ToolExecution(task_support="optional")
+            if self.name in CELLS_RUN
+            else None,
+            annotations=types.ToolAnnotations(
+                title=self.title,
+                read_only_hint=hints.read_only,
+                destructive_hint=hints.destructive,
+                idempotent_hint=hints.idempotent,
+                open_world_hint=hints.open_world,
+            ),
         )
 
 
@@ -80,22 +109,37 @@ def _text(text: str) -> list[Any]:
     return [types.TextContent(type="text", text=text)]
 
 
-async def _with_images(text: str, images: tuple[ImageAttachment, ...]) -> list[Any]:
+@dataclass(frozen=True)
+class _Shown:
+    """A result's content, and the fingerprints of the images it carries inline."""
+
+    content: list[Any]
+    inline: frozenset[str] = frozenset()
+
+    def linking(self, path: str, links: tuple[OutputLink, ...]) -> list[Any]:
+        """The content and the links to the outputs, each image once: one carried inline
+        is not also linked (a host turned such a link into an unusable image URL)."""
+        kept = tuple(link for link in links if not (link.image and link.image in self.inline))
+        return self.content + resource_links(path, kept)
+
+
+async def _with_images(text: str, images: tuple[ImageAttachment, ...]) -> _Shown:
     """``text`` and its images as the panel's model gets them: each shrunk to at most
     1024 pixels a side, as many as :class:`ImageBudget` allows, a note for the rest (a
     client is never handed a 4000-pixel plot inline). Decoding runs off the event loop."""
     if not images:
-        return _text(text)
+        return _Shown(_text(text))
     import mcp_types as types
 
     prepared = await asyncio.to_thread(ImageShrinker().prepare, images, ImageBudget())
-    return _text(text + prepared.notes_text) + [
+    content = _text(text + prepared.notes_text) + [
         types.ImageContent(type="image", data=part.data, mime_type=part.mime_type)
         for part in prepared.parts
     ]
+    return _Shown(content, frozenset(image_fingerprint(i.base64) for i in prepared.attached))
 
 
-async def _view(view: AgentView) -> list[Any]:
+async def _view(view: AgentView) -> _Shown:
     return await _with_images(view.text, view.images)
 
 
@@ -136,14 +180,15 @@ async def _read_notebook(
 ) -> list[Any]:
     focus = args.get("focus_cell_ids") or []
     images = args.get("images", True) is not False
-    return await _view(await agent.read_notebook(_path(args), caller, tuple(focus), images))
+    view = await agent.read_notebook(_path(args), caller, tuple(focus), images)
+    return (await _view(view)).content
 
 
 async def _get_outputs(
     agent: OutsideAgents, caller: Caller, args: dict[str, Any], _: Any
 ) -> list[Any]:
     view = await agent.outputs(_path(args), str(args["cell_id"]), caller)
-    return await _view(view) + resource_links(_path(args), view.links)
+    return (await _view(view)).linking(_path(args), view.links)
 
 
 async def _cell_history(
@@ -199,11 +244,11 @@ async def _answer(
     outcome = await agent.call(path, name, arguments, caller, wait, run_all=run_all)
     if not outcome.ok:
         raise ToolFailed(outcome.content)
-    content = await _with_images(f"{outcome.summary}\n\n{outcome.content}", outcome.images)
+    shown = await _with_images(f"{outcome.summary}\n\n{outcome.content}", outcome.images)
     linked = LINKED_CELLS.get(name)
     if linked is None:
-        return content
-    return content + resource_links(path, await agent.links(path, linked(arguments)))
+        return shown.content
+    return shown.linking(path, await agent.links(path, linked(arguments)))
 
 
 LINKED_CELLS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
@@ -233,7 +278,9 @@ class ToolFailed(Exception):
     """A tool call that failed in a way the calling agent should read (``isError``)."""
 
 
-def _from_agent_tool(name: str, extra: dict[str, Any] | None = None) -> McpTool:
+def _from_agent_tool(
+    name: str, title: str, hints: Hints, extra: dict[str, Any] | None = None
+) -> McpTool:
     registered = AGENT_TOOLS_BY_NAME[name]
     spec = registered.spec
     schema = copy.deepcopy(spec.parameters)
@@ -242,13 +289,19 @@ def _from_agent_tool(name: str, extra: dict[str, Any] | None = None) -> McpTool:
     description = spec.description
     if name.startswith("propose_"):
         description += " Returns the proposal's id; proposal_status tells its outcome later."
-    return McpTool(name, description, schema, registered.ability, _agent_tool(name))
+    return McpTool(name, title, description, schema, registered.ability, hints, _agent_tool(name))
 
 
 def _tool(
-    name: str, description: str, schema: dict[str, Any], ability: Ability, call: Any
+    name: str,
+    title: str,
+    description: str,
+    schema: dict[str, Any],
+    ability: Ability,
+    hints: Hints,
+    call: Any,
 ) -> McpTool:
-    return McpTool(name, description, schema, ability, call)
+    return McpTool(name, title, description, schema, ability, hints, call)
 
 
 _WAIT = {
@@ -264,13 +317,16 @@ _WAIT = {
 TOOLS: tuple[McpTool, ...] = (
     _tool(
         "list_notebooks",
+        "List notebooks",
         "The notebooks on this Jupyter server (paths to pass to the other tools).",
         {"type": "object", "properties": {}, "required": []},
         READ,
+        READS_ONLY,
         _list_notebooks,
     ),
     _tool(
         "read_notebook",
+        "Read a notebook",
         "The notebook as jupyter-loop's assistant sees it: a map of every cell (id, type, "
         "execution count, first line, output summary) and the cells in focus in full with "
         "summarised outputs (default: the most recently run). Secrets are masked; notebook "
@@ -283,40 +339,48 @@ TOOLS: tuple[McpTool, ...] = (
             [],
         ),
         READ,
+        READS_ONLY,
         _read_notebook,
     ),
-    _from_agent_tool("notebook_map"),
-    _from_agent_tool("read_cell"),
-    _from_agent_tool("propose_modify"),
-    _from_agent_tool("propose_insert"),
-    _from_agent_tool("propose_delete"),
+    _from_agent_tool("notebook_map", "Map a notebook's cells", READS_ONLY),
+    _from_agent_tool("read_cell", "Read a cell", READS_ONLY),
+    _from_agent_tool("propose_modify", "Propose a cell edit", PROPOSES),
+    _from_agent_tool("propose_insert", "Propose a new cell", PROPOSES),
+    _from_agent_tool("propose_delete", "Propose deleting a cell", PROPOSES),
     _tool(
         "proposal_status",
+        "A proposal's status",
         "The outcome of a proposal: pending, accepted or rejected (and by whom).",
         _schema({"proposal_id": _ID}, ["proposal_id"]),
         READ,
+        READS_ONLY,
         _proposal_status,
     ),
-    _from_agent_tool("run_cells", _WAIT),
+    _from_agent_tool("run_cells", "Run cells", RUNS_CODE, _WAIT),
     _tool(
         "run_all",
+        "Run all cells",
         "Run every code cell of the notebook, top to bottom, as JupyterLab's Run All does, "
         "and wait for their outputs (the run history calls it a Run All). The user may "
         "have to approve first, and may refuse.",
         _schema(dict(_WAIT), []),
         RUN,
+        RUNS_CODE,
         _run_all,
     ),
     _tool(
         "get_outputs",
+        "A cell's outputs",
         "A cell's run state and its outputs, summarised (read_cell pages the full output); "
         "its images and long outputs also as resource links, to read whole when needed.",
         _schema({"cell_id": _ID}, ["cell_id"]),
         READ,
+        READS_ONLY,
         _get_outputs,
     ),
     _tool(
         "cell_history",
+        "A cell's run history",
         "A cell's runs, newest first: when, how each ended, who started it and through what "
         "(a tab, the assistant's turn, an MCP client, the terminal, a Run All), the kernel "
         "and the source it ran (secrets masked).",
@@ -333,13 +397,16 @@ TOOLS: tuple[McpTool, ...] = (
             ["cell_id"],
         ),
         READ,
+        READS_ONLY,
         _cell_history,
     ),
     _tool(
         "interrupt",
+        "Interrupt the kernel",
         "Interrupt the notebook's kernel; cells queued behind the running one are dropped.",
         _schema({}, []),
         INTERRUPT,
+        INTERRUPTS,
         _interrupt,
     ),
 )

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
-from traitlets import Bool, Float
+from dataclasses import dataclass
+
+from traitlets import Bool, Float, Int
 from traitlets.config import Configurable
 
 
+@dataclass(frozen=True)
+class McpLimits:
+    """The host limits the endpoint keeps within (see the traits below)."""
+
+    result_tokens: int = 25_000
+    progress_interval: float = 15.0
+
+
 class ExternalConfig(Configurable):
-    """How long external agents wait for a person, and how long idle MCP sessions live."""
+    """How long external agents wait for a person, how long idle MCP sessions live, and
+    the limits of MCP hosts the endpoint keeps within."""
 
     external_approval_timeout = Float(
         300.0,
@@ -36,4 +47,26 @@ class ExternalConfig(Configurable):
         1800.0,
         config=True,
         help="Seconds after which an idle MCP session is closed (default 1800).",
+    )
+
+    mcp_result_tokens = Int(
+        25_000,
+        min=1_000,
+        config=True,
+        help=(
+            "Tokens (estimated) a read tool's answer to an MCP client holds at most; the "
+            "rest comes in pages, each ending with the cursor to read on with (default "
+            "25000: Claude Code's limit for a tool result)."
+        ),
+    )
+
+    mcp_progress_interval = Float(
+        15.0,
+        config=True,
+        help=(
+            "Seconds between the progress notifications of an MCP tool call still working "
+            "(a run waiting for its approval or its cells), sent when the client asked for "
+            "progress: hosts that give up on a silent call (often at 60 s) keep waiting "
+            "while they come (default 15; 0: none)."
+        ),
     )

@@ -46,6 +46,21 @@ class OutputLink:
     mime_type: str
     caption: str
     size: int
+    image: str = ""
+    """An image's fingerprint (:func:`image_fingerprint`), to tell it from the images a
+    result carries inline (``""``: not an image)."""
+
+
+def image_fingerprint(base64: str) -> str:
+    """A short digest of an image's base64 payload (its whitespace ignored, as both an
+    output's content and an attachment drop it).
+
+    >>> image_fingerprint("iVBO\\nRw==") == image_fingerprint("iVBORw==")
+    True
+    """
+    import hashlib
+
+    return hashlib.sha256("".join(base64.split()).encode()).hexdigest()[:32]
 
 
 @dataclass(frozen=True)
@@ -167,7 +182,8 @@ def output_links(cell_id: str, run: str, outputs: Sequence[dict[str, Any]]) -> l
             if size <= LINK_CHARS:
                 continue
         caption = summarize_output(output, CAPTION_CHARS)[0].replace("\n", " ")
-        links.append(OutputLink(cell_id, index, run, content.mime_type, caption, size))
+        image = image_fingerprint(content.blob) if content.blob is not None else ""
+        links.append(OutputLink(cell_id, index, run, content.mime_type, caption, size, image))
     return links
 
 

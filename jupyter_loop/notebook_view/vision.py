@@ -65,6 +65,9 @@ class PreparedImages:
 
     parts: tuple[ImagePart, ...]
     notes: tuple[str, ...]
+    attached: tuple[ImageAttachment, ...] = ()
+    """The images given that ``parts`` carry (shrunk), so a caller can tell which of them
+    went inline (the MCP endpoint links only the others)."""
 
     @property
     def size(self) -> int:
@@ -91,6 +94,7 @@ class ImageShrinker:
     def prepare(self, images: Sequence[ImageAttachment], budget: ImageBudget) -> PreparedImages:
         """The images that fit the budget, in order; notes say what was left out and why."""
         parts: list[ImagePart] = []
+        attached: list[ImageAttachment] = []
         unreadable = over = 0
         used = 0
         for image in images:
@@ -103,6 +107,7 @@ class ImageShrinker:
                 over += 1
                 continue
             parts.append(part)
+            attached.append(image)
             used += size
         notes = []
         if over:
@@ -113,7 +118,7 @@ class ImageShrinker:
             )
         if unreadable:
             notes.append(f"{unreadable} image{'s' * (unreadable != 1)} could not be decoded")
-        return PreparedImages(tuple(parts), tuple(notes))
+        return PreparedImages(tuple(parts), tuple(notes), tuple(attached))
 
     def _shrink(self, image: ImageAttachment) -> ImagePart | None:
         key = (image.mime, image.base64)

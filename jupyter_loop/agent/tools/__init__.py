@@ -8,7 +8,7 @@ turn against the live notebook, and the registry), ``running`` (``run_cells``: a
 run, what came out) and ``outcome`` (what a call gave).
 """
 
-from .args import ToolError, schema_violation
+from .args import ToolError, given, schema_violation
 from .outcome import ToolOutcome, short_arguments
 from .running import Approve, Run
 from .specs import TOOL_SPECS
@@ -25,6 +25,7 @@ __all__ = [
     "ToolError",
     "ToolOutcome",
     "Toolbox",
+    "given",
     "schema_violation",
     "short_arguments",
 ]

@@ -5,7 +5,10 @@ JSON can write but Python cannot use (``1e400`` reads as infinity). Every tool's
 checked here, from the schema the model was given, before the tool runs; the message goes
 back to the model as a failed call, or to an MCP client as an error. Only the schema keywords
 our specs use are understood (``type``, ``required``, ``properties``, ``items``, ``enum``,
-``minLength``, ``minimum``); unknown arguments are ignored.
+``minLength``, ``minimum``); unknown arguments are ignored. An optional argument sent as
+``null`` is one not given (:func:`given`): some clients send ``null`` for every optional
+argument left out, and no schema of ours allows ``null`` (some providers' schema dialects
+reject ``["string", "null"]``).
 
 Example:
     >>> schema = {"type": "object", "required": ["cell_id"],
@@ -42,6 +45,17 @@ _TYPE_WORDS = {
     "object": "an object",
     "null": "null",
 }
+
+
+def given(arguments: Mapping[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
+    """``arguments`` without the optional ones sent as ``null`` (a required one stays, for
+    :func:`schema_violation` to name).
+
+    >>> given({"cell_id": None, "offset": None}, {"required": ["cell_id"]})
+    {'cell_id': None}
+    """
+    required = set(schema.get("required", ()))
+    return {k: v for k, v in arguments.items() if v is not None or k in required}
 
 
 def schema_violation(arguments: Mapping[str, Any], schema: Mapping[str, Any]) -> str | None:

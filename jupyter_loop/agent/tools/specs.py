@@ -74,19 +74,21 @@ TOOL_SPECS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         "propose_insert",
-        "Propose a new cell after a cell (after_cell_id null: at the top). The user accepts "
-        "or rejects it.",
+        "Propose a new cell after a cell (after_cell_id left out: at the top). The user "
+        "accepts or rejects it.",
         _object(
             {
+                # Optional rather than ``["string", "null"]``: some providers' schema
+                # dialects reject union types.
                 "after_cell_id": {
-                    "type": ["string", "null"],
-                    "description": "The cell to insert after; null for the top.",
+                    "type": "string",
+                    "description": "The cell to insert after; leave it out for the top.",
                 },
                 "cell_type": {"type": "string", "enum": ["code", "markdown", "raw"]},
                 "source": {"type": "string", "description": "The new cell's source."},
                 "summary": _SUMMARY,
             },
-            ["after_cell_id", "source", "summary"],
+            ["source", "summary"],
         ),
     ),
     ToolSpec(

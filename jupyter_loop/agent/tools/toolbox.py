@@ -8,6 +8,7 @@ itself, and the turn shows it as a notice. Running cells is :mod:`.running`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -32,7 +33,7 @@ from ...providers import BadToolArguments, ToolCall, ToolSpec
 from ...rights import Ability
 from ...secrets import SecretMasker
 from .. import proposals
-from .args import ToolError, schema_violation
+from .args import ToolError, given, schema_violation
 from .args import arg_int as _int
 from .args import arg_optional_int as _optional_int
 from .args import arg_str as _str
@@ -94,20 +95,14 @@ class Toolbox:
         """The tools offered: those whose ability the user has (``withheld``: those not)."""
 
     async def call(self, call: ToolCall) -> ToolOutcome:
-        """Run one call; failures come back as ``ok=False`` outcomes."""
-        arguments_json = call.arguments_json
-        if self._masker is not None:  # the model's own text: masked whole, then shortened
-            arguments_json = self._masker.mask(arguments_json)
-        shown = short_arguments(arguments_json)
+        """Run one call of the model (its arguments JSON text, not yet trusted: parsed and
+        checked against the tool's schema here); failures come back as ``ok=False``
+        outcomes."""
+        shown = self._shown(call.arguments_json)
         try:
-            tool = self._tools.get(call.name)  # a withheld tool is not there for this user
-            if tool is None:
-                raise ToolError(
-                    f"There is no tool named '{call.name}'. "
-                    f"The tools are: {', '.join(self._tools)}."
-                )
+            tool = self._tool(call.name)
             try:
-                arguments = call.arguments()
+                arguments = given(call.arguments(), tool.spec.parameters)
             except BadToolArguments as e:
                 raise ToolError(
                     f"The arguments of '{call.name}' are not a JSON object ({e.message}). "
@@ -118,17 +113,51 @@ class Toolbox:
                 raise ToolError(
                     f"{problem} Call {call.name} again with arguments as its schema says."
                 )
+        except ToolError as e:
+            return failed(call.name, e.message, shown)
+        return await self._run(tool, arguments, shown)
+
+    async def call_checked(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+        """Run one call whose channel has already checked its arguments (:func:`given`,
+        :func:`schema_violation`) against a schema holding this tool's (the MCP endpoint
+        lists it with the notebook's path added): checked once, not turned back into JSON
+        text and checked again."""
+        shown = self._shown(json.dumps(arguments))
+        try:
+            tool = self._tool(name)
+        except ToolError as e:
+            return failed(name, e.message, shown)
+        return await self._run(tool, arguments, shown)
+
+    def _shown(self, arguments_json: str) -> str:
+        """The arguments as the journal and the tabs show them: the model's own text,
+        masked whole, then shortened."""
+        if self._masker is not None:
+            arguments_json = self._masker.mask(arguments_json)
+        return short_arguments(arguments_json)
+
+    def _tool(self, name: str) -> AgentTool:
+        tool = self._tools.get(name)  # a withheld tool is not there for this user
+        if tool is None:
+            raise ToolError(
+                f"There is no tool named '{name}'. The tools are: {', '.join(self._tools)}."
+            )
+        return tool
+
+    async def _run(self, tool: AgentTool, arguments: dict[str, Any], shown: str) -> ToolOutcome:
+        name = tool.spec.name
+        try:
             if self._shown_as:
                 self._docs.agents.show(
                     self._room_id, self._shown_as, _cell_named(arguments), tool.activity
                 )
             outcome = await tool.handler(self, arguments)
-            if self._shown_as and call.name == "run_cells":
+            if self._shown_as and name == "run_cells":
                 self._show_while_running(arguments, tool.activity)
         except ToolError as e:
-            return failed(call.name, e.message, shown)
+            return failed(name, e.message, shown)
         except CellNotFound as e:
-            return failed(call.name, f"{e.message} Use cell ids from the notebook map.", shown)
+            return failed(name, f"{e.message} Use cell ids from the notebook map.", shown)
         return replace(outcome, arguments=shown)
 
     async def _notebook(self) -> YNotebook:
@@ -250,7 +279,7 @@ class Toolbox:
     async def _propose_insert(self, args: dict[str, Any]) -> ToolOutcome:
         after = args.get("after_cell_id")
         if after is not None and (not isinstance(after, str) or not after):
-            raise ToolError("'after_cell_id' must be a cell id, or null to insert at the top.")
+            raise ToolError("'after_cell_id' must be a cell id; leave it out to insert at the top.")
         cell_type = args.get("cell_type", "code")
         if cell_type not in ("code", "markdown", "raw"):
             raise ToolError("'cell_type' must be 'code', 'markdown' or 'raw'.")

@@ -1,0 +1,122 @@
+"""The MCP host matrix (issue 43 §6) on the test server: the official Python SDK on both
+protocols, and the TypeScript SDK 1.x and the 2.x client (with ext-tasks) when ``jlpm
+install`` has put them in ``node_modules``. Each column is a host's first use: connect,
+list, read a cell's text and image, read a resource, run, run as a task in its protocol's
+shape (the TypeScript SDK 1.x: SEP-1686 on 2025-11-25), propose, a scope refusal, and
+the server's own words for a call without a token."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from conftest import wait_for
+from mcp_helpers import NamedUserIdentity
+from traitlets.config import Config
+
+from jupyter_loop.testing.host_matrix import (
+    COLUMNS,
+    PATH,
+    TS_SCRIPT,
+    Row,
+    node_libraries,
+    openai_agents,
+    prepare,
+    python_sdk,
+    table,
+    typescript,
+)
+
+pytest_plugins = ["mcp_fixtures"]
+
+PYTHON_LACKS = frozenset({"error text"})
+"""The Python SDK 2.x shows "Server returned an error response", not the server's words,
+for a 401 (issue 43 §3, the endpoint's error bodies)."""
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config: Config) -> Config:
+    jp_server_config.ServerApp.identity_provider_class = NamedUserIdentity
+    return jp_server_config
+
+
+@pytest.fixture
+def loop_config() -> dict[str, Any]:
+    return {"approval_policy": "always"}
+
+
+@pytest.fixture
+def target(mcp_url: str, jp_auth_header: Any, jp_root_dir: Path) -> Any:
+    """``await target()``: the notebook written, a propose-only token made."""
+    token = jp_auth_header["Authorization"].split()[-1]
+    return lambda: prepare(jp_root_dir, mcp_url.removesuffix("api/jupyter-loop/mcp"), token)
+
+
+def failed(row: Row, allowed: frozenset[str] = frozenset()) -> dict[str, str]:
+    print(table([row]))
+    return {
+        name: row.cells[name].detail
+        for name in COLUMNS
+        if name not in allowed and (name not in row.cells or row.cells[name].ok is False)
+    }
+
+
+@pytest.mark.parametrize("modern", [False, True], ids=["2025-11-25", "2026-07-28"])
+async def test_the_python_sdk_column_by_column(target: Any, modern: bool) -> None:
+    row = await python_sdk(await target(), modern)
+    assert failed(row, PYTHON_LACKS) == {}
+    assert (row.cells["task"].ok is None) is not modern  # no 2025-11-25 tasks in its client
+
+
+async def test_an_agent_frameworks_mcp_adapter_column_by_column(target: Any) -> None:
+    """openai-agents' ``MCPServerStreamableHttp``, as its agents call the tools."""
+    row = await openai_agents(await target())
+    if row is None:
+        pytest.skip("openai-agents is not installed")
+    assert failed(row, PYTHON_LACKS) == {}  # it shows the Python SDK's error text
+
+
+@pytest.mark.parametrize("library", ["ts1", "ts2"])
+async def test_the_typescript_clients_column_by_column(target: Any, library: str) -> None:
+    """The TypeScript SDK 1.x gets a task for run_cells and its result (2025-11-25); the
+    2.x client too, through ext-tasks."""
+    if library not in node_libraries():
+        pytest.skip(f"{library}: node or its packages are not installed (jlpm install)")
+    row = await typescript(await target(), library)
+    assert failed(row) == {}
+
+
+async def test_a_typescript_sdk_1_task_is_cancelled_with_its_run(
+    target: Any, jp_root_dir: Path, read_notebook: Any
+) -> None:
+    """2025-11-25 ``tasks/cancel`` answers the cancelled task and interrupts the run;
+    cancelling it again is refused, as that protocol asks."""
+    if "ts1" not in node_libraries():
+        pytest.skip("ts1: node or its packages are not installed (jlpm install)")
+    made = await target()
+    long = nbformat.v4.new_code_cell("import time\nprint('started', flush=True)\ntime.sleep(600)")
+    long["id"] = "slow"
+    nb = nbformat.read(jp_root_dir / PATH, as_version=4)
+    nb.cells.append(long)
+    nbformat.write(nb, jp_root_dir / PATH)
+    config = {**made.ts_config(), "cancelCell": "slow", "cancelAfterMs": 3000}
+    done = await asyncio.to_thread(
+        subprocess.run,
+        ["node", str(TS_SCRIPT), "ts1", json.dumps(config)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    steps = json.loads(done.stdout.strip().splitlines()[-1])
+    assert steps["created"] == "working" and steps["cancelled"] == "cancelled", steps
+    assert steps["polled"] == "cancelled", steps
+    assert "already ended" in steps["again"], steps
+
+    def interrupted() -> bool:
+        cells = {c.get("id"): c for c in read_notebook(PATH).cells}
+        return any(o.get("ename") == "KeyboardInterrupt" for o in cells["slow"].get("outputs", []))
+
+    await wait_for(interrupted, timeout=30)
