@@ -98,7 +98,7 @@ async def test_run_with_url_and_token_and_status(server: ServerProcess) -> None:
     code, out, _ = await loop(server, "status")
     assert code == 0 and "Nothing running." in out
     code, _, err = await loop(server, "--url", url, "--token", "wrong", "status")
-    assert code == 2 and "403" in err
+    assert code == 4 and "403" in err  # refused
 
 
 @pytest.mark.timeout(240)
@@ -241,7 +241,7 @@ async def test_url_and_token_work_after_the_subcommand_too(server: ServerProcess
     code, out, err = await loop(server, "status", "--url", url, "--token", TOKEN, env=elsewhere)
     assert code == 0 and "Nothing running." in out, err
     code, _, err = await loop(server, "--url", url, "status", "--token", "wrong", env=elsewhere)
-    assert code == 2 and "403" in err
+    assert code == 4 and "403" in err  # refused
 
 
 @pytest.mark.timeout(240)
@@ -314,6 +314,6 @@ async def test_versions_and_restore_bring_back_an_overwritten_notebook(
     # The overwrite was kept before the restore replaced it: the restore can be undone.
     assert any("found on disk" in line for line in out.splitlines()[1:3]), out
     code, _, err = await loop(server, "restore", "kept.ipynb", "99999")
-    assert code == 2 and "no version 99999" in err
+    assert code == 3 and "no version 99999" in err  # not found
     code, _, err = await loop(server, "restore", "kept.ipynb", "latest")
     assert code == 2 and "VERSION must be" in err
