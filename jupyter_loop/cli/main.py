@@ -171,8 +171,11 @@ async def status_command(api: Api, out: TextIO) -> int:
     status = await api.call("api", "jupyter-loop", "status")
     out.write(style.paint(f"Server {api.server.url}", BOLD) + "\n")
     runs, turns = status["runs"], status["turns"]
-    if not runs and not turns:
+    approvals = status.get("approvals") or []  # a server before 0.x lists none
+    if not runs and not turns and not approvals:
         out.write("Nothing running.\n")
+    for approval in approvals:
+        out.write(approval_lines(approval))
     for run in runs:
         run = {key: visible(str(value)) for key, value in run.items()}
         out.write(f"run   {run['path']}  cell {run['cell_id']}  {run['state']}  by {run['by']}\n")
@@ -182,6 +185,23 @@ async def status_command(api: Api, out: TextIO) -> int:
         out.write(line + style.paint(f"  ({turn.get('model')})", DIM) + "\n")
     out.write(tokens_line(status.get("tokens")) + "\n")
     return 0
+
+
+def approval_lines(approval: dict[str, Any]) -> str:
+    """A waiting approval, and the command that answers it.
+
+    Example:
+        >>> print(approval_lines({"id": "a-1", "path": "x.ipynb", "cell_ids": ["c0", "c1"],
+        ...     "asked_by": 'an MCP client of ada, calling itself "bot"'}), end="")
+        approval a-1  x.ipynb  cell c0, c1  asked by an MCP client of ada, calling itself "bot"
+          answer: jupyter loop approve x.ipynb a-1 [--turn | --deny]
+    """
+    shown = {key: visible(str(value)) for key, value in approval.items() if key != "cell_ids"}
+    cells = ", ".join(visible(str(c)) for c in approval.get("cell_ids") or [])
+    return (
+        f"approval {shown['id']}  {shown['path']}  cell {cells}  asked by {shown['asked_by']}\n"
+        f"  answer: jupyter loop approve {shown['path']} {shown['id']} [--turn | --deny]\n"
+    )
 
 
 def tokens_line(tokens: dict[str, Any] | None) -> str:
