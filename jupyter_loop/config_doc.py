@@ -74,6 +74,20 @@ model, approval policy and step budget are also in _Settings → jupyter-loop: A
 empty values there follow the server. Inline completions have their own entry in
 _Settings → Inline Completer_ (_jupyter-loop AI_: on or off, debounce, timeout, model).
 
+Settings go in `jupyter_server_config.py` in Jupyter's config directory: the one
+`jupyter --config-dir` prints (usually `~/.jupyter/`; `JUPYTER_CONFIG_DIR` moves it).
+`jupyter server --generate-config` writes a commented one there; `jupyter lab` and
+`jupyter notebook` read it too. For example:
+
+```python
+c.JupyterLoopApp.agent_provider = "openai"
+c.JupyterLoopApp.approval_policy = "ask"
+```
+
+`jupyter --paths` lists the other directories read (a virtual environment's
+`etc/jupyter/` among them); any setting can also be given on the command line,
+`jupyter lab --JupyterLoopApp.approval_policy=ask`.
+
 This file is written by `python -m jupyter_loop.config_doc` from the traits themselves; a
 test fails when it differs from what they say.
 """

@@ -26,7 +26,15 @@ class StatusHandler(AssistantHandler):
         agent = self.assistant.agent
         await execution.recovered()
         tokens = agent.budgets.usage(principal_of(self))  # the caller's count today
-        self.reply({"runs": execution.in_flight(), "turns": agent.in_flight(), "tokens": tokens})
+        approvals = await agent.waiting_approvals()  # with the id ``jupyter loop approve`` takes
+        self.reply(
+            {
+                "runs": execution.in_flight(),
+                "turns": agent.in_flight(),
+                "approvals": approvals,
+                "tokens": tokens,
+            }
+        )
 
 
 HISTORY_LIMIT = 1000

@@ -2,6 +2,7 @@ import { JupyterFrontEndPlugin } from '@jupyterlab/application';
 
 import { agentPlugin } from './agent/plugin';
 import { completionPlugin } from './completion/plugin';
+import { connectionPlugin } from './connection/plugin';
 import { executorPlugin, markersPlugin } from './execution/plugin';
 import { panelPlugin } from './panel/plugin';
 import { presencePlugin } from './presence/plugin';
@@ -16,7 +17,8 @@ const plugins: JupyterFrontEndPlugin<unknown>[] = [
   proposalsPlugin,
   completionPlugin,
   cellHistoryPlugin,
-  presencePlugin
+  presencePlugin,
+  connectionPlugin
 ];
 
 export default plugins;

@@ -177,6 +177,28 @@ async def test_now_restores_an_open_notebook_at_once(
     assert newest["restored_from"] == number
 
 
+async def test_a_notebook_no_tab_holds_is_restored_into_its_file(
+    api: Any, open_tab: Any, write_notebook: Any, jp_root_dir: Path
+) -> None:
+    """The last tab closed (its room is still loaded, as a run or the cleanup delay keeps
+    it): nobody could accept a proposal, so the restore writes the version, and what the
+    room held is kept as a version first (the restore can be undone)."""
+    path = write_notebook("left.ipynb", "a = 1", "b = 2")
+    async with open_tab(path) as tab:
+        number = await emptied_by_delete_all(api, tab, jp_root_dir, path)
+    reply = await restore(api, path, number)
+    assert reply["proposal"] is None, reply
+    assert reply["live"] is False
+    await wait_for(lambda: sources_on_disk(jp_root_dir, path) == ["a = 1", "b = 2"])
+    kept = await versions(api, path)
+    assert kept[0]["kind"] == "restored" and kept[0]["restored_from"] == number
+    assert any(v["cells"] == 0 for v in kept[1:]), kept  # the emptied notebook: undo
+    async with open_tab(path) as tab:  # a tab opened now shows the version
+        await wait_for(
+            lambda: [str(c["source"]) for c in tab.notebook.ycells] == ["a = 1", "b = 2"]
+        )
+
+
 async def test_versions_max_keeps_the_newest(api: Any) -> None:
     for n in range(6):
         await save(api, "many.ipynb", f"x = {n}")

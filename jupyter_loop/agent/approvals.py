@@ -74,3 +74,12 @@ class ApprovalDesk:
             if pending.turn_id == turn_id:
                 pending.future.cancel()
                 del self._approvals[approval_id]
+
+    def waiting(self) -> list[tuple[str, str]]:
+        """``(approval_id, room_id)`` of the approvals nobody has answered yet, oldest
+        first: what ``GET status`` lists, so a terminal can find the id to answer."""
+        return [
+            (approval_id, pending.room_id)
+            for approval_id, pending in self._approvals.items()
+            if not pending.future.done()
+        ]

@@ -38,6 +38,7 @@ from .settings import AgentSettings
 from .shared_turn import LiveTurn, current_turn, show_new_conversation
 from .store import ConversationStore, new_id, now_iso
 from .turn import Turn
+from .waiting_approvals import waiting_approvals
 
 HISTORY_MESSAGES = 60
 ACTIVE = ("running", "waiting_approval")
@@ -384,6 +385,10 @@ class AgentService:
             for room_id, turn in self._turns.items()
             if turn is not None
         ]
+
+    async def waiting_approvals(self) -> list[dict[str, Any]]:
+        """The approvals waiting for a person (:mod:`.waiting_approvals`)."""
+        return await waiting_approvals(self._docs, self._desk)
 
     async def journal_entries(self, path: str) -> list[dict[str, Any]]:
         room_id = await self._docs.room_id(path)

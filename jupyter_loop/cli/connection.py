@@ -18,16 +18,13 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
 from ..keeper.registry import process_alive
+from .failures import CliError, kind_of_http_status
 
 # tornado's client, pycrdt and jupyter_ydoc are imported where used: ``jupyter loop --help``
 # needs none of them, ``status`` no Y document (see ``bench/cli_startup.py``).
 if TYPE_CHECKING:
     from jupyter_ydoc import YNotebook
     from tornado.httpclient import HTTPClientError
-
-
-class CliError(Exception):
-    """A failure to report to the user in one line (exit status 2)."""
 
 
 @dataclass(frozen=True)
@@ -68,7 +65,10 @@ def find_server(url: str | None, token: str | None, notebook: str | None = None)
         return Server(url if url.endswith("/") else url + "/", token)
     servers = running_servers()
     if not servers:
-        raise CliError("No running Jupyter server found; start one, or give --url and --token.")
+        raise CliError(
+            "No running Jupyter server found; start one, or give --url and --token.",
+            "no server",
+        )
     chosen = servers[0]
     if notebook:
         target = Path(notebook).resolve()
@@ -131,9 +131,13 @@ class Api:
         try:
             response = await self._client.fetch(request)
         except HTTPClientError as e:
-            raise CliError(_http_message(e, url)) from None
+            raise CliError(_http_message(e, url), kind_of_http_status(e.code)) from None
         except OSError as e:
-            raise CliError(f"Cannot reach the server at {self.server.url}: {e}") from None
+            raise CliError(
+                f"Cannot reach the server at {self.server.url}: {e} (is it running? "
+                "`jupyter server list` shows the running ones)",
+                "no server",
+            ) from None
         return json.loads(response.body or b"null")
 
     @asynccontextmanager
@@ -146,6 +150,7 @@ class Api:
 
         from .ychannel import TornadoChannel
 
+        await self.existing_notebook(path)
         session = await self.call(
             "api", "collaboration", "session", path, method="PUT",
             body={"format": "json", "type": "notebook"},
@@ -164,6 +169,26 @@ class Api:
         finally:
             connection.close()
 
+    async def existing_notebook(self, path: str) -> None:
+        """Raise a "not found" :class:`CliError` unless the server has a notebook at ``path``.
+
+        Asked before joining its room: the collaboration session of a missing file is
+        granted, then its room's socket closes, which the client saw only as a
+        ``WebSocketClosedError`` (``jupyter loop run nosuch.ipynb``).
+        """
+        try:
+            model = await self.call("api", "contents", path, query="content=0")
+        except CliError as e:
+            if e.kind != "not found":
+                raise
+            raise CliError(
+                f"No notebook '{path}' on the server at {self.server.url} (paths are "
+                "relative to the directory the server serves; check the name).",
+                "not found",
+            ) from None
+        if model.get("type") != "notebook":
+            raise CliError(f"'{path}' is a {model.get('type')}, not a notebook.", "usage")
+
 
 async def synced(notebook: YNotebook, timeout: float = 30.0) -> None:
     """Wait until the room has sent the document (it always holds the notebook metadata)."""
@@ -174,7 +199,7 @@ async def synced(notebook: YNotebook, timeout: float = 30.0) -> None:
     deadline = asyncio.get_running_loop().time() + timeout
     while not len(notebook.ydoc.get("meta", type=Map)):
         if asyncio.get_running_loop().time() > deadline:
-            raise CliError("The server never sent the notebook's shared document.")
+            raise CliError("The server never sent the notebook's shared document.", "no server")
         await asyncio.sleep(0.02)
 
 

@@ -13,8 +13,8 @@ Commands (a running Jupyter server with jupyter-loop; see ``--help``)::
     jupyter loop token create --scope read|propose|run [--notebook PATH] [--expires 8h]
     jupyter loop token list / jupyter loop token revoke ID
 
-Exit status: 0 when everything ended well, 1 when a cell or the turn failed, 2 for a usage
-or connection error, 130 when detached with Ctrl-C.
+Exit statuses: see ``failures.py`` (``EXIT_STATUSES``); errors are one line, ``--debug``
+adds the traceback.
 """
 
 from __future__ import annotations
@@ -27,13 +27,13 @@ from typing import TYPE_CHECKING, Any, TextIO
 # Only what ``--help`` needs is imported here: each command imports its own parts when it
 # runs (the Y document for ``run``/``ask``, tornado's HTTP client for every call), so the
 # client starts in a tenth of a second instead of the seconds the server's imports take.
-from .connection import CliError
+from .failures import EXIT_STATUS_HELP, EXIT_STATUSES, explain
 from .render import BOLD, DIM, Style, visible
 
 if TYPE_CHECKING:
     from .connection import Api
 
-USAGE_ERROR = 2
+__all__ = ["EXIT_STATUSES", "main", "parser"]
 
 
 def connection_options(default: Any) -> argparse.ArgumentParser:
@@ -50,6 +50,8 @@ def connection_options(default: Any) -> argparse.ArgumentParser:
                          "server found in Jupyter's runtime files.")  # fmt: skip
     options.add_argument("--token", default=default, help="The server's token (default: "
                          "$JUPYTER_TOKEN, or the running server's).")  # fmt: skip
+    options.add_argument("--debug", action="store_true", default=default, help="On an "
+                         "error, print the traceback too.")  # fmt: skip
     return options
 
 
@@ -59,12 +61,15 @@ def parser() -> argparse.ArgumentParser:
         description="Run notebook cells and talk to the notebook's agent on a running "
         "Jupyter server with jupyter-loop.",
         parents=[connection_options(None)],
+        epilog=EXIT_STATUS_HELP,
     )
     per_command = [connection_options(argparse.SUPPRESS)]
     commands = top.add_subparsers(dest="command", required=True)
 
     def command(name: str, helptext: str) -> argparse.ArgumentParser:
-        return commands.add_parser(name, help=helptext, parents=per_command)
+        return commands.add_parser(
+            name, help=helptext, parents=per_command, epilog=EXIT_STATUS_HELP
+        )
 
     run = command("run", "Run cells and stream their outputs.")
     run.add_argument("notebook")
@@ -166,8 +171,11 @@ async def status_command(api: Api, out: TextIO) -> int:
     status = await api.call("api", "jupyter-loop", "status")
     out.write(style.paint(f"Server {api.server.url}", BOLD) + "\n")
     runs, turns = status["runs"], status["turns"]
-    if not runs and not turns:
+    approvals = status.get("approvals") or []  # a server before 0.x lists none
+    if not runs and not turns and not approvals:
         out.write("Nothing running.\n")
+    for approval in approvals:
+        out.write(approval_lines(approval))
     for run in runs:
         run = {key: visible(str(value)) for key, value in run.items()}
         out.write(f"run   {run['path']}  cell {run['cell_id']}  {run['state']}  by {run['by']}\n")
@@ -177,6 +185,23 @@ async def status_command(api: Api, out: TextIO) -> int:
         out.write(line + style.paint(f"  ({turn.get('model')})", DIM) + "\n")
     out.write(tokens_line(status.get("tokens")) + "\n")
     return 0
+
+
+def approval_lines(approval: dict[str, Any]) -> str:
+    """A waiting approval, and the command that answers it.
+
+    Example:
+        >>> print(approval_lines({"id": "a-1", "path": "x.ipynb", "cell_ids": ["c0", "c1"],
+        ...     "asked_by": 'an MCP client of ada, calling itself "bot"'}), end="")
+        approval a-1  x.ipynb  cell c0, c1  asked by an MCP client of ada, calling itself "bot"
+          answer: jupyter loop approve x.ipynb a-1 [--turn | --deny]
+    """
+    shown = {key: visible(str(value)) for key, value in approval.items() if key != "cell_ids"}
+    cells = ", ".join(visible(str(c)) for c in approval.get("cell_ids") or [])
+    return (
+        f"approval {shown['id']}  {shown['path']}  cell {cells}  asked by {shown['asked_by']}\n"
+        f"  answer: jupyter loop approve {shown['path']} {shown['id']} [--turn | --deny]\n"
+    )
 
 
 def tokens_line(tokens: dict[str, Any] | None) -> str:
@@ -202,9 +227,31 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         return asyncio.run(dispatch(args, sys.stdout, sys.stderr))
-    except CliError as e:
-        sys.stderr.write(f"jupyter loop: {visible(str(e))}\n")  # may quote the server
-        return USAGE_ERROR
+    except BaseException as e:  # noqa: BLE001 (every failure ends in one line and a status)
+        if isinstance(e, SystemExit):
+            raise
+        failure = explain(e)
+        if failure.kind == "closed pipe":
+            return quietly(failure.status)
+        if args.debug:
+            import traceback
+
+            traceback.print_exception(e)
+        if failure.kind != "detached":
+            sys.stderr.write(f"jupyter loop: {visible(str(failure))}\n")  # may quote the server
+        return failure.status
+
+
+def quietly(status: int) -> int:
+    """End with ``status`` once the output's reader has gone: Python would otherwise print
+    another ``BrokenPipeError`` when it flushes stdout at exit (the fix its manual gives)."""
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a file (a test's StringIO)
+        pass
+    return status
 
 
 if __name__ == "__main__":

@@ -29,29 +29,55 @@ T = TypeVar("T")
 
 
 def pick_cells(notebook: YNotebook, cells: tuple[str, ...]) -> list[str]:
-    """Cell ids from ids or 1-based numbers; none given: every code cell (Run All).
+    """Cell ids from ids, the first characters of an id, or 1-based numbers; none given:
+    every code cell (Run All).
 
     Example:
         >>> nb = YNotebook()
         >>> for i, kind in enumerate(["markdown", "code", "code"]):
-        ...     nb.append_cell({"id": f"c{i}", "cell_type": kind, "source": "", "metadata": {}})
-        >>> pick_cells(nb, ()), pick_cells(nb, ("3", "c1"))
-        (['c1', 'c2'], ['c2', 'c1'])
+        ...     nb.append_cell({"id": f"c{i}-x", "cell_type": kind, "source": "", "metadata": {}})
+        >>> pick_cells(nb, ()), pick_cells(nb, ("3", "c1-x", "c1"))
+        (['c1-x', 'c2-x'], ['c2-x', 'c1-x'])
+        >>> pick_cells(nb, ("c",))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        jupyter_loop.cli.failures.CliError: 'c' starts 3 cell ids (c0-x, c1-x, c2-x): give ...
     """
     ids = [str(cell["id"]) for cell in notebook.ycells]
     if not cells:
         return [str(c["id"]) for c in notebook.ycells if c.get("cell_type") == "code"]
+    numbers = f"1 to {len(ids)}" if ids else "none: the notebook has no cells"
     chosen: list[str] = []
     for cell in cells:
         if cell.isdigit():
             number = int(cell)
             if not 1 <= number <= len(ids):
-                raise CliError(f"The notebook has {len(ids)} cells; there is no cell {number}.")
+                raise CliError(
+                    f"The notebook has {len(ids)} cells: there is no cell {number} "
+                    f"(cell numbers: {numbers})."
+                )
             chosen.append(ids[number - 1])
-        elif cell in ids:
+            continue
+        if cell in ids:
             chosen.append(cell)
-        else:
-            raise CliError(f"No cell with id '{cell}' (give a cell id or its number, from 1).")
+            continue
+        # The first characters of an id, as a short commit hash is given to git.
+        starting = [i for i in ids if i.startswith(cell)]
+        if len(starting) == 1:
+            chosen.append(starting[0])
+            continue
+        if starting:
+            shown = ", ".join(visible(i) for i in starting[:5]) + (
+                ", …" if len(starting) > 5 else ""
+            )
+            raise CliError(
+                f"'{visible(cell)}' starts {len(starting)} cell ids ({shown}): give more of it, "
+                f"or the cell's number, {numbers}."
+            )
+        raise CliError(
+            f"The notebook has no cell '{visible(cell)}': give a cell's id (or its first "
+            f"characters) or its number, {numbers}."
+        )
     return list(dict.fromkeys(chosen))
 
 

@@ -3,7 +3,7 @@
 One line per kept version, newest first: its number (what ``restore`` takes), when it was
 saved, what it is (a save, a file found on disk before a save replaced it, a restore) and
 its size; ``restore`` brings one back and says how to undo it: into the file (restore the
-version it replaced), or, when the notebook is open, as a proposal at the top of the
+version it replaced), or, when the notebook is open in a tab, as a proposal at the top of the
 notebook that a tab accepts (undo there takes it back); ``--now`` puts it into the open
 notebook at once.
 """

@@ -233,6 +233,13 @@ class LiveDocuments:
         """Whether the notebook's room is in memory (a tab or a run has it open)."""
         return self._room(room_id) is not None
 
+    def has_tabs(self, room_id: str) -> bool:
+        """Whether a client (a tab, ``jupyter loop``) is connected to the notebook's room;
+        a room kept loaded by a run, a turn (our stand-in) or the cleanup delay has none."""
+        room = self._room(room_id)
+        clients = getattr(room, "clients", None) or ()
+        return any(not isinstance(client, _StandInClient) for client in clients)
+
     # -- pinning -------------------------------------------------------------------
 
     def pin(self, room_id: str) -> None:

@@ -23,8 +23,10 @@ compressing and SQLite run on one worker thread, in the order of the saves.
 Rejected: recording from the room (``DocumentRoom`` events): a tab's Save, a ``PUT`` of
 the contents API and a room evicted before its save would be missed.
 
-A restore of a notebook nobody has open saves the version through the contents manager.
-When the notebook is open (its room is loaded) the restore is a proposal in the shared
+A restore of a notebook nobody has open saves the version through the contents manager
+(also when its room is still loaded, by a run or the cleanup delay, but no tab or client
+is connected: nobody could accept a proposal; the room then takes the version in, as with
+``now``). When the notebook is open in a tab the restore is a proposal in the shared
 document instead (``agent.proposals.VERSION``), shown at the top of the notebook in every
 tab: a tab that accepts it puts the version in as one change of its own notebook, so undo
 there (``Z`` in command mode, Edit > Undo) takes it back; accepted over REST it is set here.
@@ -272,9 +274,13 @@ class VersionKeeper:
         version, notebook = await self.notebook(path, number)
         before = await asyncio.to_thread(self.store.versions, path)
         room_id = await self._open_room(path)
+        tabs = room_id is not None and self._documents.has_tabs(room_id)
         if room_id is not None:
-            await self._documents.saves.save(room_id)  # what the tabs show becomes a version
-            if not now:
+            await self._documents.saves.save(room_id)  # what the room holds becomes a version
+            # A proposal only where someone can accept it: with no tab on the room (closed
+            # ten minutes ago, the room kept by a run or the cleanup delay), the version is
+            # written, as into a closed notebook, and the room follows.
+            if not now and tabs:
                 return await self._propose(path, room_id, version, notebook, by)
         folder = posixpath.dirname(path)
         if folder and not await ensure_async(self._contents.dir_exists(folder)):
@@ -297,7 +303,7 @@ class VersionKeeper:
         self._restoring.pop(path, None)  # the save wrote nothing (same bytes): no version
         after = await asyncio.to_thread(self.store.versions, path)
         made = after[0] if after and after[0].kind == RESTORED and after[:1] != before[:1] else None
-        return Restored(path, number, room_id is not None, made)
+        return Restored(path, number, tabs, made)
 
     async def _propose(
         self, path: str, room_id: str, version: Version, notebook: dict[str, Any], by: str

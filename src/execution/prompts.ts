@@ -97,6 +97,17 @@ export class CellPrompts implements IDisposable {
     item.failed.connect(this._onFailed, this);
     item.disposed.connect(() => this._onItemDisposed(cellId, item));
     this._items.set(cellId, item);
+    // Every output up to the prompt shows while it waits, and the answer echoed after
+    // it; outputs after that are trimmed again, as in JupyterLab (see showAll).
+    showAll(outputArea);
+    const follow = (): void => {
+      showAll(outputArea);
+      if (item.answered) {
+        outputArea.model.changed.disconnect(follow); // that change was the echo
+      }
+    };
+    outputArea.model.changed.connect(follow);
+    item.disposed.connect(() => outputArea.model.changed.disconnect(follow));
     layout.addWidget(item);
     // Tell the notebook, as JupyterLab's output area does: it scrolls the cell into
     // view and puts the focus back on the cell when the prompt goes.
@@ -170,6 +181,24 @@ export class CellPrompts implements IDisposable {
  * Dispose a widget; if the focus was elsewhere (say, in the next prompt of an ipdb
  * session), keep it there despite the notebook refocusing the cell.
  */
+/**
+ * Lift the output area's `maxNumberOutputs` trim so that all its outputs show, as
+ * JupyterLab's own output area does on an input request: a person answering `input()`
+ * sees every output the cell printed before it asked (its test "Don't limit cell
+ * outputs if input is requested"). jupyter-loop shows the prompt itself, so the output
+ * area never heard of the request and kept them trimmed to the first few.
+ *
+ * Only when outputs are hidden: the trim notice then sits at `maxNumberOutputs`, which
+ * is what the setter removes (with nothing hidden it would remove the widget there, the
+ * prompt).
+ */
+function showAll(outputArea: CodeCell['outputArea']): void {
+  const count = outputArea.model.length;
+  if (count > outputArea.maxNumberOutputs) {
+    outputArea.maxNumberOutputs = count;
+  }
+}
+
 function disposeKeepingFocus(widget: Widget): void {
   const focused = document.activeElement;
   widget.dispose();

@@ -1,5 +1,6 @@
 import * as React from 'react';
 
+import { askerOf } from '../agent/asker';
 import { AgentSession } from '../agent/session';
 import { ApprovalDecision, IApprovalRequest } from '../tokens';
 
@@ -52,14 +53,15 @@ export function ApprovalCard(props: {
 }): JSX.Element {
   const { session, approval } = props;
   const count = approval.cell_ids.length;
+  const asker = askerOf(approval);
   return (
     <section
       className="jp-Loop-Approval"
       role="group"
-      aria-label="The assistant asks to run cells"
+      aria-label={`${asker} asks to run cells`}
     >
       <p className="jp-Loop-Approval-title">
-        The assistant wants to run {count === 1 ? 'a cell' : `${count} cells`}:
+        {asker} wants to run {count === 1 ? 'a cell' : `${count} cells`}:
       </p>
       <ul className="jp-Loop-Approval-cells">
         {approval.cell_ids.map(cellId => {

@@ -96,19 +96,7 @@ export function Banners(props: { service: AgentService }): JSX.Element | null {
   }
   const models = service.models;
   if (models && !models.configured) {
-    return (
-      <div
-        className="jp-Loop-Banner jp-mod-error jp-Loop-ConfigHint"
-        role="alert"
-      >
-        <strong>No model provider is configured.</strong>
-        <p>
-          The server needs a model provider before the assistant can answer. Set
-          one in the server's configuration or environment and restart it:
-        </p>
-        <pre className="jp-Loop-ConfigHint-text">{models.hint}</pre>
-      </div>
-    );
+    return <ConfigHint hint={models.hint ?? ''} />;
   }
   if (models && models.models.length === 0 && models.hint) {
     return (
@@ -127,6 +115,46 @@ export function Banners(props: { service: AgentService }): JSX.Element | null {
   }
   return null;
 }
+
+/**
+ * The one line that gives the server a provider, to copy; where the other ways are.
+ *
+ * Short, because the panel is often 250 px wide: the server's whole hint (every
+ * setting, one paragraph) is kept behind "Other providers", and the command is one
+ * unbroken line that scrolls rather than wrapping inside a word. Rejected: the whole
+ * hint in a pre-wrap block breaking anywhere, which ran to ~30 lines at 250 px with
+ * `openai_a` / `pi_key` split across lines and its heading said twice.
+ */
+export function ConfigHint(props: { hint: string }): JSX.Element {
+  const rest = props.hint.replace(/^No model provider is configured\.\s*/, '');
+  return (
+    <div
+      className="jp-Loop-Banner jp-mod-error jp-Loop-ConfigHint"
+      role="alert"
+    >
+      <strong>No model provider is configured.</strong>
+      <p>Start the server with one, for example:</p>
+      <code className="jp-Loop-ConfigHint-command">{SETUP_COMMAND}</code>
+      <details className="jp-Loop-ConfigHint-more">
+        <summary>Other providers (Ollama, a local server)</summary>
+        <p className="jp-Loop-ConfigHint-text">{rest}</p>
+        <a href={CONFIGURATION_PAGE} target="_blank" rel="noopener noreferrer">
+          Every setting (configuration.md)
+        </a>
+      </details>
+    </div>
+  );
+}
+
+/** What most people need: an OpenAI key in the environment of the server. */
+export const SETUP_COMMAND = 'OPENAI_API_KEY=sk-… jupyter lab';
+
+/**
+ * The configuration page of the manual (docs/configuration.md), in the repository
+ * package.json names (a test keeps the two the same: change both when it moves).
+ */
+export const REPOSITORY = 'https://example.invalid/jupyter-loop';
+export const CONFIGURATION_PAGE = `${REPOSITORY}/blob/main/docs/configuration.md`;
 
 /** Ask the model server for its models again. */
 function RetryModels(props: { service: AgentService }): JSX.Element {

@@ -3,6 +3,7 @@ import type * as nbformat from '@jupyterlab/nbformat';
 import { ReactWidget } from '@jupyterlab/ui-components';
 import * as React from 'react';
 
+import { askerOf } from '../agent/asker';
 import { AgentSession } from '../agent/session';
 import { useSignal } from '../panel/hooks';
 import { ApprovalButtons } from '../panel/approval';
@@ -267,7 +268,8 @@ export class ApprovalOnCell extends ReactWidget {
     this.addClass('jp-Loop-OnCell');
     this.addClass('jp-Loop-CellApproval');
     this.node.setAttribute('role', 'group');
-    this.node.setAttribute('aria-label', 'The assistant asks to run this cell');
+    // Who asks is in the card's text (askerOf): a turn of the panel or an outside client.
+    this.node.setAttribute('aria-label', 'A request to run this cell');
     isolate(this.node);
   }
 
@@ -291,7 +293,7 @@ function ApprovalOnCellView(props: {
   return (
     <div className="jp-Loop-OnCell-bar">
       <span className="jp-Loop-OnCell-text jp-Loop-OnCell-title">
-        The assistant wants to run this cell
+        {askerOf(approval)} wants to run this cell
         {others > 0 ? ` and ${others} other${others === 1 ? '' : 's'}` : ''}.
       </span>
       <ApprovalButtons session={session} approval={approval} />
