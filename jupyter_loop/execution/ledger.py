@@ -52,10 +52,18 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..owner_only import open_private, private_dir, replace_private
+from .run_origin import KeptSource, RunOrigin
 
 
 @dataclass(frozen=True)
 class LedgerEntry:
+    """A run in flight. Beside what a restart needs to close or follow it, the record of
+    the run as it was asked for (who, through which channel and approval, the source asked
+    for, when) and, once it went to the kernel, as it started (the source it was handed,
+    when): a run taken over after a crash continues this record in the history. Its
+    source is masked (:func:`.run_origin.kept_source`), as the history keeps it. Lines
+    of an older server lack these fields: they read as their defaults."""
+
     room_id: str
     cell_id: str
     run_id: str
@@ -65,6 +73,26 @@ class LedgerEntry:
     by: str = ""
     approved_hash: str = ""  # a run approved for this source only (see ``CellJob``)
     execution_count: int | None = None  # once the kernel said it (a run taken up keeps it)
+    channel: str = ""  # the rest of the run's origin (see ``RunOrigin``)
+    turn: str = ""
+    approval: str = ""
+    client: str = ""
+    run_all: bool = False
+    source_hash: str = ""  # the source asked for, then the one the kernel was handed
+    source: str = ""
+    queued_at: float | None = None
+    started_at: float | None = None  # when the kernel was handed the run
+
+    @property
+    def origin(self) -> RunOrigin | None:
+        """Who started the run, through what (``None``: an older server's line)."""
+        if not self.channel:
+            return None
+        return RunOrigin(self.by, self.channel, self.turn, self.approval, self.client, self.run_all)
+
+    @property
+    def kept(self) -> KeptSource | None:
+        return KeptSource(self.source_hash, self.source) if self.source_hash else None
 
 
 LEGACY_NAME = "runs.json"
@@ -122,12 +150,23 @@ class RunLedger:
         if entry is not None:
             self._put(replace(entry, state="running"))
 
-    def mark_sent(self, run_id: str, kernel_id: str, msg_id: str) -> None:
-        """The run's execute request went to the kernel: a server that adopts the kernel
-        after a crash finds the run's output by this message id."""
+    def mark_sent(
+        self,
+        run_id: str,
+        kernel_id: str,
+        msg_id: str,
+        source: KeptSource | None = None,
+        started_at: float | None = None,
+    ) -> None:
+        """The run's execute request went to the kernel (``source``, at ``started_at``): a
+        server that adopts the kernel after a crash finds the run's output by this
+        message id, and records the run as it started."""
         entry = self._entries.get(run_id)
         if entry is not None:
-            self._put(replace(entry, state="running", kernel_id=kernel_id, msg_id=msg_id))
+            sent = replace(entry, state="running", kernel_id=kernel_id, msg_id=msg_id)
+            if source is not None:
+                sent = replace(sent, source_hash=source.hash, source=source.text)
+            self._put(replace(sent, started_at=started_at))
 
     def mark_counted(self, run_id: str, execution_count: int) -> None:
         """The kernel counted the run (``execute_input``): a server that takes the run up

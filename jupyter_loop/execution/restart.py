@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..document import LiveDocuments
 from ..errors import JupyterLoopError
 from .gateway_rejoin import rejoin_gateway_kernels
-from .kept import replay_ended_run, resume_run
+from .kept import replay_ended_run, resume_run, taken_up_job
 from .ledger import LedgerEntry, RunLedger
 from .recovery import close_interrupted_runs
 from .run import CellJob
@@ -138,8 +138,6 @@ def sort_interrupted(
 
 
 def _queued_again(entry: LedgerEntry) -> CellJob:
-    # The source it runs is the cell's when it is handed over, as for any job that waited.
-    return CellJob(
-        entry.room_id, entry.cell_id, "", entry.run_id, entry.by,
-        approved_hash=entry.approved_hash or None,
-    )  # fmt: skip
+    # The source it runs is the cell's when it is handed over, as for any job that waited;
+    # its record (who, through what, when asked) is the one the ledger kept.
+    return taken_up_job(entry)
