@@ -278,6 +278,15 @@ class RunHistory:
             ).fetchall()
         return {row[0]: LastRun(row[1], row[2]) for row in rows}
 
+    def has_run(self, room_id: str, cell_id: str, run_id: str) -> bool:
+        """Whether the history holds this run (written, not only recorded)."""
+        with self._read_lock:
+            row = self._reader_db.execute(
+                "SELECT 1 FROM runs WHERE room_id = ? AND cell_id = ? AND run_id = ? LIMIT 1",
+                (room_id, cell_id, run_id),
+            ).fetchone()
+        return row is not None
+
     def count(self) -> int:
         with self._read_lock:
             (count,) = self._reader_db.execute("SELECT count(*) FROM runs").fetchone()

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -291,11 +292,12 @@ async def replay_ended_run(
     log: logging.Logger,
     *,
     how: str,
+    ended: Callable[[RunEnd], None] | None = None,
 ) -> int:
     """Write a run whose kernel ended with no server up into its cell; 1 if it did.
 
     ``how`` the kernel ended (see ``KeptKernels.how_ended``) says which note a run it cut
-    off gets."""
+    off gets; ``ended`` is told how the run ended (for the run history)."""
     async with docs.pinned(entry.room_id):
         notebook = await docs.notebook(entry.room_id)
         if not board.owned_by(notebook, entry.cell_id, entry.run_id):
@@ -325,5 +327,7 @@ async def replay_ended_run(
 
         await writer.end_run(then=finish, ending=ending)
         await docs.saves.save(entry.room_id)
+    if ended is not None:
+        ended(ending)
     log.info("jupyter-loop replayed run %s of a kernel that ended", entry.run_id)
     return 1
