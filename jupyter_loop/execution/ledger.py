@@ -5,7 +5,9 @@ outlives the server; without a record of which runs the server owned, a restart 
 leave cells showing ``[*]`` forever. So every change is on disk before the document
 shows it: a run is listed before its cell is marked queued, and its execute request's id
 right after the request goes to the kernel (a restarted server that kept the kernel
-follows the run by that id).
+follows the run by that id). Each line also carries the run's record as it was asked for
+and as it started (who, through what, the masked source, when: ``LedgerEntry``), so the
+run history of a run a restart takes over or closes is that record, continued.
 
 A run's end is written DROP_DELAY later: by then the output journal has the run's end
 (it commits at once when a run ends), and a restart that finds the run listed replays it

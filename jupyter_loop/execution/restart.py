@@ -5,7 +5,9 @@ still runs (``gateway_rejoin``), is followed again (``kept``), and
 the cells queued behind it are queued again, in their order; a run whose kept kernel
 ended meanwhile is replayed from the keeper's journal; every other one is closed
 (``recovery``: replayed from the output journal, or marked cut off). The execution
-service calls this once, as it starts; lists of runs in flight wait for it.
+service calls this once, as it starts; lists of runs in flight wait for it. A run followed
+again keeps its record (``kept.taken_up_job``: same run, origin, source and start, marked
+taken over); one closed here is written into the run history from the ledger's record.
 """
 
 from __future__ import annotations
