@@ -23,10 +23,13 @@ until the collaboration store holds its close (:meth:`RunLedger.keep_until_settl
 close's markers live in the store only, so a kill before the store wrote them, with the
 run no longer listed, left the cell ``[*]`` for good (chaos seed 2031, trial 151).
 
-Each change is one line appended to a log (``{"put": entry}`` or ``{"drop": run_id}``):
-a write of a few hundred bytes, whatever else is in flight. No fsync: the ledger is for a
-server process that dies (SIGKILL, OOM), whose written pages the system keeps; a machine
-that loses power loses its kernels too. The log is rewritten with only what is in flight
+Each change is one line appended to a log (``{"put": entry}`` for a run newly listed,
+``{"set": {"run_id": …, <the fields that changed>}}`` after, ``{"drop": run_id}``): a write
+of a few hundred bytes, whatever else is in flight; a run's source (its record) is
+written when it is listed and again only if the kernel is handed another one. No fsync:
+the ledger is for a server process that dies (SIGKILL, OOM), whose written pages the
+system keeps (each line is written and flushed before the document shows the change); a
+machine that loses power loses its kernels too. The log is rewritten with only what is in flight
 when it has grown to several times that (and once the previous process's runs are dealt
 with). Rejected: rewriting the whole list 0.2 s after a change (what this did before): a
 kill in those 0.2 s left a cell ``[*]`` with nothing to close it (chaos seed 2027, trial
@@ -49,7 +52,7 @@ import asyncio
 import json
 import logging
 import os
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -136,6 +139,11 @@ class RunLedger:
                 if "put" in change:
                     entry = LedgerEntry(**change["put"])
                     found[entry.run_id] = entry
+                elif "set" in change:
+                    changed = dict(change["set"])
+                    listed = found.get(str(changed["run_id"]))
+                    if listed is not None:  # else its put was torn: nothing to change
+                        found[listed.run_id] = replace(listed, **changed)
                 else:
                     found.pop(str(change["drop"]), None)
             except (ValueError, TypeError, KeyError) as e:  # a line torn by a kill: the last
@@ -245,8 +253,18 @@ class RunLedger:
 
     def _put(self, entry: LedgerEntry) -> None:
         self._ending.pop(entry.run_id, None)
+        before = self._entries.get(entry.run_id)
         self._entries[entry.run_id] = entry
-        self._append({"put": asdict(entry)})
+        if before is None:
+            self._append({"put": asdict(entry)})
+            return
+        # Only what changed: a run's record (its source) is not written at each step.
+        changed = {
+            f.name: getattr(entry, f.name)
+            for f in fields(entry)
+            if getattr(entry, f.name) != getattr(before, f.name)
+        }
+        self._append({"set": {"run_id": entry.run_id, **changed}})
 
     def _append(self, change: dict[str, Any]) -> None:
         if self._lines > COMPACT_FACTOR * len(self._entries) + COMPACT_SLACK:
