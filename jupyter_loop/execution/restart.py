@@ -65,7 +65,9 @@ async def take_up_left_runs(
     resumed, queued, ended, closed = sort_interrupted(left, adopted, kept, kernels)
     closed += [entry for entry in entries if entry.run_id in over]
     if journal is not None:  # what the runs taken up had is in hand: no replay closes them
-        for entry in resumed + ended:
+        # A run queued again never went to the kernel: its journal holds only its start
+        # (the cell cleared); replayed, it wrote "cut off" over the run that then ran.
+        for entry in resumed + ended + queued:
             journal.forget_run(entry.run_id)
 
     # Listed until their close is stored: a kill before that leaves them to the next start.
