@@ -5,16 +5,23 @@ server's own token after a new random moon, kept in a login cookie: a script tha
 cookies is "Anonymous Io" at one call and "Anonymous Europa" at the next, and an MCP client
 or the terminal client is a new moon at each connection, in the journal, the approvals and
 the run history. All those requests are the one person who holds the token, the one who
-started the server, so here they carry the server's login name. A server whose identity
-provider names them itself (a Hub's, or one that overrides ``generate_anonymous_user``) is
-followed as it is. Rejected: replacing the server's identity provider (an administrator's
-own choice, and the authorizer must keep seeing the user Jupyter made).
+started the server, so here they carry the server's login name. So does a browser's
+login cookie: Jupyter's own identity provider makes the user it holds the same way (a new
+moon per browser session, at the login with the token or password), and the tab's runs
+socket, which carries only the cookie, showed "Anonymous Pasithee" in the run history
+while the panel, whose requests carry the token, showed the login name (issue 42). A
+server whose identity provider names them itself (a Hub's, or one that overrides
+``generate_anonymous_user``) is followed as it is. Rejected: replacing the server's
+identity provider (an administrator's own choice, and the authorizer must keep seeing the
+user Jupyter made).
 """
 
 from __future__ import annotations
 
 import functools
 import getpass
+import re
+from collections.abc import Mapping
 from typing import Any
 
 from jupyter_server.auth.identity import IdentityProvider
@@ -55,10 +62,39 @@ def principal_of(handler: Any) -> str:
 
 def user_name_of(handler: Any) -> str:
     """The request's user as people know them, the same at every request (see the module
-    docstring): the server's login name for the holder of its own token."""
-    if principal_of(handler) == SERVER_TOKEN_PRINCIPAL and _named_at_random(handler):
+    docstring): the server's login name for the holder of its own token, and for a user
+    Jupyter's own identity provider named at random (a browser's login cookie)."""
+    if _named_at_random(handler) and (
+        principal_of(handler) == SERVER_TOKEN_PRINCIPAL or made_at_random(handler.current_user)
+    ):
         return server_login_name()
     return name_of(handler.current_user)
+
+
+_RANDOM_ID = re.compile(r"[0-9a-f]{32}")
+
+
+def made_at_random(user: Any) -> bool:
+    """Whether ``user`` (a Jupyter ``User``, or a tab's awareness ``user`` field) is one
+    Jupyter's own identity provider made up: a random hex id named "Anonymous <moon>".
+    Such a user is the server's one person (see the module docstring).
+
+    Example:
+        >>> made_at_random({"username": "0f" * 16, "name": "Anonymous Io",
+        ...                 "display_name": "Anonymous Io"})
+        True
+        >>> made_at_random({"username": "ada", "name": "Anonymous Io"})
+        False
+    """
+    fields = user if isinstance(user, Mapping) else vars(user) if user is not None else {}
+    username, name = fields.get("username"), fields.get("name")
+    return (
+        isinstance(username, str)
+        and _RANDOM_ID.fullmatch(username) is not None
+        and isinstance(name, str)
+        and name.startswith("Anonymous ")
+        and fields.get("display_name", name) == name
+    )
 
 
 def _named_at_random(handler: Any) -> bool:

@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 from conftest import notebook_json, wait_for
@@ -71,3 +72,17 @@ async def test_a_crash_mid_run_keeps_saved_outputs_and_marks_the_cut(server: Ser
         assert ended["c0"].get("status", "cut_off") == "cut_off", ended
         assert ended["c1"].get("status", "aborted") == "aborted", ended
         assert not [m for m in ended.values() if m.get("state") in ("running", "queued")]
+
+    # The run history has both runs, as they were asked and started, and how the crash
+    # ended them (the server closed them: it wrote their records, no one else could).
+    query = urlencode({"path": path})
+    runs = {
+        r["cell_id"]: r
+        for r in (await server.api("api", "jupyter-loop", f"history?{query}"))["runs"]
+    }
+    assert set(runs) == {"c0", "c1"}, runs
+    assert (runs["c0"]["status"], runs["c0"]["source"]) == ("cut_off", LOOP)
+    assert runs["c0"]["started"] is not None and runs["c0"]["channel"] == "runs_api"
+    assert (runs["c1"]["status"], runs["c1"]["source"]) == ("aborted", "print('queued')")
+    assert runs["c1"]["started"] is None
+    assert not runs["c0"]["taken_over"]

@@ -52,9 +52,10 @@ def history_line(run: dict[str, Any], style: Style) -> str:
     lines = str(run.get("source") or "").splitlines() or [""]
     more = f" (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
     colour = GREEN if status == "ok" else RED
+    over = ", taken over after a server restart" if run.get("taken_over") else ""
     return (
         f"{ended}  {style.paint(status, colour)}  {took}  cell {visible(str(run['cell_id']))}  "
-        f"by {visible(str(run['by']))}  "
+        f"by {visible(str(run['by']))}{over}  "
         + style.paint(f"kernel {visible(str(run['kernel_id']))[:8]}", DIM)
         + f"  {visible(lines[0])}{more}"
     )

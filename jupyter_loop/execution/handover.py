@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jupyter_ydoc import YNotebook
 from pycrdt import Map
@@ -29,6 +29,10 @@ from .cell_writers import CellWriters
 from .kernel_line import KernelLine
 from .ledger import RunLedger
 from .run import CellJob, CellRun, RunOutcome
+from .run_origin import kept_source
+
+if TYPE_CHECKING:
+    from ..secrets import SecretMasker
 
 SOURCE_CHANGED = "This cell was not run: its source changed after the run was approved."
 
@@ -44,6 +48,7 @@ class Handover:
         docs: LiveDocuments,
         ledger: RunLedger,
         log: logging.Logger,
+        masker: SecretMasker | None = None,
     ) -> None:
         self._kernel_id = kernel_id
         self._line = line
@@ -51,6 +56,7 @@ class Handover:
         self._docs = docs
         self._ledger = ledger
         self._log = log
+        self._masker = masker  # the source handed to the kernel is listed masked
 
     def run_of(self, job: CellJob, kind: type[CellRun], **callbacks: Any) -> CellRun:
         """The job's run, handed over from now on (it answers the messages of its request);
@@ -69,7 +75,12 @@ class Handover:
         run.source, run.started_at, run.kernel_run = code, time.time(), self._line.kernel_run
         try:
             run.msg_id = self._line.channel.execute(code, run)
-            self._ledger.mark_sent(run.job.run_id, self._kernel_id, run.msg_id)
+            # Before any output: a server that takes the run over after a crash records
+            # it as it started (the source handed, when), not as the empty run it sees.
+            handed = kept_source(code, self._masker) if code != run.job.code else None
+            self._ledger.mark_sent(
+                run.job.run_id, self._kernel_id, run.msg_id, handed, run.started_at
+            )
         except Exception as e:
             self._log.exception("jupyter-loop failed running cell %s", run.job.cell_id)
             run.end(RunOutcome("error", note=failure_note("running this cell", e)))

@@ -45,7 +45,8 @@ CREATE TABLE IF NOT EXISTS runs (
     approval TEXT NOT NULL, client TEXT NOT NULL, run_all INTEGER NOT NULL,
     source_hash TEXT NOT NULL, kernel_id TEXT NOT NULL, kernel_run TEXT NOT NULL,
     queued REAL NOT NULL, started REAL, ended REAL NOT NULL, status TEXT NOT NULL, note TEXT,
-    execution_count INTEGER, outputs_digest TEXT NOT NULL);
+    execution_count INTEGER, outputs_digest TEXT NOT NULL,
+    taken_over INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS runs_by_cell ON runs (room_id, cell_id, seq);
 CREATE TABLE IF NOT EXISTS last_runs (
     room_id TEXT NOT NULL, cell_id TEXT NOT NULL, source_hash TEXT NOT NULL,
@@ -54,8 +55,11 @@ CREATE TABLE IF NOT EXISTS last_runs (
 COLUMNS = (
     "room_id, path, cell_id, run_id, user, channel, turn, approval, client, run_all, "
     "source_hash, kernel_id, kernel_run, queued, started, ended, status, note, execution_count, "
-    "outputs_digest"
+    "outputs_digest, taken_over"
 )
+ADDED_COLUMNS = {"taken_over": "INTEGER NOT NULL DEFAULT 0"}
+"""Columns added since the first release: a database an older server made gets them
+when it is opened (its runs read as not taken over)."""
 BATCH_DELAY = 0.5
 """Seconds the writer gathers runs before writing them in one transaction. Writing each
 run as it ended put the writer thread's share of the GIL in the middle of the next run's
@@ -87,6 +91,7 @@ class RunHistory:
             open_private(path, "ab").close()  # owner-only before SQLite creates its files
         self._writer_db = self._connect()
         self._writer_db.executescript(SCHEMA)
+        _add_columns(self._writer_db)
         self._read_lock = threading.Lock()
         self._reader_db = self._connect()
         self._reader_db.row_factory = sqlite3.Row
@@ -167,7 +172,7 @@ class RunHistory:
                 [(e.source_hash, e.source) for e in batch],
             )
             db.executemany(
-                f"INSERT INTO runs ({COLUMNS}) VALUES ({', '.join('?' * 20)})",
+                f"INSERT INTO runs ({COLUMNS}) VALUES ({', '.join('?' * 21)})",
                 [_row(e) for e in batch],
             )
             db.executemany(  # in order: a cell's later run in the batch wins
@@ -273,10 +278,26 @@ class RunHistory:
             ).fetchall()
         return {row[0]: LastRun(row[1], row[2]) for row in rows}
 
+    def has_run(self, room_id: str, cell_id: str, run_id: str) -> bool:
+        """Whether the history holds this run (written, not only recorded)."""
+        with self._read_lock:
+            row = self._reader_db.execute(
+                "SELECT 1 FROM runs WHERE room_id = ? AND cell_id = ? AND run_id = ? LIMIT 1",
+                (room_id, cell_id, run_id),
+            ).fetchone()
+        return row is not None
+
     def count(self) -> int:
         with self._read_lock:
             (count,) = self._reader_db.execute("SELECT count(*) FROM runs").fetchone()
         return int(count)
+
+
+def _add_columns(db: sqlite3.Connection) -> None:
+    have = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
+    for name, kind in ADDED_COLUMNS.items():
+        if name not in have:
+            db.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
 
 
 def _row(e: RunEntry) -> tuple[object, ...]:
@@ -285,6 +306,7 @@ def _row(e: RunEntry) -> tuple[object, ...]:
         e.room_id, e.path, e.cell_id, e.run_id, o.user, o.channel, o.turn, o.approval,
         o.client, int(o.run_all), e.source_hash, e.kernel_id, e.kernel_run, e.queued,
         e.started, e.ended, e.status, e.note, e.execution_count, e.outputs_digest,
+        int(e.taken_over),
     )  # fmt: skip
 
 
@@ -310,4 +332,5 @@ def _entry(row: sqlite3.Row) -> RunEntry:
         note=row["note"],
         execution_count=row["execution_count"],
         outputs_digest=row["outputs_digest"],
+        taken_over=bool(row["taken_over"]),
     )

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -65,6 +66,26 @@ GATEWAY_LOST = (
     "kernel)."
 )
 """Said there instead when the gateway surely kept nothing for us (``gateway_rejoin``)."""
+
+
+def taken_up_job(entry: LedgerEntry) -> CellJob:
+    """The job of a run a previous server listed, as that server's record of it has it:
+    who asked through what, when, and the source (masked) asked for or handed over. The
+    cell's source now is not the run's: the cell may have been edited since."""
+    return CellJob(
+        entry.room_id, entry.cell_id, "", entry.run_id, entry.by,
+        approved_hash=entry.approved_hash or None, origin=entry.origin,
+        queued_at=entry.queued_at if entry.queued_at is not None else time.time(),
+        kept=entry.kept,
+    )  # fmt: skip
+
+
+def taken_over(run: CellRun, entry: LedgerEntry, kernel_run: str) -> None:
+    """Mark ``run`` as the continuation of the run ``entry`` records: started when that
+    server handed it to the kernel, ended by this one."""
+    run.taken_over = True
+    run.started_at = entry.started_at
+    run.kernel_run = kernel_run
 
 
 def forget_request(manager: Any, msg_id: str | None) -> None:
@@ -222,9 +243,10 @@ async def resume_run(
     (``None``): the cell gets back what the output journal holds (``journalled``), then
     what comes from the gateway (it kept what the kernel sent while no server was up,
     unless ``gateway_kept_nothing``)."""
-    job = CellJob(entry.room_id, entry.cell_id, "", entry.run_id, entry.by)
-    run = queue.follow(job, entry.msg_id, ResumedRun)
+    job = taken_up_job(entry)
+    run = queue.follow(entry, job, ResumedRun)
     assert isinstance(run, ResumedRun)
+    taken_over(run, entry, queue.line.kernel_run)
     run.counted(entry.execution_count)
 
     def restart(notebook: YNotebook, ycell: Map) -> None:
@@ -270,11 +292,12 @@ async def replay_ended_run(
     log: logging.Logger,
     *,
     how: str,
+    ended: Callable[[RunEnd], None] | None = None,
 ) -> int:
     """Write a run whose kernel ended with no server up into its cell; 1 if it did.
 
     ``how`` the kernel ended (see ``KeptKernels.how_ended``) says which note a run it cut
-    off gets."""
+    off gets; ``ended`` is told how the run ended (for the run history)."""
     async with docs.pinned(entry.room_id):
         notebook = await docs.notebook(entry.room_id)
         if not board.owned_by(notebook, entry.cell_id, entry.run_id):
@@ -304,5 +327,7 @@ async def replay_ended_run(
 
         await writer.end_run(then=finish, ending=ending)
         await docs.saves.save(entry.room_id)
+    if ended is not None:
+        ended(ending)
     log.info("jupyter-loop replayed run %s of a kernel that ended", entry.run_id)
     return 1

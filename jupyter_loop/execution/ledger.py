@@ -5,7 +5,9 @@ outlives the server; without a record of which runs the server owned, a restart 
 leave cells showing ``[*]`` forever. So every change is on disk before the document
 shows it: a run is listed before its cell is marked queued, and its execute request's id
 right after the request goes to the kernel (a restarted server that kept the kernel
-follows the run by that id).
+follows the run by that id). Each line also carries the run's record as it was asked for
+and as it started (who, through what, the masked source, when: ``LedgerEntry``), so the
+run history of a run a restart takes over or closes is that record, continued.
 
 A run's end is written DROP_DELAY later: by then the output journal has the run's end
 (it commits at once when a run ends), and a restart that finds the run listed replays it
@@ -21,10 +23,13 @@ until the collaboration store holds its close (:meth:`RunLedger.keep_until_settl
 close's markers live in the store only, so a kill before the store wrote them, with the
 run no longer listed, left the cell ``[*]`` for good (chaos seed 2031, trial 151).
 
-Each change is one line appended to a log (``{"put": entry}`` or ``{"drop": run_id}``):
-a write of a few hundred bytes, whatever else is in flight. No fsync: the ledger is for a
-server process that dies (SIGKILL, OOM), whose written pages the system keeps; a machine
-that loses power loses its kernels too. The log is rewritten with only what is in flight
+Each change is one line appended to a log (``{"put": entry}`` for a run newly listed,
+``{"set": {"run_id": …, <the fields that changed>}}`` after, ``{"drop": run_id}``): a write
+of a few hundred bytes, whatever else is in flight; a run's source (its record) is
+written when it is listed and again only if the kernel is handed another one. No fsync:
+the ledger is for a server process that dies (SIGKILL, OOM), whose written pages the
+system keeps (each line is written and flushed before the document shows the change); a
+machine that loses power loses its kernels too. The log is rewritten with only what is in flight
 when it has grown to several times that (and once the previous process's runs are dealt
 with). Rejected: rewriting the whole list 0.2 s after a change (what this did before): a
 kill in those 0.2 s left a cell ``[*]`` with nothing to close it (chaos seed 2027, trial
@@ -47,15 +52,23 @@ import asyncio
 import json
 import logging
 import os
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import IO, Any
 
 from ..owner_only import open_private, private_dir, replace_private
+from .run_origin import KeptSource, RunOrigin
 
 
 @dataclass(frozen=True)
 class LedgerEntry:
+    """A run in flight. Beside what a restart needs to close or follow it, the record of
+    the run as it was asked for (who, through which channel and approval, the source asked
+    for, when) and, once it went to the kernel, as it started (the source it was handed,
+    when): a run taken over after a crash continues this record in the history. Its
+    source is masked (:func:`.run_origin.kept_source`), as the history keeps it. Lines
+    of an older server lack these fields: they read as their defaults."""
+
     room_id: str
     cell_id: str
     run_id: str
@@ -65,6 +78,26 @@ class LedgerEntry:
     by: str = ""
     approved_hash: str = ""  # a run approved for this source only (see ``CellJob``)
     execution_count: int | None = None  # once the kernel said it (a run taken up keeps it)
+    channel: str = ""  # the rest of the run's origin (see ``RunOrigin``)
+    turn: str = ""
+    approval: str = ""
+    client: str = ""
+    run_all: bool = False
+    source_hash: str = ""  # the source asked for, then the one the kernel was handed
+    source: str = ""
+    queued_at: float | None = None
+    started_at: float | None = None  # when the kernel was handed the run
+
+    @property
+    def origin(self) -> RunOrigin | None:
+        """Who started the run, through what (``None``: an older server's line)."""
+        if not self.channel:
+            return None
+        return RunOrigin(self.by, self.channel, self.turn, self.approval, self.client, self.run_all)
+
+    @property
+    def kept(self) -> KeptSource | None:
+        return KeptSource(self.source_hash, self.source) if self.source_hash else None
 
 
 LEGACY_NAME = "runs.json"
@@ -106,6 +139,11 @@ class RunLedger:
                 if "put" in change:
                     entry = LedgerEntry(**change["put"])
                     found[entry.run_id] = entry
+                elif "set" in change:
+                    changed = dict(change["set"])
+                    listed = found.get(str(changed["run_id"]))
+                    if listed is not None:  # else its put was torn: nothing to change
+                        found[listed.run_id] = replace(listed, **changed)
                 else:
                     found.pop(str(change["drop"]), None)
             except (ValueError, TypeError, KeyError) as e:  # a line torn by a kill: the last
@@ -122,12 +160,23 @@ class RunLedger:
         if entry is not None:
             self._put(replace(entry, state="running"))
 
-    def mark_sent(self, run_id: str, kernel_id: str, msg_id: str) -> None:
-        """The run's execute request went to the kernel: a server that adopts the kernel
-        after a crash finds the run's output by this message id."""
+    def mark_sent(
+        self,
+        run_id: str,
+        kernel_id: str,
+        msg_id: str,
+        source: KeptSource | None = None,
+        started_at: float | None = None,
+    ) -> None:
+        """The run's execute request went to the kernel (``source``, at ``started_at``): a
+        server that adopts the kernel after a crash finds the run's output by this
+        message id, and records the run as it started."""
         entry = self._entries.get(run_id)
         if entry is not None:
-            self._put(replace(entry, state="running", kernel_id=kernel_id, msg_id=msg_id))
+            sent = replace(entry, state="running", kernel_id=kernel_id, msg_id=msg_id)
+            if source is not None:
+                sent = replace(sent, source_hash=source.hash, source=source.text)
+            self._put(replace(sent, started_at=started_at))
 
     def mark_counted(self, run_id: str, execution_count: int) -> None:
         """The kernel counted the run (``execute_input``): a server that takes the run up
@@ -204,8 +253,18 @@ class RunLedger:
 
     def _put(self, entry: LedgerEntry) -> None:
         self._ending.pop(entry.run_id, None)
+        before = self._entries.get(entry.run_id)
         self._entries[entry.run_id] = entry
-        self._append({"put": asdict(entry)})
+        if before is None:
+            self._append({"put": asdict(entry)})
+            return
+        # Only what changed: a run's record (its source) is not written at each step.
+        changed = {
+            f.name: getattr(entry, f.name)
+            for f in fields(entry)
+            if getattr(entry, f.name) != getattr(before, f.name)
+        }
+        self._append({"set": {"run_id": entry.run_id, **changed}})
 
     def _append(self, change: dict[str, Any]) -> None:
         if self._lines > COMPACT_FACTOR * len(self._entries) + COMPACT_SLACK:

@@ -13,7 +13,7 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from jupyter_ydoc import YNotebook
@@ -39,7 +39,7 @@ from .ledger import LedgerEntry, NullLedger, RunLedger
 from .ops import AppendStream
 from .prompts import hide_prompt, show_prompt, take_answer
 from .run import CellJob, CellRun, RunOutcome
-from .run_origin import entry_for, outputs_digest
+from .run_origin import RUNS_API, RunOrigin, entry_for, kept_source, outputs_digest
 from .wal import RunEnd
 from .writer import OutputPolicy
 
@@ -102,7 +102,9 @@ class KernelQueue:
         self._handed: deque[CellRun] = deque()  # in the kernel's order, not yet settled
         self._current: CellRun | None = None  # the one the kernel runs, while it does
         self._writers = CellWriters(docs, settings.batch_interval, settings.outputs, log)
-        self._handover = Handover(kernel_id, self.line, self._writers, docs, self._ledger, log)
+        self._handover = Handover(
+            kernel_id, self.line, self._writers, docs, self._ledger, log, settings.outputs.masker
+        )
         self._worker: asyncio.Task[None] | None = None
         self._outcomes: dict[str, asyncio.Future[RunOutcome]] = {}
         self._closing = False
@@ -133,18 +135,23 @@ class KernelQueue:
 
     def _queued_entry(self, job: CellJob) -> LedgerEntry:
         # With its kernel: a server that adopts the kernel after a crash runs it there.
+        # With the run's record as asked (who, through what, the source): a server that
+        # takes the run over continues it (see ``LedgerEntry``).
+        origin = (job.origin or RunOrigin(job.by, RUNS_API)).fields
+        asked = job.kept or kept_source(job.code, self._settings.outputs.masker)
         return LedgerEntry(
             job.room_id, job.cell_id, job.run_id, "queued", self.kernel_id,
-            by=job.by, approved_hash=job.approved_hash or "",
+            approved_hash=job.approved_hash or "", source_hash=asked.hash,
+            source=asked.text, queued_at=job.queued_at, **origin,
         )  # fmt: skip
 
-    def follow(self, job: CellJob, msg_id: str, kind: type[CellRun]) -> CellRun:
+    def follow(self, listed: LedgerEntry, job: CellJob, kind: type[CellRun]) -> CellRun:
         """Take up a run the previous server handed to this (kept) kernel: it answers the
-        messages of ``msg_id`` from now on (see ``kept.resume_run``)."""
+        messages of its execute request from now on (see ``kept.resume_run``). It stays
+        listed with the record it had (``listed``): a second crash takes it over again."""
+        msg_id = listed.msg_id
         self._docs.pin(job.room_id)
-        self._ledger.add(
-            [LedgerEntry(job.room_id, job.cell_id, job.run_id, "running", self.kernel_id, msg_id)]
-        )
+        self._ledger.add([replace(listed, state="running", kernel_id=self.kernel_id)])
         run = self._take(job, kind)
         run.msg_id = msg_id
         self.line.channel.follow(msg_id, run)

@@ -5,27 +5,34 @@ still runs (``gateway_rejoin``), is followed again (``kept``), and
 the cells queued behind it are queued again, in their order; a run whose kept kernel
 ended meanwhile is replayed from the keeper's journal; every other one is closed
 (``recovery``: replayed from the output journal, or marked cut off). The execution
-service calls this once, as it starts; lists of runs in flight wait for it.
+service calls this once, as it starts; lists of runs in flight wait for it. A run followed
+again keeps its record (``kept.taken_up_job``: same run, origin, source and start, marked
+taken over); one closed here is written into the run history from the ledger's record.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+import time
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..document import LiveDocuments
 from ..errors import JupyterLoopError
 from .gateway_rejoin import rejoin_gateway_kernels
-from .kept import replay_ended_run, resume_run
+from .kept import replay_ended_run, resume_run, taken_up_job
 from .ledger import LedgerEntry, RunLedger
-from .recovery import close_interrupted_runs
+from .recovery import CUT_OFF, close_interrupted_runs
 from .run import CellJob
+from .run_origin import RUNS_API, RunEntry, RunOrigin
+from .wal import RunEnd
 from .writer import OutputPolicy
 
 if TYPE_CHECKING:
     from ..keeper.adoption import KeptKernels
+    from .history import RunHistory
     from .queue import KernelQueue
 
 
@@ -37,9 +44,12 @@ async def take_up_left_runs(
     docs: LiveDocuments,
     outputs: OutputPolicy,
     log: logging.Logger,
+    history: RunHistory | None = None,
 ) -> int:
     """Follow, replay or close every run ``ledger`` lists from the last process; returns
-    how many cells changed."""
+    how many cells changed. A run that is not followed again gets its record in
+    ``history`` (unless the last process wrote it): how it ended, with the record the
+    ledger kept of it as asked and started."""
     entries = ledger.load()
     in_use = {entry.kernel_id for entry in entries if entry.kernel_id}
     rejoined = await rejoin_gateway_kernels(in_use, kernels, log)
@@ -55,7 +65,9 @@ async def take_up_left_runs(
     resumed, queued, ended, closed = sort_interrupted(left, adopted, kept, kernels)
     closed += [entry for entry in entries if entry.run_id in over]
     if journal is not None:  # what the runs taken up had is in hand: no replay closes them
-        for entry in resumed + ended:
+        # A run queued again never went to the kernel: its journal holds only its start
+        # (the cell cleared); replayed, it wrote "cut off" over the run that then ran.
+        for entry in resumed + ended + queued:
             journal.forget_run(entry.run_id)
 
     # Listed until their close is stored: a kill before that leaves them to the next start.
@@ -94,7 +106,11 @@ async def take_up_left_runs(
             segment = kept.segment(entry.kernel_id, entry.msg_id)
             how = kept.how_ended(entry.kernel_id)
             try:
-                changed += await replay_ended_run(entry, segment, docs, replay, log, how=how)
+                path = docs.path_of(entry.room_id) or ""
+                changed += await replay_ended_run(
+                    entry, segment, docs, replay, log, how=how,
+                    ended=partial(_record_if, history, entry, path),
+                )  # fmt: skip
                 await settle(entry.room_id, entry.run_id)
             except JupyterLoopError as e:
                 log.info("jupyter-loop could not replay %s: %s", entry.run_id, e)
@@ -102,6 +118,16 @@ async def take_up_left_runs(
     changed += await close_interrupted_runs(
         closed, docs, log, journal=outputs.journal, policy=outputs, settle=settle
     )
+    if history is not None:
+        for entry in closed:
+            record = journalled.get(entry.run_id)
+            if record is not None and record.end is not None:
+                end = record.end
+            elif entry.state == "running":
+                end = RunEnd("cut_off", entry.execution_count, CUT_OFF)
+            else:
+                end = RunEnd("aborted")
+            record_left_run(history, entry, docs.path_of(entry.room_id) or "", end)
     # Once per room, after every close: the cells do not wait on the store one by one.
     for room_id, run_ids in closes.items():
         if await docs.stored(room_id):
@@ -137,9 +163,41 @@ def sort_interrupted(
     return resumed, queued, ended, closed
 
 
+def record_left_run(history: RunHistory, entry: LedgerEntry, path: str, end: RunEnd) -> None:
+    """Put in the history a run the last process left listed and this one closed, as the
+    ledger recorded it (a kill in the half second between a run's end and the history's
+    next write lost it, and a run cut off by the kill was recorded nowhere). Nothing if
+    the last process wrote it. Its kernel's life is unknown (``kernel_run`` empty): a
+    kernel that outlived a server restart counts as a new one."""
+    if history.has_run(entry.room_id, entry.cell_id, entry.run_id):
+        return
+    history.record(
+        RunEntry(
+            room_id=entry.room_id,
+            path=path,
+            cell_id=entry.cell_id,
+            run_id=entry.run_id,
+            origin=entry.origin or RunOrigin(entry.by, RUNS_API),
+            source_hash=entry.source_hash,
+            source=entry.source,
+            kernel_id=entry.kernel_id,
+            kernel_run="",
+            queued=entry.queued_at if entry.queued_at is not None else time.time(),
+            started=entry.started_at if entry.msg_id else None,
+            ended=time.time(),
+            status=end.status,
+            note=end.note,
+            execution_count=end.execution_count,
+        )
+    )
+
+
+def _record_if(history: RunHistory | None, entry: LedgerEntry, path: str, end: RunEnd) -> None:
+    if history is not None:
+        record_left_run(history, entry, path, end)
+
+
 def _queued_again(entry: LedgerEntry) -> CellJob:
-    # The source it runs is the cell's when it is handed over, as for any job that waited.
-    return CellJob(
-        entry.room_id, entry.cell_id, "", entry.run_id, entry.by,
-        approved_hash=entry.approved_hash or None,
-    )  # fmt: skip
+    # The source it runs is the cell's when it is handed over, as for any job that waited;
+    # its record (who, through what, when asked) is the one the ledger kept.
+    return taken_up_job(entry)

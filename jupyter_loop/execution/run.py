@@ -10,7 +10,7 @@ from typing import Any
 
 from ..records import InputRequest
 from .ops import UpdateDisplay, op_from_message
-from .run_origin import RunOrigin
+from .run_origin import KeptSource, RunOrigin
 from .writer import CellWriter
 
 KERNEL_DIED = "The kernel died while this cell was running."
@@ -42,6 +42,7 @@ class CellJob:
     index_hint: int | None = None  # where the cell was when queued (saves a search)
     origin: RunOrigin | None = None  # who started it, through what (the run history)
     queued_at: float = field(default_factory=time.time)
+    kept: KeptSource | None = None  # a run taken over: the source its ledger line kept
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,7 @@ class CellRun:
         self.started_at: float | None = None
         self.ended_at: float | None = None  # when its outcome was known (see drop_queued)
         self.kernel_run = ""  # which start of the kernel ran it (see KernelLine.kernel_run)
+        self.taken_over = False  # started by an earlier server process (``kept.resume_run``)
         self.outputs_digest = ""
         self.done: asyncio.Future[RunOutcome] = asyncio.get_running_loop().create_future()
 

@@ -67,6 +67,14 @@ class RunOrigin:
             said = f"a tab of {self.user}"
         return said + (", Run All" if self.run_all else "")
 
+    @property
+    def fields(self) -> dict[str, Any]:
+        """The origin as the run ledger lists it beside a run in flight (plain values)."""
+        return {
+            "by": self.user, "channel": self.channel, "turn": self.turn,
+            "approval": self.approval, "client": self.client, "run_all": self.run_all,
+        }  # fmt: skip
+
     def claimed(self, started_from: str | None) -> RunOrigin:
         """This origin with a client's claim (``run_all``, ``terminal``) applied."""
         if started_from == "run_all":
@@ -74,6 +82,27 @@ class RunOrigin:
         if started_from == "terminal":
             return RunOrigin(self.user, TERMINAL)
         return self
+
+
+@dataclass(frozen=True)
+class KeptSource:
+    """A run's source as every record of the run keeps it: ``text`` masked whole, and
+    ``hash`` (what the stale marks compare with the cell's source now). Made once, by
+    :func:`kept_source`, for the ledger of runs in flight and for the history alike, so a
+    run taken over after a restart keeps the record it was asked and started with."""
+
+    hash: str
+    text: str
+
+
+def kept_source(source: str, masker: SecretMasker | None) -> KeptSource:
+    """``source`` as the records keep it (see :class:`KeptSource`).
+
+    Example:
+        >>> kept_source("x = 1", None).text
+        'x = 1'
+    """
+    return KeptSource(source_hash(source), masker.mask(source) if masker is not None else source)
 
 
 @dataclass(frozen=True)
@@ -89,7 +118,9 @@ class RunEntry:
     secret, which would need a key kept as long as the history (lost or rotated, every
     stale mark would be wrong) for no gain: a client can compare the shown hash with the
     hash of a cell's source, equal when no secret was masked, as before.
-    """
+
+    ``taken_over``: a server started after the one that started the run (which died or
+    stopped while the run went on, on a kept kernel) followed the run to its end."""
 
     room_id: str
     path: str
@@ -107,6 +138,7 @@ class RunEntry:
     note: str | None = None
     execution_count: int | None = None
     outputs_digest: str = ""
+    taken_over: bool = False
 
     @property
     def shown_hash(self) -> str:
@@ -136,6 +168,7 @@ class RunEntry:
             "note": self.note,
             "execution_count": self.execution_count,
             "outputs_digest": self.outputs_digest,
+            "taken_over": self.taken_over,
         }
 
 
@@ -178,27 +211,34 @@ def entry_for(
     masker: SecretMasker | None,
 ) -> RunEntry:
     """The history's record of a settled run (``run`` is ``None`` for a cell dropped from
-    the queue before it started): the source it ran, masked, and how it ended."""
-    ran = run is not None and run.source is not None
-    source = run.source if run is not None and run.source is not None else job.code
+    the queue before it started): the source it ran, masked, and how it ended. A run
+    taken over after a restart has no source in hand: the one its ledger line kept
+    (``job.kept``) is the one it started with."""
+    if run is not None and run.source is not None:
+        source = kept_source(run.source, masker)
+    elif job.kept is not None:
+        source = job.kept
+    else:
+        source = kept_source(job.code, masker)
     return RunEntry(
         room_id=job.room_id,
         path=path,
         cell_id=job.cell_id,
         run_id=job.run_id,
         origin=job.origin or RunOrigin(job.by, "runs_api"),
-        source_hash=source_hash(source),
-        source=masker.mask(source) if masker is not None else source,
+        source_hash=source.hash,
+        source=source.text,
         kernel_id=kernel_id,
         kernel_run=run.kernel_run if run is not None else kernel_run,
         queued=job.queued_at,
-        started=run.started_at if ran and run is not None else None,
+        started=run.started_at if run is not None else None,
         ended=time.time(),
         # The document shows an interrupt as the error it is; the history says so.
         status="interrupted" if run is not None and run.interrupted else outcome.status,
         note=outcome.note,
         execution_count=outcome.execution_count,
         outputs_digest=run.outputs_digest if run is not None else "",
+        taken_over=run is not None and run.taken_over,
     )
 
 

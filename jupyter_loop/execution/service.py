@@ -80,6 +80,7 @@ class ExecutionService:
                 self._docs,
                 self._settings.outputs,
                 self._log,
+                self._settings.history,
             )
         )
 

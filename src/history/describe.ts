@@ -28,6 +28,16 @@ export function runDuration(run: IRunRecord): string {
   return duration(Math.max(0, run.ended - run.started));
 }
 
+/**
+ * Who started a run through what, and whether a restarted server took it over
+ * (the run record goes on: same run, source and start).
+ */
+export function startedBy(run: IRunRecord): string {
+  return run.taken_over
+    ? `${run.by}, taken over after a server restart`
+    : run.by;
+}
+
 /** How a run ended, in words. */
 export function outcome(run: IRunRecord): string {
   const words: Record<string, string> = {

@@ -33,6 +33,11 @@ export interface IRunRecord {
   outputs_shown: boolean | null;
   /** Under the server's base URL: the full-output store keeps this run's record. */
   outputs_url: string | null;
+  /**
+   * A server started after the one that started the run (it died or stopped
+   * while the run went on, on a kept kernel) followed the run to its end.
+   */
+  taken_over: boolean;
 }
 
 export interface IHistoryReply {

@@ -11,7 +11,7 @@ import { plain } from '../agent/ydata';
 import { boardOf, ExecutionBoard } from '../execution/board';
 import { postJSON, requestAPI } from '../request';
 import { IProposal, PROPOSALS_MAP } from '../tokens';
-import { kernelLabel, outcome, runDuration, when } from './describe';
+import { kernelLabel, outcome, runDuration, startedBy, when } from './describe';
 import { RunOutputs } from './outputs';
 import { IHistoryReply, IRunRecord } from './types';
 
@@ -137,7 +137,7 @@ export class CellHistoryView extends ReactWidget {
                 </span>
               </div>
               <div className="jp-Loop-historyLine jp-Loop-historyWho">
-                <span className="jp-Loop-historyBy">{run.by}</span>
+                <span className="jp-Loop-historyBy">{startedBy(run)}</span>
                 <span title={run.kernel_id}>
                   kernel {kernelLabel(run, this._runs)}
                 </span>

@@ -12,7 +12,7 @@ test('the Server Connection Error dialog closes once the server is back', async 
   browser
 }) => {
   test.setTimeout(240000);
-  const server = new OwnServer({ portOffset: 31 });
+  const server = new OwnServer();
   server.writeNotebook('back.ipynb', [
     'print("before")',
     'print("after", 6 * 7)'

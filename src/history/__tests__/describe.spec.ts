@@ -4,6 +4,7 @@ import {
   outcome,
   runDuration,
   restoredNotice,
+  startedBy,
   versionOrigin,
   versionSize
 } from '../describe';
@@ -32,6 +33,7 @@ function run(fields: Partial<IRunRecord>): IRunRecord {
     execution_count: 1,
     outputs_shown: false,
     outputs_url: null,
+    taken_over: false,
     ...fields
   };
 }
@@ -44,6 +46,13 @@ describe('how a run is said', () => {
     expect(duration(7260)).toBe('2 h 1 min');
     expect(runDuration(run({}))).toBe('1.5 s');
     expect(runDuration(run({ started: null }))).toBe('never started');
+  });
+
+  it('says when a restarted server took the run over', () => {
+    expect(startedBy(run({}))).toBe('a tab of ada');
+    expect(startedBy(run({ taken_over: true }))).toBe(
+      'a tab of ada, taken over after a server restart'
+    );
   });
 
   it('says how a run ended, with its note', () => {
