@@ -17,10 +17,10 @@ from conftest import wait_for
 pytest_plugins = ["mcp_fixtures"]
 
 SCRIPTED = {"command": [sys.executable, "-m", "jupyter_loop.testing.acp_agent"]}
+CANARY = "canary-acp-7f3a9e21c4"
 
 
-@pytest.fixture
-def loop_config() -> dict[str, Any]:
+def config(**extra: Any) -> dict[str, Any]:
     return {
         "acp_agents": {
             "scripted": SCRIPTED,
@@ -31,7 +31,14 @@ def loop_config() -> dict[str, Any]:
         "allowed_agents": ["scripted", "missing", "broken"],
         "acp_presets": False,
         "batch_interval": 0.01,
+        "secrets": [CANARY],
+        **extra,
     }
+
+
+@pytest.fixture
+def loop_config() -> dict[str, Any]:
+    return config()
 
 
 @pytest.fixture
@@ -228,3 +235,47 @@ async def test_a_reader_sees_the_agents_but_may_not_start_one(
 @pytest.mark.parametrize("authorizer", both("NoKernels"))
 async def test_listing_the_agents_needs_the_right_to_see_kernels(api: Any) -> None:
     await refused(api("api", "jupyter-loop", "agents"), 403)
+
+
+async def test_what_the_agent_is_sent_or_reads_is_masked(
+    agent: Agent, notebook_in_tab: Any, run_cells: Any, jp_root_dir: Any
+) -> None:
+    (jp_root_dir / "notes.txt").write_text(f"one\nkey {CANARY}\nthree\n", encoding="utf-8")
+    async with notebook_in_tab("masked.ipynb", f"print('{CANARY}')") as (path, tab):
+        await run_cells(path, "c0")
+        await wait_for(lambda: "print" in json.dumps(tab.notebook.ycells[0].to_py()))
+        script = f"say {CANARY}\nread notes.txt\nread {path}"
+        await agent.start(path, script, agent="scripted")
+        conversation = await agent.ended(path)
+    text = said(conversation)
+    assert CANARY not in text and CANARY not in json.dumps(conversation)
+    assert "key " in text and "three" in text and "masked.ipynb" in text
+
+
+async def test_the_turn_goes_on_with_every_tab_closed(
+    agent: Agent, write_notebook: Any, open_tab: Any
+) -> None:
+    path = write_notebook("closed.ipynb", "1")
+    async with open_tab(path) as tab:
+        await wait_for(lambda: tab.notebook.cell_number)
+        await agent.start(path, "permission deploy\nsay finished alone", agent="scripted")
+        approval = await approval_in(tab)
+    await agent.approve(path, approval["id"], "once")  # from the terminal, say
+    conversation = await agent.ended(path)
+    assert conversation["turn"]["state"] == "done"
+    assert "permission: yes" in said(conversation) and "finished alone" in said(conversation)
+    async with open_tab(path) as back:  # a tab opened later shows the finished turn
+        state = await wait_for(lambda: agent_state(back).get("turn"))
+        assert state["state"] == "done"
+        assert "finished alone" in json.dumps(agent_state(back)["live"])
+
+
+@pytest.mark.parametrize("loop_config", [config(acp_turn_timeout=1.0)])
+async def test_a_turn_over_its_time_is_cancelled_plainly(
+    agent: Agent, notebook_in_tab: Any
+) -> None:
+    async with notebook_in_tab("slow.ipynb", "1") as (path, _tab):
+        await agent.start(path, "hang", agent="scripted")
+        conversation = await agent.ended(path)
+    assert conversation["turn"]["state"] == "error"
+    assert "took longer than 1 s" in conversation["turn"]["error"]
