@@ -8,8 +8,9 @@ may start, as ``allowed_models`` does for models.
 
 The presets' commands are those their projects document for ACP: Claude Code through
 Zed's adapter (``claude-code-acp``), Codex through Zed's adapter (``codex-acp``), Gemini
-CLI and Qwen Code with ``--experimental-acp``, opencode with ``acp``, fast-agent's
-``fast-agent-acp`` launcher.
+CLI with ``--experimental-acp``, Qwen Code with ``--acp`` (0.15 calls
+``--experimental-acp`` deprecated), opencode with ``acp``, fast-agent's ``fast-agent-acp``
+launcher.
 
 Example:
     >>> catalog = AgentCatalog({"echo": {"command": ["cat"]}}, presets=False, allowed=None)
@@ -39,7 +40,7 @@ PRESETS: Mapping[str, tuple[str, tuple[str, ...]]] = {
     "claude-code": ("Claude Code", ("claude-code-acp",)),
     "codex": ("Codex", ("codex-acp",)),
     "gemini": ("Gemini CLI", ("gemini", "--experimental-acp")),
-    "qwen": ("Qwen Code", ("qwen", "--experimental-acp")),
+    "qwen": ("Qwen Code", ("qwen", "--acp")),
     "opencode": ("opencode", ("opencode", "acp")),
     "fast-agent": ("fast-agent", ("fast-agent-acp",)),
 }

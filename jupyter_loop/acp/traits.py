@@ -34,8 +34,8 @@ class AcpConfig(Configurable):
         config=True,
         help=(
             "Offer the common ACP agents whose command is on the server's PATH "
-            "(claude-code-acp, codex-acp, gemini --experimental-acp, qwen "
-            "--experimental-acp, opencode acp, fast-agent-acp) without configuring them "
+            "(claude-code-acp, codex-acp, gemini --experimental-acp, qwen --acp, "
+            "opencode acp, fast-agent-acp) without configuring them "
             "(default True)."
         ),
     )

@@ -100,8 +100,10 @@ class AcpTurn:
     async def permission(self, tool_call: Any, options: list[Any]) -> RequestPermissionResponse:
         """The agent's permission request as the notebook's approval card: the same path,
         policy and "for this turn" allowance as the assistant's runs of cells."""
-        allow = next((o for o in options if o.kind in ("allow_once", "allow_always")), None)
-        reject = next((o for o in options if o.kind in ("reject_once", "reject_always")), None)
+        # "Once" where the agent offers it: an agent's "always" is remembered by the agent
+        # (in its own settings, beyond this turn); ours is the allowance of the turn.
+        allow = _option(options, "allow_once", "allow_always")
+        reject = _option(options, "reject_once", "reject_always")
         title = str(getattr(tool_call, "title", None) or "an action")
         words = [f"{self.plan.label} asks to: {title}"]
         words += [f"Options: {', '.join(o.name for o in options)}"] if options else []
@@ -205,3 +207,12 @@ class AcpTurn:
             self.live.turn.update(state=state, ended_at=now_iso(), error=error)
         self._store.save_turn(plan.file_id, dict(self.live.turn))
         self._record("turn_end", state=state, error=error, agent=plan.agent)
+
+
+def _option(options: list[Any], *kinds: str) -> Any:
+    """The first option of the first of ``kinds`` the agent offers (None: none)."""
+    for kind in kinds:
+        for option in options:
+            if option.kind == kind:
+                return option
+    return None

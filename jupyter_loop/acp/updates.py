@@ -10,6 +10,7 @@ Thoughts are counted, not shown (the panel has no collapsed view for them yet).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -56,6 +57,9 @@ class TurnUpdates:
         self.thoughts = 0
         self.said: list[str] = []
         """Everything the agent wrote, one item per assistant entry."""
+        # The SDK handles each notification in a task of its own: written one at a time,
+        # in the order they came (a lock's waiters are served in order).
+        self._lock = asyncio.Lock()
 
     async def _close_text(self) -> None:
         if self._stream is None:
@@ -67,6 +71,10 @@ class TurnUpdates:
             self._store("assistant", text)
 
     async def apply(self, update: Any) -> None:
+        async with self._lock:
+            await self._apply(update)
+
+    async def _apply(self, update: Any) -> None:
         kind = getattr(update, "session_update", "")
         if kind == "agent_message_chunk":
             text = _text_of(update.content)
@@ -81,12 +89,15 @@ class TurnUpdates:
             steps = [
                 f"{'✓' if e.status == 'completed' else '•'} {e.content}" for e in update.entries
             ]
-            await self.notice("Plan:\n" + "\n".join(steps))
+            await self._notice("Plan:\n" + "\n".join(steps))
 
     async def _tool(self, update: Any) -> None:
         known = self._tools.setdefault(update.tool_call_id, {"title": "", "detail": None})
         if getattr(update, "title", None):
             known["title"] = update.title
+        meta = getattr(update, "field_meta", None) or {}
+        if isinstance(meta.get("toolName"), str) and not known.get("name"):
+            known["name"] = meta["toolName"]  # Qwen Code's (and Gemini CLI's) tool name
         detail = _tool_detail(update)
         if detail:
             known["detail"] = detail
@@ -101,11 +112,16 @@ class TurnUpdates:
         self._store("tool", title, tool={"name": title, "ok": ok})
 
     async def notice(self, text: str, level: str = "info") -> None:
+        async with self._lock:
+            await self._notice(text, level)
+
+    async def _notice(self, text: str, level: str = "info") -> None:
         await self._close_text()
         await self._live.add("notice", text=text, level=level)
         self._store("notice", text, level=level)
 
     async def close(self) -> str:
         """Write the last text; returns everything the agent wrote in the turn."""
-        await self._close_text()
+        async with self._lock:
+            await self._close_text()
         return "\n\n".join(self.said)

@@ -153,8 +153,12 @@ class ScriptedAgent:
             path, _, text = rest.partition(" ")
             await self._write(session_id, str(Path(session["cwd"]) / path), text)
         elif command == "permission":
+            # The "always" options first, as real agents list them (Qwen Code does): an
+            # answer for this once must not pick them.
             options = [
+                PermissionOption(option_id="always", name="Always allow", kind="allow_always"),
                 PermissionOption(option_id="yes", name="Allow", kind="allow_once"),
+                PermissionOption(option_id="never", name="Always reject", kind="reject_always"),
                 PermissionOption(option_id="no", name="Reject", kind="reject_once"),
             ]
             call = ToolCallUpdate(tool_call_id="p1", title=rest, kind="execute")
