@@ -279,3 +279,18 @@ async def test_a_turn_over_its_time_is_cancelled_plainly(
         conversation = await agent.ended(path)
     assert conversation["turn"]["state"] == "error"
     assert "took longer than 1 s" in conversation["turn"]["error"]
+
+
+async def test_a_new_conversation_starts_a_new_session_and_ends_the_old_process(
+    agent: Agent, notebook_in_tab: Any, api: Any
+) -> None:
+    async with notebook_in_tab("fresh.ipynb", "1") as (path, _tab):
+        await agent.start(path, "pid", agent="scripted")
+        first = int(re.findall(r"pid (\d+)", said(await agent.ended(path)))[0])
+        await api(
+            "api", "jupyter-loop", "agent", "conversations", method="POST", body={"path": path}
+        )
+        await agent.start(path, "pid", agent="scripted")
+        second = int(re.findall(r"pid (\d+)", said(await agent.ended(path)))[0])
+    assert first != second  # the agent remembers nothing of the conversation before
+    assert not is_running(first) and is_running(second)

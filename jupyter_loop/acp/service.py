@@ -2,7 +2,9 @@
 ended with the server (or when their process dies).
 
 A session is one notebook's conversation with one agent for one person (and one token
-scope): the agent remembers it between turns, as it would in an editor. Its process is
+scope): the agent remembers it between turns, as it would in an editor. A new
+conversation (``POST agent/conversations``) gets a new session at its first turn, and the
+old one ends then. Its process is
 the server's to end: every session is closed in :meth:`AcpService.stop`, awaited by the
 extension's ``stop_extension``, and a session whose process died is closed at once.
 
@@ -46,8 +48,8 @@ if TYPE_CHECKING:
     from .turn import AcpTurn
 
 TOKEN_SECONDS = 12 * 3600
-SessionKey = tuple[str, str, str, str]
-"""(room id, agent name, principal, token scope)."""
+SessionKey = tuple[str, str, str, str, str]
+"""(room id, agent name, principal, token scope, conversation id)."""
 
 
 @dataclass(frozen=True)
@@ -150,7 +152,9 @@ class AcpService:
         agents.journal.record(
             file_id, plan.turn_id, "user_message", grants.user, text=message, agent=command.name
         )
-        key: SessionKey = (room_id, command.name, grants.principal, scope_for(grants, policy))
+        conversation = (agents.store.conversation(file_id) or {}).get("id", "")
+        scope = scope_for(grants, policy)
+        key: SessionKey = (room_id, command.name, grants.principal, scope, str(conversation))
 
         async def session_for() -> tuple[AcpSession, bool]:
             return await self._session(key, agents, request.path, grants, owner, command)
@@ -190,6 +194,12 @@ class AcpService:
                 from .session import AgentGone
 
                 raise AgentGone("was not started: the server is stopping.")
+            # One session per notebook, agent and person: the one of an earlier
+            # conversation (or another mode) ends, its process with it, as the agent must
+            # remember nothing of a conversation the person put away.
+            for other, (older, _) in list(self._sessions.items()):
+                if other[:3] == key[:3]:
+                    await self._end(older)
             session = self._new_session(key, agents, path, grants, owner, command)
             try:
                 await session.start()
