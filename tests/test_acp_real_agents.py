@@ -99,3 +99,30 @@ async def _approve_each(agent: Agent, path: str, tab: Any, limit: float = 200) -
             await agent.approve(path, approval["id"], "once")
         await asyncio.sleep(0.1)
     return asked
+
+
+@pytest.mark.timeout(300)
+async def test_qwen_runs_a_cell_only_after_our_approval(
+    api: Any, notebook_in_tab: Any, model_server: ScriptedModelServer, http_server_client: Any
+) -> None:
+    agent = Agent(api)
+    async with notebook_in_tab("run.ipynb", "print(6 * 7)") as (path, tab):
+        model_server.script(
+            call_tools(
+                (
+                    "mcp__jupyter-loop__run_cells",
+                    {"path": path, "cell_ids": ["c0"], "wait_seconds": 30},
+                )
+            ),
+            say("It printed 42."),
+        )
+        await agent.start(path, "Run the first cell.", agent="qwen")
+        asked = await _approve_each(agent, path, tab)
+        conversation = await agent.ended(path, timeout=60)
+        outputs = json.dumps(tab.notebook.ycells[0].to_py().get("outputs"))
+    assert conversation["turn"]["state"] == "done", conversation["turn"]
+    # Qwen's own permission request, then our endpoint's approval of the run itself.
+    assert len(asked) == 2, asked
+    assert "run_cells" in json.dumps(asked[0]["sources"])
+    assert asked[1]["cell_ids"] == ["c0"] and "print(6 * 7)" in json.dumps(asked[1]["sources"])
+    assert "42" in outputs
