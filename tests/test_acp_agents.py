@@ -201,7 +201,9 @@ async def test_a_crashed_agent_ends_the_turn_plainly_and_its_token_goes(
     pid = int(re.findall(r"pid (\d+)", said(conversation))[0])
     turn = conversation["turn"]
     assert turn["state"] == "error"
-    assert turn["error"].startswith("scripted exited with status 3")
+    assert turn["error"] == (
+        'scripted exited with status 3. Its last words: "Error: the scripted agent broke".'
+    )
     assert notices(conversation)[-1] == turn["error"]
     assert not is_running(pid)
     assert (await api("api", "jupyter-loop", "tokens"))["tokens"] == []
@@ -294,3 +296,15 @@ async def test_a_new_conversation_starts_a_new_session_and_ends_the_old_process(
         second = int(re.findall(r"pid (\d+)", said(await agent.ended(path)))[0])
     assert first != second  # the agent remembers nothing of the conversation before
     assert not is_running(first) and is_running(second)
+
+
+SECRET_WORDS = {"scripted": {**SCRIPTED, "env": {"SCRIPTED_LAST_WORDS": f"broke on {CANARY}"}}}
+
+
+@pytest.mark.parametrize("loop_config", [config(acp_agents=SECRET_WORDS)])
+async def test_an_agents_last_words_are_masked(agent: Agent, notebook_in_tab: Any) -> None:
+    async with notebook_in_tab("last.ipynb", "1") as (path, _tab):
+        await agent.start(path, "crash", agent="scripted")
+        conversation = await agent.ended(path)
+    assert "broke on" in conversation["turn"]["error"]
+    assert CANARY not in json.dumps(conversation)

@@ -169,6 +169,7 @@ class AcpService:
             store=agents.store,
             journal=agents.journal,
             log=self._log,
+            masker=masker,
         )
 
     async def _session(

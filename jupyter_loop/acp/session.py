@@ -155,8 +155,13 @@ class AcpSession:
         """What to tell people when the process is gone: its status and last stderr line."""
         process = self.process
         code = process.returncode if process is not None else None
-        said = self._stderr.decode("utf-8", "replace").strip().splitlines()
-        last = f' Its last words: "{said[-1][:300]}".' if said else ""
+        said = [line.strip() for line in self._stderr.decode("utf-8", "replace").splitlines()]
+        said = [line for line in said if line]
+        # The last line that names an error (a Rust agent ends with its backtrace, Node
+        # with a stack), else the last line.
+        errors = [line for line in said if "error" in line.lower()]
+        words = (errors or said)[-1][:300] if said else ""
+        last = f' Its last words: "{words}".' if words else ""
         status = "stopped unexpectedly" if code is None else f"exited with status {code}"
         return f"{status}.{last}"
 

@@ -26,6 +26,7 @@ from ..agent.shared_turn import LiveTurn
 from ..agent.store import ConversationStore, now_iso
 from ..document import LiveDocuments
 from ..errors import JupyterLoopError
+from ..secrets import SecretMasker
 from .session import AcpSession, AgentGone
 from .updates import TurnUpdates
 
@@ -67,8 +68,10 @@ class AcpTurn:
         store: ConversationStore,
         journal: AgentJournal,
         log: logging.Logger,
+        masker: SecretMasker | None = None,
     ) -> None:
         self.plan = plan
+        self._masker = masker
         self.live = live
         self.stopped_by: str | None = None
         self._docs = docs
@@ -194,6 +197,8 @@ class AcpTurn:
 
     async def _finish(self, state: str, error: str | None) -> None:
         plan = self.plan
+        if error and self._masker is not None:  # an agent's last words may quote a secret
+            error = self._masker.mask(error)
         try:
             await self._updates.close()
             if state == "stopped":

@@ -127,8 +127,10 @@ class ScriptedAgent:
             await client.session_update(session_id, update_tool_call("t1", status="completed"))
         elif command == "pid":
             await self._say(session_id, f"pid {os.getpid()}")
-        elif command == "crash":
-            sys.stdout.flush()
+        elif command == "crash":  # as a Rust agent dies: the error, then its backtrace
+            words = os.environ.get("SCRIPTED_LAST_WORDS", "the scripted agent broke")
+            sys.stderr.write(f"Error: {words}\n\nStack backtrace:\n   0: main\n")
+            sys.stderr.flush()
             os._exit(3)
         elif command == "mcp":
             name, _, arguments = rest.partition(" ")
