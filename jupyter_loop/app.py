@@ -343,6 +343,7 @@ class JupyterLoopApp(
         )
         tokens = AccessTokens(Path(self.data_dir) / "tokens.json")
         self.acp = self.acp_service(server, self.documents, tokens, self.log)
+        IOLoop.current().add_callback(self.acp.start)
         self.settings.update(
             {ASSISTANT: self.assistant, "jupyter_loop_tokens": tokens, ACP: self.acp}
         )

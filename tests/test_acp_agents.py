@@ -308,3 +308,17 @@ async def test_an_agents_last_words_are_masked(agent: Agent, notebook_in_tab: An
         conversation = await agent.ended(path)
     assert "broke on" in conversation["turn"]["error"]
     assert CANARY not in json.dumps(conversation)
+
+
+@pytest.mark.parametrize("loop_config", [config(acp_session_idle_timeout=0.5)])
+async def test_an_idle_session_ends_with_its_process(
+    agent: Agent, notebook_in_tab: Any, api: Any
+) -> None:
+    async with notebook_in_tab("idle.ipynb", "1") as (path, _tab):
+        await agent.start(path, "pid", agent="scripted")
+        pid = int(re.findall(r"pid (\d+)", said(await agent.ended(path)))[0])
+        await wait_for(lambda: not is_running(pid), timeout=10)
+        tokens = await api("api", "jupyter-loop", "tokens")
+        await agent.start(path, "pid", agent="scripted")  # a new session
+        again = int(re.findall(r"pid (\d+)", said(await agent.ended(path)))[-1])
+    assert tokens["tokens"] == [] and again != pid

@@ -4,7 +4,8 @@ ended with the server (or when their process dies).
 A session is one notebook's conversation with one agent for one person (and one token
 scope): the agent remembers it between turns, as it would in an editor. A new
 conversation (``POST agent/conversations``) gets a new session at its first turn, and the
-old one ends then. Its process is
+old one ends then; a session idle for ``acp_session_idle_timeout`` seconds ends (the
+agent's next turn starts a new one, remembering nothing of the earlier turns). Its process is
 the server's to end: every session is closed in :meth:`AcpService.stop`, awaited by the
 extension's ``stop_extension``, and a session whose process died is closed at once.
 
@@ -61,6 +62,7 @@ class AcpSettings:
     root_dir: Path
     contents: Any
     turn_timeout: float
+    idle_timeout: float = 1800.0
     start_timeout: float = 60.0
 
 
@@ -83,6 +85,21 @@ class AcpService:
         self._sessions: dict[SessionKey, tuple[AcpSession, float]] = {}
         self._starting: dict[SessionKey, asyncio.Lock] = {}
         self._stopping = False
+        self._reaper: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Start ending idle sessions (their processes hold memory while nobody asks)."""
+        if self._reaper is None:
+            self._reaper = asyncio.ensure_future(self._end_idle())
+
+    async def _end_idle(self) -> None:
+        idle = self.settings.idle_timeout
+        while True:
+            await asyncio.sleep(max(0.1, min(60.0, idle / 4)))
+            now = time.monotonic()
+            for session, _ in list(self._sessions.values()):
+                if not session.busy and now - session.last_used > idle:
+                    await self._end(session)
 
     def processes(self) -> list[int]:
         """The process ids of the live sessions (for the tests, and ``status``)."""
@@ -263,6 +280,9 @@ class AcpService:
     async def stop(self) -> None:
         """End every session and its process (the turns were stopped before)."""
         self._stopping = True
+        if self._reaper is not None:
+            self._reaper.cancel()
+            await asyncio.wait([self._reaper])
         sessions = [session for session, _ in self._sessions.values()]
         self._sessions.clear()
         await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import time
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -69,6 +70,13 @@ class AcpSession:
         self.reaches_tools = False
         """Whether the agent was given jupyter-loop's MCP endpoint."""
         self.closed = False
+        self.last_used = time.monotonic()
+        """When its last turn ended (or it started): an idle session is ended."""
+
+    @property
+    def busy(self) -> bool:
+        """In a turn now."""
+        return self.client.turn is not None
 
     @property
     def alive(self) -> bool:

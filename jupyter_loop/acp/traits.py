@@ -58,6 +58,14 @@ class AcpConfig(Configurable):
             "and ended (default 1800)."
         ),
     )
+    acp_session_idle_timeout = Float(
+        1800.0,
+        config=True,
+        help=(
+            "Seconds an ACP agent's session (and its process) is kept with no turn before "
+            "it is ended; its next turn starts a new session (default 1800)."
+        ),
+    )
 
     def acp_service(
         self, server: Any, docs: LiveDocuments, tokens: AccessTokens, log: logging.Logger
@@ -76,6 +84,7 @@ class AcpConfig(Configurable):
             root_dir=Path(server.root_dir),
             contents=server.contents_manager,
             turn_timeout=self.acp_turn_timeout,
+            idle_timeout=self.acp_session_idle_timeout,
         )
         return AcpService(docs, settings, log)
 

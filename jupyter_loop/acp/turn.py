@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -161,6 +162,7 @@ class AcpTurn:
             finally:
                 if session is not None:
                     session.client.turn = None
+                    session.last_used = time.monotonic()
             await self._finish(state, error)
 
     async def _prompt(self, session: AcpSession) -> tuple[str, str | None]:
