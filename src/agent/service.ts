@@ -168,6 +168,11 @@ export class AgentService implements IDisposable {
         this._lost();
       }
     }
+    this._changed.emit();
+  }
+
+  /** Load the agents the server offers (`GET agents`). */
+  async refreshAgents(): Promise<void> {
     try {
       this._agents = (await this.client.agents?.())?.agents ?? [];
     } catch {

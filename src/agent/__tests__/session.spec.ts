@@ -99,7 +99,7 @@ describe('AgentSession', () => {
       available: true,
       why_not: null
     });
-    await service.refreshModels();
+    await service.refreshAgents();
     expect(service.agents.map(agent => agent.name)).toEqual([
       'builtin',
       'qwen'
