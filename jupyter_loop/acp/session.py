@@ -165,9 +165,10 @@ class AcpSession:
         code = process.returncode if process is not None else None
         said = [line.strip() for line in self._stderr.decode("utf-8", "replace").splitlines()]
         said = [line for line in said if line]
-        # The last line that names an error (a Rust agent ends with its backtrace, Node
-        # with a stack), else the last line.
-        errors = [line for line in said if "error" in line.lower()]
+        # The last line that starts as an error does ("Error: …", as a Rust agent's
+        # before its backtrace, whose frames may name error types too, or Node's before
+        # its stack), else the last line (a Python traceback's exception).
+        errors = [line for line in said if line.lower().startswith("error")]
         words = (errors or said)[-1][:300] if said else ""
         last = f' Its last words: "{words}".' if words else ""
         status = "stopped unexpectedly" if code is None else f"exited with status {code}"

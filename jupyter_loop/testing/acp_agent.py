@@ -129,7 +129,8 @@ class ScriptedAgent:
             await self._say(session_id, f"pid {os.getpid()}")
         elif command == "crash":  # as a Rust agent dies: the error, then its backtrace
             words = os.environ.get("SCRIPTED_LAST_WORDS", "the scripted agent broke")
-            sys.stderr.write(f"Error: {words}\n\nStack backtrace:\n   0: main\n")
+            frames = "   0: anyhow::Error::from\n   1: main\n"  # codex-acp's, shortened
+            sys.stderr.write(f"Error: {words}\n\nStack backtrace:\n{frames}")
             sys.stderr.flush()
             os._exit(3)
         elif command == "mcp":
