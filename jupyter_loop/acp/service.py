@@ -115,6 +115,9 @@ class AcpService:
             # tools let it do: starting one is running code, as a kernel is.
             raise Forbidden(f"Starting an agent on the server needs {rights_text(Ability.RUN)}.")
         command = self.settings.catalog.command(request.agent)
+        # The ACP SDK (and pydantic: about a second and a half on a busy machine) is
+        # imported by the first turn, in a worker thread, as the assistant's services are.
+        await asyncio.to_thread(_import_sdk_parts)
         room_id = await self._docs.room_id(request.path)
         policy = policy_or_default(request.approval, agents.settings.approval_policy)
 
@@ -286,3 +289,7 @@ class AcpService:
         sessions = [session for session, _ in self._sessions.values()]
         self._sessions.clear()
         await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
+
+
+def _import_sdk_parts() -> None:
+    from . import client, session, turn  # noqa: F401
