@@ -20,6 +20,12 @@ from .identity import principal_of
 from .rights import Ability, requires, right_name
 
 
+def owner_of(handler: LoopHandler) -> TokenOwner:
+    """Who a token made for this request's user belongs to (also an ACP session's)."""
+    username = str(getattr(handler.current_user, "username", "") or handler.user_name())
+    return TokenOwner(principal_of(handler), username, handler.user_name())
+
+
 class TokensBase(LoopHandler):
     @property
     def tokens(self) -> AccessTokens:
@@ -27,9 +33,7 @@ class TokensBase(LoopHandler):
         return tokens
 
     def owner(self) -> TokenOwner:
-        user = self.current_user
-        username = str(getattr(user, "username", "") or self.user_name())
-        return TokenOwner(principal_of(self), username, self.user_name())
+        return owner_of(self)
 
 
 class TokensHandler(TokensBase):

@@ -16,6 +16,9 @@ from traitlets import Bool, Enum, Float, Int, Unicode, default
 
 from .access_token_handlers import route_table as token_routes
 from .access_tokens import AccessTokens
+from .acp.handlers import SETTING as ACP
+from .acp.handlers import route_table as acp_routes
+from .acp.traits import AcpConfig
 from .agent import proposals
 from .agent.handlers import route_table as agent_routes
 from .agent.traits import AgentConfig
@@ -67,11 +70,18 @@ def all_routes() -> list[tuple[str, Any]]:
         *status_routes(),
         *version_routes(),
         *token_routes(),
+        *acp_routes(),
     ]
 
 
 class JupyterLoopApp(
-    ExtensionApp, AgentConfig, OutputsConfig, MaskingConfig, CompletionConfig, ExternalConfig
+    ExtensionApp,
+    AgentConfig,
+    OutputsConfig,
+    MaskingConfig,
+    CompletionConfig,
+    ExternalConfig,
+    AcpConfig,
 ):
     """Runs notebook cells on the server and writes their outputs to the shared notebook."""
 
@@ -333,11 +343,11 @@ class JupyterLoopApp(
                 mcp_limits=McpLimits(self.mcp_result_tokens, self.mcp_progress_interval),
             )
         )
+        tokens = AccessTokens(Path(self.data_dir) / "tokens.json")
+        self.acp = self.acp_service(server, self.documents, tokens, self.log)
+        IOLoop.current().add_callback(self.acp.start)
         self.settings.update(
-            {
-                ASSISTANT: self.assistant,
-                "jupyter_loop_tokens": AccessTokens(Path(self.data_dir) / "tokens.json"),
-            }
+            {ASSISTANT: self.assistant, "jupyter_loop_tokens": tokens, ACP: self.acp}
         )
         stop_on_sigint(server, self.log)
         release_worker_threads_at_exit()
@@ -365,6 +375,7 @@ class JupyterLoopApp(
             await self._stop_part("completions", assistant.completion.stop())
             await self._stop_part("the MCP endpoint", assistant.mcp.stop())
             await self._stop_part("the assistant", assistant.agent.stop())
+        await self._stop_part("ACP agents", self.acp.stop())  # after their turns stopped
         await self._stop_part("runs", self.execution.stop(leaving))
         await self._stop_part("documents", self.documents.stop())
         await self._stop_part("saved hashes", self.saved_hashes.stop())

@@ -126,6 +126,12 @@ NOTES = """\
   the authorizer grants the maker, cut to the scope (`read`: *contents:read*; `propose`:
   and *contents:write*; `run`: and *kernels:execute*, *kernels:read*), and a token for one
   notebook is refused every other path and `list_notebooks`.
+- **ACP agents** (`api/jupyter-loop/agents` lists them, *see_kernels*). A turn with one
+  (`POST agent/turns` with `agent`) needs *run*: its process runs on the server as the
+  server's user, as a kernel does. Its session gets a scoped token for its notebook, at
+  most `run` (`propose` under the approval policy `never`), revoked when the session ends;
+  its own file requests need *read* (reading) and *propose* (writing: a notebook becomes
+  proposals), and its permission requests are approvals, answered with *run*.
 """
 
 

@@ -295,6 +295,21 @@ export interface ITurnRequest {
   max_steps?: number;
   /** The notebook's active cell: the model sees it in full. */
   active_cell_id?: string;
+  /** An ACP agent the server hosts (`GET agents`); absent: the built-in assistant. */
+  agent?: string;
+}
+
+/** One agent of `GET /api/jupyter-loop/agents` (never its command or environment). */
+export interface IAgentListing {
+  name: string;
+  kind: 'builtin' | 'acp';
+  label: string;
+  available: boolean;
+  why_not: string | null;
+}
+
+export interface IAgentsReply {
+  agents: IAgentListing[];
 }
 
 export interface ITurnStarted {
@@ -326,6 +341,8 @@ export interface IJournalReply {
 /** The agent's REST calls (docs/agent.md); tests pass a fake. */
 export interface IAgentClient {
   models(provider?: string): Promise<IModelsReply>;
+  /** The agents a turn may use (a server without ACP agents lists the assistant). */
+  agents?(): Promise<IAgentsReply>;
   conversation(path: string): Promise<IConversationReply>;
   newConversation(path: string): Promise<INewConversationReply>;
   startTurn(request: ITurnRequest): Promise<ITurnStarted>;

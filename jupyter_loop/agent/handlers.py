@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from tornado import web
 
+from ..access_token_handlers import owner_of
 from ..assistant_services import AssistantHandler
 from ..errors import BadRequest
 from ..handlers import NAMESPACE, LoopHandler
@@ -73,7 +74,11 @@ class TurnsHandler(AgentHandler):
     @requires(Ability.READ)
     async def post(self) -> None:
         request = TurnRequest.from_json(self.body_object())
-        turn_id = await self.agent.start_turn(request, await self.grants())
+        if request.agent is not None:  # an ACP agent's turn (jupyter_loop/acp)
+            acp = self.settings["jupyter_loop_acp"]  # acp.handlers.SETTING
+            turn_id = await acp.start_turn(self.agent, request, await self.grants(), owner_of(self))
+        else:
+            turn_id = await self.agent.start_turn(request, await self.grants())
         self.reply({"turn_id": turn_id}, status=202)
 
 

@@ -11,6 +11,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
@@ -29,6 +30,9 @@ ANSWERED_OVER_REST: tuple[str, ...] = ("tab", "terminal")
 answer given in an MCP client's form (:mod:`jupyter_loop.mcp_server.elicitation`)."""
 MAX_MESSAGE_CHARS = 100_000
 MAX_FOCUS_CELLS = 50
+BUILTIN_AGENT = "builtin"
+"""``agent`` of a turn of the built-in assistant (the default); any other names an ACP agent."""
+_AGENT_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
 def _string(data: dict[str, Any], key: str) -> str:
@@ -75,6 +79,8 @@ class TurnRequest:
     max_steps: int | None = None
     active_cell_id: str | None = None
     """The cell active in the user's notebook view (shown to the model in full)."""
+    agent: str | None = None
+    """An ACP agent's name (``GET agents``); None or ``builtin``: the built-in assistant."""
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TurnRequest:
@@ -95,7 +101,17 @@ class TurnRequest:
             provider=_choice(data, "provider", PROVIDER_KINDS),
             max_steps=_positive_int(data, "max_steps"),
             active_cell_id=_optional_string(data, "active_cell_id"),
+            agent=_agent(data),
         )
+
+
+def _agent(data: dict[str, Any]) -> str | None:
+    agent = _optional_string(data, "agent")
+    if agent is None or agent == BUILTIN_AGENT:
+        return None
+    if not _AGENT_NAME.match(agent):
+        raise BadRequest("'agent' must be an agent's name (GET agents lists them).")
+    return agent
 
 
 @dataclass(frozen=True)

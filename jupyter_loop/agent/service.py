@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..document import LiveDocuments, NotebookRef
 from ..errors import BadRequest, Conflict, NotFound, Unavailable
@@ -45,6 +46,23 @@ ACTIVE = ("running", "waiting_approval")
 RESTART_NOTE = "The turn was cut off by a server restart."
 
 
+class _Planned(Protocol):
+    @property
+    def turn_id(self) -> str: ...
+
+
+class RunningTurn(Protocol):
+    """A turn the service runs: the assistant's (:class:`.turn.Turn`) or an ACP agent's."""
+
+    @property
+    def plan(self) -> _Planned: ...
+
+    live: LiveTurn
+    stopped_by: str | None
+
+    async def run(self) -> None: ...
+
+
 class AgentService:
     """Agent turns on notebooks, and everything around them."""
 
@@ -70,7 +88,7 @@ class AgentService:
         self.journal = AgentJournal(root / "journal", self._masker)
         self._desk = ApprovalDesk()
         self._approvals = ApprovalPath(self._desk, self._masker)
-        self._turns: dict[str, Turn | None] = {}
+        self._turns: dict[str, RunningTurn | None] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._providers: dict[str, ModelProvider] = {}
         self.decisions = ProposalDecisions(docs, self.journal)
@@ -172,11 +190,18 @@ class AgentService:
         budget = self.budgets.account(grants.principal, request.path)
         budget.check()  # 403 before the turn: over today's cap
         room_id = await self._docs.room_id(request.path)
+        return await self.launch(
+            room_id, lambda: self._prepare(request, grants, room_id, provider, budget)
+        )
+
+    async def launch(self, room_id: str, prepare: Callable[[], Awaitable[RunningTurn]]) -> str:
+        """Run the turn ``prepare`` makes as the notebook's one turn; returns its id. 409 if
+        a turn (the assistant's or an ACP agent's) is running there."""
         if room_id in self._turns:
             raise Conflict("The agent is already working on this notebook; stop it or wait.")
         self._turns[room_id] = None  # reserved: no await between the check and this line
         try:
-            turn = await self._prepare(request, grants, room_id, provider, budget)
+            turn = await prepare()
         except BaseException:
             del self._turns[room_id]
             raise
@@ -185,6 +210,11 @@ class AgentService:
         self._tasks[room_id] = task
         task.add_done_callback(lambda _: self._ended(room_id, turn.plan.turn_id))
         return turn.plan.turn_id
+
+    @property
+    def approvals(self) -> ApprovalPath:
+        """The one approval path (an ACP agent's permission requests go through it too)."""
+        return self._approvals
 
     async def _prepare(
         self,

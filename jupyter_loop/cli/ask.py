@@ -153,10 +153,16 @@ async def ask_command(
     approval: str | None,
     out: TextIO = sys.stdout,
     err: TextIO = sys.stderr,
+    *,
+    agent: str | None = None,
 ) -> int:
-    """Ask; 0 when the turn ended ``done``, 1 otherwise (stopped, error), 130 detached."""
+    """Ask; 0 when the turn ended ``done``, 1 otherwise (stopped, error), 130 detached.
+
+    ``agent``: an ACP agent the server hosts (``GET agents``), in the same conversation."""
     style = Style(tty=out.isatty())
     body: dict[str, Any] = {"path": path, "message": question}
+    if agent:
+        body["agent"] = agent
     if model:
         body["model"] = model
     if approval:

@@ -79,6 +79,9 @@ def parser() -> argparse.ArgumentParser:
     ask.add_argument("question")
     ask.add_argument("--model", help="The model to use (default: the server's).")
     ask.add_argument("--approval", choices=["ask", "turn", "always", "never"])
+    ask.add_argument(
+        "--agent", help="An ACP agent the server hosts, by name (default: the built-in assistant)."
+    )
     approve = command("approve", "Answer a pending approval.")
     approve.add_argument("notebook")
     approve.add_argument("id")
@@ -133,7 +136,9 @@ async def dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.command == "ask":
         from .ask import ask_command
 
-        return await ask_command(api, path, args.question, args.model, args.approval, out, err)
+        return await ask_command(
+            api, path, args.question, args.model, args.approval, out, err, agent=args.agent
+        )
     if args.command == "approve":
         decision = "deny" if args.deny else "turn" if args.turn else "once"
         body = {"path": path, "decision": decision, "answered_in": "terminal"}

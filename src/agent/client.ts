@@ -4,6 +4,7 @@ import { postJSON, requestAPI } from '../request';
 import {
   ApprovalDecision,
   IAgentClient,
+  IAgentsReply,
   IClaimReply,
   IConversationReply,
   IJournalReply,
@@ -18,6 +19,10 @@ export class AgentClient implements IAgentClient {
   models(provider?: string): Promise<IModelsReply> {
     const query = provider ? URLExt.objectToQueryString({ provider }) : '';
     return requestAPI<IModelsReply>('agent/models' + query);
+  }
+
+  agents(): Promise<IAgentsReply> {
+    return requestAPI<IAgentsReply>('agents');
   }
 
   conversation(path: string): Promise<IConversationReply> {

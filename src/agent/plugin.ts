@@ -48,6 +48,7 @@ export const agentPlugin: JupyterFrontEndPlugin<AgentService> = {
       .then(() => service.setIdentity(app.serviceManager.user.identity))
       .catch(() => undefined);
     void service.refreshModels();
+    void service.refreshAgents();
     return service;
   }
 };

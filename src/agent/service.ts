@@ -3,7 +3,12 @@ import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 import type * as Y from 'yjs';
 
-import { ApprovalPolicy, IAgentClient, IModelsReply } from '../tokens';
+import {
+  ApprovalPolicy,
+  IAgentClient,
+  IAgentListing,
+  IModelsReply
+} from '../tokens';
 import { describeError, isConnectionError } from './errors';
 import { AgentSession } from './session';
 
@@ -106,6 +111,22 @@ export class AgentService implements IDisposable {
     return name;
   }
 
+  /** The agents the server offers (the assistant first), once known. */
+  get agents(): IAgentListing[] {
+    return this._agents;
+  }
+
+  /** The agent new turns go to: `builtin` (the assistant) or an ACP agent's name. */
+  get agent(): string {
+    return this._agent;
+  }
+
+  /** Pick the agent for new turns (kept for this page only). */
+  chooseAgent(name: string): void {
+    this._agent = name;
+    this._changed.emit();
+  }
+
   /** The model new turns use: the chosen one, else the server's default. */
   get model(): string {
     return this._settings.model || this._models?.default_model || '';
@@ -146,6 +167,16 @@ export class AgentService implements IDisposable {
       if (isConnectionError(error)) {
         this._lost();
       }
+    }
+    this._changed.emit();
+  }
+
+  /** Load the agents the server offers (`GET agents`). */
+  async refreshAgents(): Promise<void> {
+    try {
+      this._agents = (await this.client.agents?.())?.agents ?? [];
+    } catch {
+      this._agents = []; // an older server, or no right to see them: the assistant only
     }
     this._changed.emit();
   }
@@ -244,6 +275,8 @@ export class AgentService implements IDisposable {
 
   private _settings: IAgentSettings = { ...DEFAULT_SETTINGS };
   private _models: IModelsReply | null = null;
+  private _agents: IAgentListing[] = [];
+  private _agent = 'builtin';
   private _modelsError: string | null = null;
   private _connection: ConnectionState = 'connected';
   private _persistModel: ((model: string) => Promise<void>) | null = null;

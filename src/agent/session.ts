@@ -192,6 +192,9 @@ export class AgentSession implements IDisposable {
     if (activeCellId) {
       request.active_cell_id = activeCellId;
     }
+    if (this._service.agent !== 'builtin') {
+      request.agent = this._service.agent;
+    }
     this._outgoing = { text: message, turnId: null };
     const started = await this._pending.run(
       'send',

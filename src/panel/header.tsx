@@ -30,6 +30,7 @@ export function Header(props: {
           </span>
         )}
       </div>
+      <AgentPicker service={service} />
       <label className="jp-Loop-ModelPicker">
         <span className="jp-Loop-ModelPicker-label">Model</span>
         <select
@@ -49,6 +50,42 @@ export function Header(props: {
       </label>
       {session && <NewConversationButton session={session} />}
     </header>
+  );
+}
+
+/**
+ * The agent new turns go to: the assistant, or an ACP agent the server hosts
+ * (`GET agents`). Shown only when the server offers one; an agent that cannot
+ * start is listed, disabled, with the server's reason as its tooltip.
+ */
+function AgentPicker(props: { service: AgentService }): JSX.Element | null {
+  const { service } = props;
+  const agents = service.agents;
+  if (!agents.some(agent => agent.kind === 'acp')) {
+    return null;
+  }
+  return (
+    <label className="jp-Loop-ModelPicker">
+      <span className="jp-Loop-ModelPicker-label">Agent</span>
+      <select
+        className="jp-Loop-ModelPicker-select jp-Loop-AgentPicker-select"
+        aria-label="Agent"
+        value={service.agent}
+        onChange={event => service.chooseAgent(event.target.value)}
+      >
+        {agents.map(agent => (
+          <option
+            key={agent.name}
+            value={agent.name}
+            disabled={!agent.available && agent.name !== service.agent}
+            title={agent.why_not ?? undefined}
+          >
+            {agent.label}
+            {agent.available ? '' : ' (unavailable)'}
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }
 

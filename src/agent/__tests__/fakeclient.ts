@@ -3,6 +3,7 @@ import { ServerConnection } from '@jupyterlab/services';
 import {
   ApprovalDecision,
   IAgentClient,
+  IAgentsReply,
   IClaimReply,
   IConversationReply,
   IJournalReply,
@@ -38,6 +39,17 @@ export class FakeAgentClient implements IAgentClient {
     models: ['scripted-tools', 'scripted-plain'],
     hint: null
   };
+  agentsReply: IAgentsReply = {
+    agents: [
+      {
+        name: 'builtin',
+        kind: 'builtin',
+        label: 'Assistant',
+        available: true,
+        why_not: null
+      }
+    ]
+  };
   /** Errors to throw, by call name, first in first out. */
   failures = new Map<string, unknown[]>();
   /** Runs when a claim is asked for (e.g. to look at the fake server). */
@@ -62,6 +74,10 @@ export class FakeAgentClient implements IAgentClient {
       throw queued.shift();
     }
     return reply();
+  }
+
+  agents(): Promise<IAgentsReply> {
+    return this._call('agents', [], () => this.agentsReply);
   }
 
   models(provider?: string): Promise<IModelsReply> {

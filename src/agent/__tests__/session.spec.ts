@@ -91,6 +91,32 @@ describe('AgentSession', () => {
     expect(session.outgoing).toBeNull();
   });
 
+  it('sends a message to the ACP agent picked, and none to the assistant', async () => {
+    client.agentsReply.agents.push({
+      name: 'qwen',
+      kind: 'acp',
+      label: 'Qwen Code',
+      available: true,
+      why_not: null
+    });
+    await service.refreshAgents();
+    expect(service.agents.map(agent => agent.name)).toEqual([
+      'builtin',
+      'qwen'
+    ]);
+    expect(service.agent).toBe('builtin');
+    expect(await session.send('first', ids[0])).toBe(true);
+    server.beginTurn('t-new', 'first');
+    server.updateTurn('t-new', { state: 'done' });
+    service.chooseAgent('qwen');
+    expect(await session.send('second', ids[0])).toBe(true);
+    const sent = client.calls.filter(c => c.name === 'startTurn');
+    expect(sent.map(c => (c.args[0] as { agent?: string }).agent)).toEqual([
+      undefined,
+      'qwen'
+    ]);
+  });
+
   it('sends the active cell even when the message names no cell', async () => {
     expect(await session.send('what went wrong?', ids[1])).toBe(true);
     const request = client.calls.find(c => c.name === 'startTurn')?.args[0];

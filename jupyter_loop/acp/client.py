@@ -1,0 +1,194 @@
+"""The ACP client's side of a session: what an agent may ask of the server, under our rules.
+
+- ``fs/read_text_file`` of a notebook returns the live notebook as the MCP tools show it
+  (masked, the outputs with it), never the file on disk, which lags the shared document;
+  another file is read through the contents manager, masked whole before a line range is
+  cut from it, if the user may read contents.
+- ``fs/write_text_file`` of a notebook becomes proposals (one per changed, new or removed
+  cell, through the same tools an MCP client calls): nothing is written behind the shared
+  document. Another file is saved through the contents manager if the user may write
+  contents. Paths outside the server's root are refused.
+- ``session/request_permission`` and ``session/update`` go to the turn under way
+  (:class:`TurnSide`); between turns a permission request is refused.
+- ``terminal/*`` is not offered (the capability is not advertised, and the methods answer
+  "method not found"): a terminal would run commands outside every rule above.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import nbformat
+from acp import RequestError
+from acp.schema import DeniedOutcome, ReadTextFileResponse, RequestPermissionResponse
+from jupyter_server.utils import ensure_async
+
+from ..agent.callers import Caller
+from ..agent.outside import OutsideAgents
+from ..document import LiveDocuments
+from ..rights import Ability, Grants
+from ..secrets import SecretMasker
+
+FORBIDDEN = -32001
+"""The JSON-RPC error code of a request the user's rights refuse."""
+
+
+class TurnSide(Protocol):
+    """The turn under way: where updates are written and permission asked."""
+
+    async def apply(self, update: Any) -> None: ...
+
+    async def permission(self, tool_call: Any, options: list[Any]) -> RequestPermissionResponse: ...
+
+
+@dataclass(frozen=True)
+class SessionScope:
+    """What a session may touch, and as whom: the notebook it was opened on, the server's
+    root, the user's rights (narrowed to the chosen mode) and the services that apply them."""
+
+    path: str
+    root_dir: Path
+    grants: Grants
+    caller: Caller
+    docs: LiveDocuments
+    outside: OutsideAgents
+    contents: Any
+    masker: SecretMasker | None
+
+
+def refused(message: str) -> RequestError:
+    return RequestError(FORBIDDEN, message)
+
+
+class NotebookClient:
+    """The ACP ``Client`` of one session (see the module docstring)."""
+
+    def __init__(self, scope: SessionScope) -> None:
+        self.scope = scope
+        self.turn: TurnSide | None = None
+
+    # -- the turn ----------------------------------------------------------------------
+
+    async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
+        if self.turn is not None:
+            await self.turn.apply(update)
+
+    async def request_permission(
+        self, session_id: str, tool_call: Any, options: list[Any], **_: Any
+    ) -> RequestPermissionResponse:
+        if self.turn is None:
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        return await self.turn.permission(tool_call, options)
+
+    # -- files -------------------------------------------------------------------------
+
+    def api_path(self, path: str) -> str:
+        """The contents path of an absolute path the agent names; refused outside the root."""
+        root = self.scope.root_dir.resolve()
+        target = Path(path)
+        if not target.is_absolute():
+            target = root / target
+        resolved = target.resolve()
+        if resolved != root and root not in resolved.parents:
+            raise refused(f"{path} is outside the server's root directory.")
+        return resolved.relative_to(root).as_posix()
+
+    def _need(self, ability: Ability, doing: str) -> None:
+        missing = self.scope.grants.missing(ability)
+        if missing:
+            raise refused(f"{self.scope.grants.user} may not {doing} (needs {', '.join(missing)}).")
+
+    async def read_text_file(
+        self,
+        session_id: str,
+        path: str,
+        line: int | None = None,
+        limit: int | None = None,
+        **_: Any,
+    ) -> ReadTextFileResponse:
+        api = self.api_path(path)
+        self._need(Ability.READ, f"read {api}")
+        scope = self.scope
+        if api.endswith(".ipynb"):
+            view = await scope.outside.read_notebook(api, scope.caller)
+            text = view.text  # masked as the MCP tools return it
+        else:
+            try:
+                model = await ensure_async(scope.contents.get(api, content=True, format="text"))
+            except Exception as e:  # missing, a directory, not text: say so to the agent
+                raise RequestError.resource_not_found(api) from e
+            text = str(model.get("content") or "")
+            text = scope.masker.mask(text) if scope.masker is not None else text
+        if line is not None or limit is not None:  # cut only once masked whole
+            lines = text.splitlines(keepends=True)
+            start = max(0, (line or 1) - 1)
+            text = "".join(lines[start : start + limit if limit is not None else None])
+        return ReadTextFileResponse(content=text)
+
+    async def write_text_file(self, session_id: str, path: str, content: str, **_: Any) -> None:
+        api = self.api_path(path)
+        if api.endswith(".ipynb"):
+            self._need(Ability.PROPOSE, f"propose edits to {api}")
+            await self._propose(api, content)
+            return
+        self._need(Ability.PROPOSE, f"write {api}")
+        model = {"type": "file", "format": "text", "content": content}
+        await ensure_async(self.scope.contents.save(model, api))
+
+    async def _propose(self, api: str, content: str) -> None:
+        """The notebook the agent wrote, as proposals against the live one."""
+        try:
+            written = nbformat.reads(content, as_version=4)
+        except Exception as e:
+            raise RequestError.invalid_params({"details": f"not a notebook: {e}"}) from e
+        scope = self.scope
+        room_id = await scope.docs.room_id(api)
+        notebook = await scope.docs.notebook(room_id)
+        live = {str(c.get("id")): str(c.get("source", "")) for c in notebook.ycells}
+        calls: list[tuple[str, dict[str, Any]]] = []
+        summary = f"{scope.caller.client} rewrote the notebook file"
+        previous: str | None = None
+        kept: set[str] = set()
+        for cell in written.cells:
+            cell_id = str(cell.get("id") or "")
+            source = str(cell.get("source", ""))
+            if cell_id in live:
+                kept.add(cell_id)
+                if live[cell_id] != source:
+                    calls.append(
+                        (
+                            "propose_modify",
+                            {"cell_id": cell_id, "source": source, "summary": summary},
+                        )
+                    )
+                previous = cell_id
+                continue
+            cell_type = str(cell.get("cell_type", "code"))
+            arguments = {
+                "after_cell_id": previous,
+                "cell_type": cell_type if cell_type in ("code", "markdown", "raw") else "code",
+                "source": source,
+                "summary": summary,
+            }
+            calls.append(("propose_insert", arguments))
+        for cell_id in live:
+            if cell_id not in kept:
+                calls.append(("propose_delete", {"cell_id": cell_id, "summary": summary}))
+        failed = []
+        for name, arguments in calls:
+            outcome = await scope.outside.call(api, name, arguments, scope.caller, 0.0)
+            if not outcome.ok:
+                failed.append(outcome.summary)
+        if failed:
+            raise RequestError.invalid_params({"details": json.dumps(failed)})
+
+    # -- not offered -------------------------------------------------------------------
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        raise RequestError.method_not_found(method)
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        return None

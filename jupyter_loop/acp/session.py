@@ -1,0 +1,221 @@
+"""One ACP session: the agent's process, the connection to it, and the session it opened.
+
+The process is started in a process group of its own (the registry's agents are often a
+launcher that starts the real program), its stderr is drained (a full pipe would stall
+the agent) and its tail kept for the message shown when it dies. :meth:`AcpSession.close`
+ends it whatever state it is in: stdin closed, then SIGTERM to the group, then SIGKILL,
+and the session's access token is revoked (``on_close``).
+
+The client advertises reading and writing text files, never terminals (see
+:mod:`.client`), and hands the agent jupyter-loop's own MCP endpoint, over HTTP with the
+session's token, when the agent says it can reach MCP servers over HTTP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Callable
+from typing import Any, cast
+
+from acp import PROTOCOL_VERSION, Client, text_block
+from acp.core import ClientSideConnection
+from acp.schema import (
+    ClientCapabilities,
+    FileSystemCapabilities,
+    HttpHeader,
+    HttpMcpServer,
+    Implementation,
+    PromptResponse,
+)
+
+from .catalog import AgentCommand
+from .client import NotebookClient
+
+STDERR_KEPT = 4000
+READ_LIMIT = 50 * 2**20
+"""Bytes one JSON-RPC line of the agent may take (an image or a long file read)."""
+
+
+class AgentGone(Exception):
+    """The agent's process ended (or closed its output) while the server waited on it."""
+
+
+class AcpSession:
+    """The agent's process and its one session (see the module docstring)."""
+
+    def __init__(
+        self,
+        command: AgentCommand,
+        client: NotebookClient,
+        cwd: str,
+        mcp: tuple[str, str] | None,
+        on_close: Callable[[], None],
+        start_timeout: float = 60.0,
+    ) -> None:
+        self.command = command
+        self.client = client
+        self._cwd = cwd
+        self._mcp = mcp  # (url, token)
+        self._on_close = on_close
+        self._start_timeout = start_timeout
+        self.process: asyncio.subprocess.Process | None = None
+        self._conn: ClientSideConnection | None = None
+        self._stderr: bytearray = bytearray()
+        self._drain: asyncio.Task[None] | None = None
+        self.session_id = ""
+        self.reaches_tools = False
+        """Whether the agent was given jupyter-loop's MCP endpoint."""
+        self.closed = False
+        self.last_used = time.monotonic()
+        """When its last turn ended (or it started): an idle session is ended."""
+
+    @property
+    def busy(self) -> bool:
+        """In a turn now."""
+        return self.client.turn is not None
+
+    @property
+    def alive(self) -> bool:
+        return not self.closed and self.process is not None and self.process.returncode is None
+
+    async def start(self) -> None:
+        """Start the process, ``initialize`` and ``session/new``; :class:`AgentGone` if it
+        exits or does not answer within the start timeout."""
+        env = {**os.environ, **dict(self.command.env)}
+        try:
+            self.process = await asyncio.create_subprocess_exec(
+                *self.command.argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=env,
+                cwd=self._cwd,
+                limit=READ_LIMIT,
+                start_new_session=True,
+            )
+        except OSError as e:
+            raise AgentGone(f"could not be started: {e.strerror or e}") from e
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self._drain = asyncio.ensure_future(self._keep_stderr())
+        client = cast("Client", self.client)  # the SDK's Protocol, met method by method
+        self._conn = ClientSideConnection(client, self.process.stdin, self.process.stdout)
+        try:
+            await asyncio.wait_for(self._open(), self._start_timeout)
+        except asyncio.TimeoutError as e:
+            raise AgentGone(f"did not answer within {self._start_timeout:g} s") from e
+
+    async def _open(self) -> None:
+        conn = self._conn
+        assert conn is not None
+        try:
+            started = await conn.initialize(
+                protocol_version=PROTOCOL_VERSION,
+                client_capabilities=ClientCapabilities(
+                    fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
+                    terminal=False,
+                ),
+                client_info=Implementation(name="jupyter-loop", version="1"),
+            )
+            capabilities = started.agent_capabilities
+            mcp = capabilities.mcp_capabilities if capabilities else None
+            http = bool(mcp and mcp.http)
+            servers: list[Any] = []
+            if http and self._mcp is not None:
+                url, token = self._mcp
+                header = HttpHeader(name="Authorization", value=f"Bearer {token}")
+                servers.append(
+                    HttpMcpServer(type="http", name="jupyter-loop", url=url, headers=[header])
+                )
+                self.reaches_tools = True
+            opened = await conn.new_session(cwd=self._cwd, mcp_servers=servers)
+        except ConnectionError as e:
+            await self._reaped()
+            raise AgentGone(self.why_gone()) from e
+        self.session_id = opened.session_id
+
+    async def prompt(self, text: str) -> PromptResponse:
+        """One turn; :class:`AgentGone` if the process dies meanwhile."""
+        if self._conn is None or not self.alive:
+            raise AgentGone(self.why_gone())
+        try:
+            return await self._conn.prompt(session_id=self.session_id, prompt=[text_block(text)])
+        except ConnectionError as e:
+            await self._reaped()
+            raise AgentGone(self.why_gone()) from e
+
+    async def _reaped(self, seconds: float = 2.0) -> None:
+        """Give a process whose output closed a moment to exit, so its status is known."""
+        if self.process is not None:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.process.wait(), seconds)
+
+    async def cancel(self) -> None:
+        """``session/cancel`` (a notification: the prompt then ends ``cancelled``)."""
+        if self._conn is not None and self.alive:
+            with contextlib.suppress(Exception):
+                await self._conn.cancel(session_id=self.session_id)
+
+    def why_gone(self) -> str:
+        """What to tell people when the process is gone: its status and last stderr line."""
+        process = self.process
+        code = process.returncode if process is not None else None
+        said = [line.strip() for line in self._stderr.decode("utf-8", "replace").splitlines()]
+        said = [line for line in said if line]
+        # The last line that starts as an error does ("Error: …", as a Rust agent's
+        # before its backtrace, whose frames may name error types too, or Node's before
+        # its stack), else the last line (a Python traceback's exception).
+        errors = [line for line in said if line.lower().startswith("error")]
+        words = (errors or said)[-1][:300] if said else ""
+        last = f' Its last words: "{words}".' if words else ""
+        status = "stopped unexpectedly" if code is None else f"exited with status {code}"
+        return f"{status}.{last}"
+
+    async def _keep_stderr(self) -> None:
+        assert self.process is not None and self.process.stderr is not None
+        while True:
+            chunk = await self.process.stderr.read(4096)
+            if not chunk:
+                return
+            self._stderr += chunk
+            del self._stderr[:-STDERR_KEPT]
+
+    async def close(self) -> None:
+        """End the session's process (every way it may be) and revoke its token."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            if self._conn is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(self._conn.close(), 2)
+            await self._end_process()
+        finally:
+            if self._drain is not None:
+                self._drain.cancel()
+            self._on_close()
+
+    async def _end_process(self) -> None:
+        process = self.process
+        if process is None:
+            return
+        if process.returncode is None and process.stdin is not None:
+            with contextlib.suppress(Exception):
+                process.stdin.close()
+        for sent in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                await asyncio.wait_for(process.wait(), 2)
+            except asyncio.TimeoutError:
+                pass
+            else:
+                break
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, sent)  # the group: a launcher's children too
+        # The group may outlive its leader (a launcher that exited first).
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(process.wait(), 2)

@@ -1,0 +1,214 @@
+"""A scripted ACP agent, written with the ACP SDK, for tests: ``python -m
+jupyter_loop.testing.acp_agent``.
+
+It speaks ACP on stdin/stdout as a real agent process does; what it does in a turn is the
+prompt's text, one command a line (so a test reads as what the agent does):
+
+- ``say TEXT``: stream TEXT as two message chunks;
+- ``tool TITLE``: a tool call that starts, then completes;
+- ``mcp TOOL {json arguments}``: call a tool of the first MCP server the session was
+  given (over HTTP, with the headers given), and say what it answered;
+- ``read PATH``: ``fs/read_text_file`` of PATH (relative to the session's cwd), said back;
+- ``edit PATH INDEX SOURCE``: read the notebook file from disk (as an agent's own file
+  tools would), set cell INDEX's source, and ``fs/write_text_file`` the whole notebook;
+- ``write PATH TEXT``: ``fs/write_text_file`` of a plain file;
+- ``permission TITLE``: ``session/request_permission``; says the option chosen;
+- ``pid``: say the process id (a test checks the process is gone later);
+- ``hang``: wait for ``session/cancel`` (then the turn ends ``cancelled``);
+- ``crash``: exit at once with status 3, mid-turn.
+
+Errors of the client's methods are said back (``error: …``), never raised: a test reads
+them in the conversation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from acp import (
+    PROTOCOL_VERSION,
+    Client,
+    InitializeResponse,
+    NewSessionResponse,
+    PromptResponse,
+    RequestError,
+    run_agent,
+    start_tool_call,
+    update_agent_message_text,
+    update_tool_call,
+)
+from acp.schema import (
+    AgentCapabilities,
+    Implementation,
+    McpCapabilities,
+    PermissionOption,
+    ToolCallUpdate,
+)
+
+
+class ScriptedAgent:
+    """Runs each prompt's script (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._client: Client | None = None
+        self._sessions: dict[str, dict[str, Any]] = {}
+        self._cancelled: dict[str, asyncio.Event] = {}
+
+    def on_connect(self, conn: Client) -> None:
+        self._client = conn
+
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: Any = None,
+        client_info: Any = None,
+        **_: Any,
+    ) -> InitializeResponse:
+        fs = getattr(client_capabilities, "fs", None)
+        self._capabilities = {
+            "read": bool(getattr(fs, "read_text_file", False)),
+            "write": bool(getattr(fs, "write_text_file", False)),
+            "terminal": bool(getattr(client_capabilities, "terminal", False)),
+        }
+        return InitializeResponse(
+            protocol_version=PROTOCOL_VERSION,
+            agent_capabilities=AgentCapabilities(
+                load_session=False, mcp_capabilities=McpCapabilities(http=True)
+            ),
+            agent_info=Implementation(name="scripted-acp-agent", version="1"),
+        )
+
+    async def new_session(
+        self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any
+    ) -> NewSessionResponse:
+        session_id = f"s{len(self._sessions) + 1}"
+        self._sessions[session_id] = {"cwd": cwd, "mcp": list(mcp_servers or [])}
+        self._cancelled[session_id] = asyncio.Event()
+        return NewSessionResponse(session_id=session_id)
+
+    async def cancel(self, session_id: str, **_: Any) -> None:
+        if session_id in self._cancelled:
+            self._cancelled[session_id].set()
+
+    async def prompt(self, prompt: list[Any], session_id: str, **extra: Any) -> PromptResponse:
+        self._cancelled[session_id] = asyncio.Event()
+        script = "\n".join(getattr(block, "text", "") for block in prompt)
+        for line in script.splitlines():
+            command, _, rest = line.strip().partition(" ")
+            if command == "hang":
+                await self._cancelled[session_id].wait()
+                return PromptResponse(stop_reason="cancelled")
+            if command:
+                await self._do(session_id, command, rest)
+            if self._cancelled[session_id].is_set():
+                return PromptResponse(stop_reason="cancelled")
+        return PromptResponse(stop_reason="end_turn")
+
+    async def _say(self, session_id: str, text: str) -> None:
+        assert self._client is not None
+        half = len(text) // 2
+        for piece in (text[:half], text[half:]):
+            if piece:
+                await self._client.session_update(session_id, update_agent_message_text(piece))
+
+    async def _do(self, session_id: str, command: str, rest: str) -> None:
+        client = self._client
+        assert client is not None
+        session = self._sessions[session_id]
+        if command == "say":
+            await self._say(session_id, rest)
+        elif command == "tool":
+            await client.session_update(session_id, start_tool_call("t1", rest, kind="other"))
+            await client.session_update(session_id, update_tool_call("t1", status="completed"))
+        elif command == "pid":
+            await self._say(session_id, f"pid {os.getpid()}")
+        elif command == "crash":  # as a Rust agent dies: the error, then its backtrace
+            words = os.environ.get("SCRIPTED_LAST_WORDS", "the scripted agent broke")
+            frames = "   0: anyhow::Error::from\n   1: main\n"  # codex-acp's, shortened
+            sys.stderr.write(f"Error: {words}\n\nStack backtrace:\n{frames}")
+            sys.stderr.flush()
+            os._exit(3)
+        elif command == "mcp":
+            name, _, arguments = rest.partition(" ")
+            await self._say(
+                session_id, await _call_mcp(session["mcp"], name, json.loads(arguments))
+            )
+        elif command == "read":
+            try:
+                read = await client.read_text_file(
+                    path=str(Path(session["cwd"]) / rest), session_id=session_id
+                )
+                await self._say(session_id, read.content)
+            except RequestError as e:
+                await self._say(session_id, f"error: {e}")
+        elif command == "edit":
+            path, index, source = rest.split(" ", 2)
+            full = Path(session["cwd"]) / path
+            notebook = json.loads(full.read_text(encoding="utf-8"))
+            notebook["cells"][int(index)]["source"] = source
+            await self._write(session_id, str(full), json.dumps(notebook))
+        elif command == "write":
+            path, _, text = rest.partition(" ")
+            await self._write(session_id, str(Path(session["cwd"]) / path), text)
+        elif command == "permission":
+            # The "always" options first, as real agents list them (Qwen Code does): an
+            # answer for this once must not pick them.
+            options = [
+                PermissionOption(option_id="always", name="Always allow", kind="allow_always"),
+                PermissionOption(option_id="yes", name="Allow", kind="allow_once"),
+                PermissionOption(option_id="never", name="Always reject", kind="reject_always"),
+                PermissionOption(option_id="no", name="Reject", kind="reject_once"),
+            ]
+            call = ToolCallUpdate(tool_call_id="p1", title=rest, kind="execute")
+            answer = await client.request_permission(
+                options=options, session_id=session_id, tool_call=call
+            )
+            outcome = answer.outcome
+            chosen = getattr(outcome, "option_id", None) or outcome.outcome
+            await self._say(session_id, f"permission: {chosen}")
+        elif command == "capabilities":
+            await self._say(session_id, json.dumps(self._capabilities, sort_keys=True))
+        else:
+            await self._say(session_id, f"unknown command {command}")
+
+    async def _write(self, session_id: str, path: str, content: str) -> None:
+        assert self._client is not None
+        try:
+            await self._client.write_text_file(content=content, path=path, session_id=session_id)
+            await self._say(session_id, f"wrote {Path(path).name}")
+        except RequestError as e:
+            await self._say(session_id, f"error: {e}")
+
+
+async def _call_mcp(servers: list[Any], name: str, arguments: dict[str, Any]) -> str:
+    """One tool call on the session's first MCP server, as an agent's MCP client makes it."""
+    import httpx2
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    if not servers:
+        return "error: no MCP server was given"
+    server = servers[0]
+    headers = {header.name: header.value for header in server.headers}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=60) as http,
+        streamable_http_client(server.url, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        result = await session.call_tool(name, arguments)
+    texts = [getattr(part, "text", "") for part in result.content]
+    return ("error: " if result.is_error else "") + "\n".join(texts)
+
+
+def main() -> None:
+    asyncio.run(run_agent(ScriptedAgent()))  # type: ignore[arg-type]
+
+
+if __name__ == "__main__":
+    main()
