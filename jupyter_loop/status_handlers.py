@@ -26,7 +26,17 @@ class StatusHandler(AssistantHandler):
         agent = self.assistant.agent
         await execution.recovered()
         tokens = agent.budgets.usage(principal_of(self))  # the caller's count today
-        self.reply({"runs": execution.in_flight(), "turns": agent.in_flight(), "tokens": tokens})
+        damaged = self.settings.get("jupyter_loop_damaged")
+        moved = [item.to_json() for item in damaged.listed()] if damaged is not None else []
+        self.reply(
+            {
+                "runs": execution.in_flight(),
+                "turns": agent.in_flight(),
+                "tokens": tokens,
+                # State files found damaged and moved aside at this start (``state_files``).
+                "damaged": moved,
+            }
+        )
 
 
 HISTORY_LIMIT = 1000

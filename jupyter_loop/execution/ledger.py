@@ -44,6 +44,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import os
@@ -52,6 +53,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..owner_only import open_private, private_dir, replace_private
+from ..state_files import Damaged, DamagedFiles, expect, open_or_set_aside
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,17 @@ class LedgerEntry:
     execution_count: int | None = None  # once the kernel said it (a run taken up keeps it)
 
 
+def ledger_entry(raw: Any) -> LedgerEntry:
+    """A run as the ledger wrote it; :class:`Damaged` if it is not one."""
+    expect(raw, dict, "put")
+    fields = {f.name: f for f in dataclasses.fields(LedgerEntry)}
+    if not set(raw) <= set(fields) or not {"room_id", "cell_id", "run_id", "state"} <= set(raw):
+        raise Damaged("a run in flight lacks a field, or has one the ledger never writes")
+    for name, value in raw.items():
+        expect(value, (int, type(None)) if name == "execution_count" else str, name)
+    return LedgerEntry(**raw)
+
+
 LEGACY_NAME = "runs.json"
 """The list as versions before the log wrote it (one JSON array): read once, then gone."""
 DROP_DELAY = 0.5
@@ -79,9 +92,12 @@ COMPACT_SLACK = 256
 class RunLedger:
     """Runs queued or running on this server, kept in one append-only log file."""
 
-    def __init__(self, path: Path, log: logging.Logger) -> None:
+    def __init__(
+        self, path: Path, log: logging.Logger, damaged: DamagedFiles | None = None
+    ) -> None:
         self._path = path
         self._log = log
+        self._damaged = damaged or DamagedFiles(log)
         self._entries: dict[str, LedgerEntry] = {}
         self._file: IO[str] | None = None
         self._lines = 0  # lines in the file (the previous process's included)
@@ -96,22 +112,42 @@ class RunLedger:
         legacy = self._path.with_name(LEGACY_NAME)
         for raw in _read_legacy(legacy, self._log):
             found[raw["run_id"]] = LedgerEntry(**raw)
-        try:
-            text = self._path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            text = ""
-        for number, line in enumerate(text.splitlines(), 1):
+        # A file this ledger never wrote is moved aside: the runs start empty.
+        lines = open_or_set_aside(self._path, self._read_lines, self._damaged)
+        for number, line in enumerate(lines, 1):
             try:
                 change = json.loads(line)
-                if "put" in change:
-                    entry = LedgerEntry(**change["put"])
-                    found[entry.run_id] = entry
-                else:
-                    found.pop(str(change["drop"]), None)
-            except (ValueError, TypeError, KeyError) as e:  # a line torn by a kill: the last
+            except ValueError as e:  # a line torn by a kill (then ended by the next process)
                 self._log.warning("jupyter-loop ignores line %d of %s: %s", number, self._path, e)
-        self._lines = len(text.splitlines())
+                continue
+            if "put" in change:
+                entry = ledger_entry(change["put"])
+                found[entry.run_id] = entry
+            else:
+                found.pop(change["drop"], None)
+        self._lines = len(lines)
         return list(found.values())
+
+    def _read_lines(self, path: Path) -> list[str]:
+        """The file's lines, checked: every line that parses is a change of this ledger's
+        shape (a torn line does not parse, and is skipped by :meth:`load`)."""
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return []
+        lines = data.decode("ascii").splitlines()  # json.dumps writes ASCII only
+        for line in lines:
+            try:
+                change = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(change, dict) or len(change) != 1:
+                raise Damaged(f"a line of {path.name} is not a change of the runs in flight")
+            if "put" in change:
+                ledger_entry(change["put"])
+            else:
+                expect(change.get("drop"), str, "drop")
+        return lines
 
     def add(self, entries: list[LedgerEntry]) -> None:
         for entry in entries:

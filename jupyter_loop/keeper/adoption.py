@@ -24,6 +24,7 @@ from typing import Any
 
 from jupyter_server._tz import utcnow
 
+from ..state_files import DamagedFiles
 from .journal import SUFFIX
 from .provisioner import KeeperProvisioner
 from .registry import (
@@ -68,14 +69,19 @@ class KeptKernels:
 
 
 def adopt_kept_kernels(
-    root: Path, kernels: Any, log: logging.Logger, busy: set[str] | None = None
+    root: Path,
+    kernels: Any,
+    log: logging.Logger,
+    busy: set[str] | None = None,
+    damaged: DamagedFiles | None = None,
 ) -> KeptKernels:
     """Put every kernel whose keeper is alive into ``kernels`` (a mapping kernel manager).
 
     ``busy``: kernels that had a cell running (shown busy until their next status).
+    ``damaged``: where an entry that cannot be read is noted as moved aside.
     """
     found = KeptKernels(root)
-    for entry in list_entries(root):
+    for entry in list_entries(root, damaged or DamagedFiles(log)):
         alive = process_alive(entry.keeper_pid) and process_alive(entry.kernel_pid)
         if entry.server_pid != os.getpid() and process_alive(entry.server_pid):
             continue  # another server (same data dir) still follows it
