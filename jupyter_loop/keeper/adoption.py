@@ -25,6 +25,7 @@ from typing import Any
 from jupyter_server._tz import utcnow
 
 from ..state_files import DamagedFiles
+from .identity import this_process
 from .journal import SUFFIX
 from .provisioner import KeeperProvisioner
 from .registry import (
@@ -33,9 +34,11 @@ from .registry import (
     RUNNING,
     SEGMENTS,
     KeeperEntry,
+    keeper_is_ours,
+    kernel_is_ours,
     list_entries,
-    process_alive,
     remove_kernel_dir,
+    server_is_alive,
     write_entry,
 )
 
@@ -82,8 +85,9 @@ def adopt_kept_kernels(
     """
     found = KeptKernels(root)
     for entry in list_entries(root, damaged or DamagedFiles(log)):
-        alive = process_alive(entry.keeper_pid) and process_alive(entry.kernel_pid)
-        if entry.server_pid != os.getpid() and process_alive(entry.server_pid):
+        # Its processes as recorded, not whatever took their ids since (``identity``).
+        alive = keeper_is_ours(entry, root / entry.kernel_id) and kernel_is_ours(entry)
+        if entry.server_pid != os.getpid() and server_is_alive(entry):
             continue  # another server (same data dir) still follows it
         if not alive or entry.state != RUNNING:
             found.ended[entry.kernel_id] = entry
@@ -95,7 +99,11 @@ def adopt_kept_kernels(
         except Exception:
             log.exception("jupyter-loop could not adopt kept kernel %s", entry.kernel_id)
             continue
-        write_entry(root / entry.kernel_id, entry.with_changes(server_pid=os.getpid()))
+        me = this_process()
+        write_entry(
+            root / entry.kernel_id,
+            entry.with_changes(server_pid=me.pid, server_started=me.started),
+        )
         found.adopted[entry.kernel_id] = entry
         log.info("jupyter-loop adopted kernel %s (pid %s)", entry.kernel_id, entry.kernel_pid)
     return found

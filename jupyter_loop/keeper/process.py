@@ -31,6 +31,7 @@ from typing import Any
 import zmq
 
 from ..owner_only import open_private
+from .identity import ProcessId, same_process, started_at
 from .journal import IopubJournal, masker_from
 from .registry import (
     EXITED,
@@ -39,7 +40,6 @@ from .registry import (
     RUNNING,
     SEGMENTS,
     KeeperEntry,
-    process_alive,
     read_entry,
     write_entry,
 )
@@ -63,7 +63,7 @@ class Keeper:
         self._directory = directory
         self._entry = entry
         self._command = command
-        self._server_pid = entry.server_pid
+        self._server = ProcessId(entry.server_pid, entry.server_started)
         self._orphan_since: float | None = None
         self._terminating = False
         self._kernel: subprocess.Popen[bytes] | None = None
@@ -87,6 +87,9 @@ class Keeper:
             kernel_pid=self._kernel.pid,
             pgid=os.getpgid(0),
             state=RUNNING,
+            # Who they are, beyond their ids (``identity``): checked before any signal.
+            keeper_started=started_at(os.getpid()),
+            kernel_started=started_at(self._kernel.pid),
         )
         state = self._follow(iopub)
         self._drain(iopub, 0.2)  # the kernel's last messages
@@ -121,14 +124,16 @@ class Keeper:
                     return
 
     def _orphaned(self) -> bool:
-        """Whether no server has been alive for the orphan timeout."""
-        if process_alive(self._server_pid):
+        """Whether no server has been alive for the orphan timeout (a process that took
+        the server's id is not the server: its start time differs)."""
+        if same_process(self._server.pid, self._server.started):
             self._orphan_since = None
             return False
         current = read_entry(self._directory)
-        if current is not None and current.server_pid != self._server_pid:
-            self._server_pid = current.server_pid  # a new server adopted the kernel
-            if process_alive(self._server_pid):
+        named = current and ProcessId(current.server_pid, current.server_started)
+        if named and named != self._server:
+            self._server = named  # a new server adopted the kernel
+            if same_process(named.pid, named.started):
                 self._orphan_since = None
                 return False
         now = time.monotonic()

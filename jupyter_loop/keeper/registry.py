@@ -30,6 +30,7 @@ from typing import Any
 
 from ..owner_only import replace_private
 from ..state_files import Damaged, DamagedFiles, expect, open_or_set_aside
+from .identity import same_process
 
 ENTRY = "entry.json"
 SEGMENTS = "iopub"
@@ -56,6 +57,11 @@ class KeeperEntry:
     orphan_timeout: float = 600.0
     max_journal_bytes: int = 100 * 2**20
     masking: dict[str, Any] = field(default_factory=dict)  # see ``journal.masker_from``
+    # When each process named above started (``identity``): an id another process took
+    # since is not the one recorded. ``None``: written before they were recorded.
+    keeper_started: float | None = None
+    kernel_started: float | None = None
+    server_started: float | None = None
 
     def with_changes(self, **changes: Any) -> KeeperEntry:
         return replace(self, **changes)
@@ -72,6 +78,8 @@ FIELD_TYPES: dict[str, Any] = {
     "pgid": (int, type(None)), "notebook": str, "cwd": str, "state": str,
     "exit_code": (int, type(None)), "orphan_timeout": (int, float),
     "max_journal_bytes": int, "masking": dict,
+    "keeper_started": (int, float, type(None)), "kernel_started": (int, float, type(None)),
+    "server_started": (int, float, type(None)),
 }  # fmt: skip
 """What each field of an entry is: an entry with another type was not written by us."""
 
@@ -127,6 +135,22 @@ def list_entries(root: Path, damaged: DamagedFiles | None = None) -> list[Keeper
         if entry is not None:
             found.append(entry)
     return found
+
+
+def keeper_is_ours(entry: KeeperEntry, directory: Path) -> bool:
+    """Whether the entry's keeper still runs, as the process recorded (``identity``): its
+    start time, and its command line holding its kernel directory."""
+    return same_process(entry.keeper_pid, entry.keeper_started, command_holds=str(directory))
+
+
+def kernel_is_ours(entry: KeeperEntry) -> bool:
+    """Whether the entry's kernel still runs, as the keeper's child it recorded."""
+    return same_process(entry.kernel_pid, entry.kernel_started, parent=entry.keeper_pid)
+
+
+def server_is_alive(entry: KeeperEntry) -> bool:
+    """Whether the server the entry names still runs (not a process that took its id)."""
+    return same_process(entry.server_pid, entry.server_started)
 
 
 def remove_kernel_dir(directory: Path) -> None:
