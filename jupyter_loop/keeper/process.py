@@ -19,6 +19,7 @@ every kernel.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -32,7 +33,8 @@ import zmq
 
 from ..owner_only import open_private
 from .identity import ProcessId, same_process, started_at
-from .journal import IopubJournal, masker_from
+from .journal import SECRETS_ON_STDIN, IopubJournal, masker_from
+from .kernel_output import KernelOutput
 from .registry import (
     EXITED,
     KERNEL_LOG,
@@ -59,7 +61,9 @@ def iopub_url(connection: dict[str, Any]) -> str:
 
 
 class Keeper:
-    def __init__(self, directory: Path, entry: KeeperEntry, command: list[str]) -> None:
+    def __init__(
+        self, directory: Path, entry: KeeperEntry, command: list[str], secrets: list[str]
+    ) -> None:
         self._directory = directory
         self._entry = entry
         self._command = command
@@ -67,8 +71,9 @@ class Keeper:
         self._orphan_since: float | None = None
         self._terminating = False
         self._kernel: subprocess.Popen[bytes] | None = None
-        masker = masker_from(entry.masking)
-        self._journal = IopubJournal(directory / SEGMENTS, masker, entry.max_journal_bytes)
+        self._masker = masker_from(entry.masking, secrets)
+        self._journal = IopubJournal(directory / SEGMENTS, self._masker, entry.max_journal_bytes)
+        self._output: KernelOutput | None = None
 
     def run(self) -> int:
         signal.signal(signal.SIGINT, _ignore)  # the kernel's, sent to the whole group
@@ -79,9 +84,14 @@ class Keeper:
         iopub.setsockopt(zmq.SUBSCRIBE, b"")
         iopub.connect(iopub_url(self._entry.connection))  # before the kernel: no first loss
         env = {**os.environ, "JPY_PARENT_PID": str(os.getpid())}
+        # The kernel's own output goes through us, masked, into kernel.log.
+        read_end, write_end = os.pipe()
         self._kernel = subprocess.Popen(
-            self._command, env=env, cwd=self._entry.cwd or None, stdin=subprocess.DEVNULL
-        )
+            self._command, env=env, cwd=self._entry.cwd or None, stdin=subprocess.DEVNULL,
+            stdout=write_end, stderr=write_end,
+        )  # fmt: skip
+        os.close(write_end)
+        self._output = KernelOutput(read_end, self._directory / KERNEL_LOG, self._masker)
         self._update(
             keeper_pid=os.getpid(),
             kernel_pid=self._kernel.pid,
@@ -93,6 +103,7 @@ class Keeper:
         )
         state = self._follow(iopub)
         self._drain(iopub, 0.2)  # the kernel's last messages
+        self._output.close()
         self._journal.close()
         iopub.close(linger=0)
         context.term()
@@ -104,7 +115,7 @@ class Keeper:
         assert self._kernel is not None
         next_check = time.monotonic() + SERVER_CHECK
         while self._kernel.poll() is None:
-            if iopub.poll(POLL_MS):
+            if iopub.poll(POLL_MS) or self._output is not None:
                 self._drain(iopub, 0)
             if time.monotonic() >= next_check:
                 next_check = time.monotonic() + SERVER_CHECK
@@ -114,6 +125,8 @@ class Keeper:
         return EXITED
 
     def _drain(self, iopub: zmq.Socket[bytes], wait: float) -> None:
+        if self._output is not None:
+            self._output.read()
         deadline = time.monotonic() + wait
         while True:
             try:
@@ -205,4 +218,16 @@ def main(argv: list[str]) -> int:
     log = open_private(directory / KERNEL_LOG, "ab")
     os.dup2(log.fileno(), 1)
     os.dup2(log.fileno(), 2)
-    return Keeper(directory, entry, argv[2:]).run()
+    return Keeper(directory, entry, argv[2:], secrets_given(entry)).run()
+
+
+def secrets_given(entry: KeeperEntry) -> list[str]:
+    """The secrets the server wrote on our standard input (``provisioner``): they mask
+    the journal and the log, and are kept nowhere on disk."""
+    if not entry.masking.get(SECRETS_ON_STDIN):
+        return []
+    try:
+        given = json.loads(sys.stdin.buffer.read() or b"[]")
+    except (OSError, ValueError):
+        return []
+    return [str(value) for value in given] if isinstance(given, list) else []

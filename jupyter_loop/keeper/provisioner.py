@@ -19,8 +19,10 @@ kernel manager, and any the admin configured, untouched.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
+import subprocess
 import sys
 from importlib.metadata import EntryPoint
 from pathlib import Path
@@ -31,7 +33,7 @@ from jupyter_client.provisioning import KernelProvisionerFactory, LocalProvision
 from traitlets import Dict, Float, Int, Unicode
 
 from .identity import this_process
-from .journal import SUFFIX
+from .journal import SECRETS_ON_STDIN, SUFFIX
 from .registry import SEGMENTS, KeeperEntry, keeper_is_ours, remove_kernel_dir, write_entry
 
 NAME = "jupyter-loop-keeper"
@@ -104,11 +106,25 @@ class KeeperProvisioner(LocalProvisioner):
             cwd=str(kwargs.get("cwd") or ""),
             orphan_timeout=self.orphan_timeout,
             max_journal_bytes=self.max_journal_bytes,
-            masking=dict(self.masking),
+            # The secrets go to the keeper on its standard input, never into the entry.
+            masking={**self.masking, "secrets": [], SECRETS_ON_STDIN: True},
         )
         write_entry(self.kernel_dir, entry)
         kwargs["cmd"] = [*keeper_command(), str(self.kernel_dir), "--", *kwargs["cmd"]]
         return kwargs
+
+    async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> KernelConnectionInfo:
+        """Launch the keeper, and hand it the secrets to mask on its standard input."""
+        kwargs["stdin"] = subprocess.PIPE  # jupyter_client would close it at once
+        info = await super().launch_kernel(cmd, **kwargs)
+        assert self.process is not None and self.process.stdin is not None
+        secrets = [str(value) for value in self.masking.get("secrets", [])]
+        try:
+            self.process.stdin.write(json.dumps(secrets).encode())
+            self.process.stdin.close()
+        except OSError:  # the keeper ended at once: its exit is seen as the kernel's
+            pass
+        return info
 
     def adopt(self, entry: KeeperEntry) -> None:
         """Follow a kernel a previous server launched (no ``Popen``: process ids only,
