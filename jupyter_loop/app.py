@@ -364,6 +364,14 @@ class JupyterLoopApp(
         self.handlers.extend(all_routes())
 
     async def stop_extension(self) -> None:
+        # Never raises: the server's shutdown stops at the first extension that raises,
+        # and then waited forever, up (a start that failed half-way left parts missing).
+        try:
+            await self._stop_parts()
+        except Exception:
+            self.log.exception("jupyter-loop could not stop cleanly")
+
+    async def _stop_parts(self) -> None:
         # Each part stops in its turn even if one before it failed or took too long: a
         # part left running (a thread, a journal) must not keep the server from exiting.
         if not hasattr(self, "execution"):  # its start failed: nothing of ours to stop

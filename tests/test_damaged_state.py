@@ -115,3 +115,17 @@ async def test_a_sound_data_dir_reports_nothing_damaged(serve: Serve):
     await server.ready()
     assert (await server.api("api", "jupyter-loop", "status"))["damaged"] == []
     server.stop(timeout=30)
+
+
+@pytest.mark.timeout(120)
+async def test_a_server_whose_extension_could_not_start_stops_on_sigterm(serve: Serve):
+    """Whatever stops the extension's start (here a data directory that is a file), the
+    server still stops on SIGTERM: it waited forever when stopping the half-started
+    extension raised."""
+    probe = serve()
+    not_a_dir = probe.home / "a-file"
+    not_a_dir.write_text("not a directory")
+    server = serve(f"--JupyterLoopApp.data_dir={not_a_dir}")
+    server.start()
+    await server.ready()
+    assert server.stop(timeout=30) < 30
