@@ -9,6 +9,7 @@ stops on SIGTERM.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -20,6 +21,9 @@ import pytest
 from conftest import notebook_json
 from kept_helpers import Serve
 
+from jupyter_loop.execution.ledger import RunLedger
+from jupyter_loop.keeper.registry import KeeperEntry, list_entries, write_entry
+from jupyter_loop.state_files import DamagedFiles
 from jupyter_loop.testing.server_process import ServerProcess
 
 NOT_A_DATABASE = b"these bytes are not an SQLite database\n" * 200
@@ -129,3 +133,29 @@ async def test_a_server_whose_extension_could_not_start_stops_on_sigterm(serve: 
     server.start()
     await server.ready()
     assert server.stop(timeout=30) < 30
+
+
+def test_a_line_torn_by_a_kill_is_not_damage(tmp_path: Path) -> None:
+    """A kill leaves the ledger's last line torn, and the next process ends it with a
+    newline: a line that does not parse is skipped, the file is not moved aside."""
+    path = tmp_path / "runs.jsonl"
+    entry = {"room_id": "r", "cell_id": "c", "run_id": "run1", "state": "running"}
+    path.write_text(
+        json.dumps({"put": entry}) + "\n" + '{"put": {"room_id": "r", "ce' + "\n"
+        + json.dumps({"put": {**entry, "run_id": "run2"}}) + "\n"
+    )  # fmt: skip
+    damaged = DamagedFiles(logging.getLogger("test"))
+    ledger = RunLedger(path, logging.getLogger("test"), damaged)
+    assert [e.run_id for e in ledger.load()] == ["run1", "run2"]
+    assert damaged.listed() == [] and path.exists()
+
+
+def test_an_entry_of_a_later_version_is_read(tmp_path: Path) -> None:
+    """Fields a later version adds are ignored, not taken for damage."""
+    directory = tmp_path / "k1"
+    write_entry(directory, KeeperEntry("k1", "python3", {"ip": "127.0.0.1"}, server_pid=1))
+    raw = json.loads((directory / "entry.json").read_text())
+    (directory / "entry.json").write_text(json.dumps({**raw, "added_later": [1, 2]}))
+    damaged = DamagedFiles(logging.getLogger("test"))
+    assert [e.kernel_id for e in list_entries(tmp_path, damaged)] == ["k1"]
+    assert damaged.listed() == []
