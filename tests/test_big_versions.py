@@ -68,26 +68,29 @@ async def test_a_big_version_is_read_off_the_event_loop(
     (jp_root_dir / "big.ipynb").write_bytes(content)
     keeper = jp_serverapp.web_app.settings["jupyter_loop_versions"]
     made = await asyncio.to_thread(keeper.store.add, "big.ipynb", content)
-    started = time.monotonic()
-    nbformat.reads(content.decode(), as_version=4)  # what reading it costs, here and now
-    parse = time.monotonic() - started
-
-    with LoopProbe() as probe:
-        big = asyncio.ensure_future(
-            jp_fetch(*VERSIONS, str(made.number), params={"path": "big.ipynb"},
-                     request_timeout=120)
-        )  # fmt: skip
-        answered = 0
-        while not big.done():  # other requests are answered while the version is read
-            await jp_fetch("api", "status")
-            answered += 1
-        response = await big
-    assert response.code == 200 and len(response.body) > 15 * 2**20
-    print(f"loop stalled {probe.longest:.3f} s at most; reading alone takes {parse:.3f} s; "
+    parses, stalls = [], []
+    for _ in range(3):  # the least of three: a collection or a busy machine pauses any one
+        started = time.monotonic()
+        nbformat.reads(content.decode(), as_version=4)  # what reading it costs, here and now
+        parses.append(time.monotonic() - started)
+        with LoopProbe() as probe:
+            big = asyncio.ensure_future(
+                jp_fetch(*VERSIONS, str(made.number), params={"path": "big.ipynb"},
+                         request_timeout=120)
+            )  # fmt: skip
+            answered = 0
+            while not big.done():  # other requests are answered while the version is read
+                await jp_fetch("api", "status")
+                answered += 1
+            response = await big
+        assert response.code == 200 and len(response.body) > 15 * 2**20
+        stalls.append(probe.longest)
+    stall, parse = min(stalls), min(parses)
+    print(f"loop stalled {stall:.3f} s at most; reading alone takes {parse:.3f} s; "
           f"{answered} requests answered meanwhile")  # fmt: skip
     # The loop kept answering: what is left on it is a small share of reading it (on the
-    # loop, before, it stalled longer than the reading alone).
-    assert probe.longest < parse / 2, (probe.longest, parse)
+    # loop, before, it stalled longer than the reading alone: 1.10 s against 0.62 s).
+    assert stall < parse / 2, (stalls, parses)
 
 
 def on_disk(path: Path) -> int:
