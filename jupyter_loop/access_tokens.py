@@ -40,6 +40,7 @@ from typing import Any
 from .errors import BadRequest, NotFound
 from .owner_only import replace_private
 from .rights import Right
+from .state_files import Damaged, DamagedFiles, expect, open_or_set_aside
 
 PREFIX = "jlt_"
 SCOPES: dict[str, frozenset[Right]] = {
@@ -86,9 +87,10 @@ class AccessToken:
 class AccessTokens:
     """The scoped tokens of one server, in ``path`` (owner-only JSON)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, damaged: DamagedFiles | None = None) -> None:
         self._path = path
         self._lock = threading.Lock()
+        self._damaged = damaged or DamagedFiles()
 
     def create(
         self,
@@ -148,18 +150,43 @@ class AccessTokens:
         return found
 
     def _read(self) -> dict[str, AccessToken]:
-        try:
-            raw = json.loads(self._path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return {}
-        tokens = {}
-        for item in raw:
-            item["owner"] = TokenOwner(**item["owner"])
-            tokens[item["id"]] = AccessToken(**item)
-        return tokens
+        # A file this store never wrote is moved aside: no token is valid then, and new
+        # ones can be made (``state_files``).
+        return open_or_set_aside(self._path, _load_tokens, self._damaged)
 
     def _write(self, tokens: dict[str, AccessToken]) -> None:
         replace_private(self._path, json.dumps([asdict(token) for token in tokens.values()]))
+
+
+def _load_tokens(path: Path) -> dict[str, AccessToken]:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    tokens = {}
+    for item in expect(raw, list, "tokens"):
+        token = _parse_token(item)
+        tokens[token.id] = token
+    return tokens
+
+
+def _parse_token(item: Any) -> AccessToken:
+    """A token as the store wrote it; :class:`Damaged` if it is not one."""
+    expect(item, dict, "token")
+    owner = expect(item.get("owner"), dict, "owner")
+    names = ("principal", "username", "name")
+    made = AccessToken(
+        id=expect(item.get("id"), str, "id"),
+        scope=expect(item.get("scope"), str, "scope"),
+        notebook=expect(item.get("notebook"), (str, type(None)), "notebook"),
+        created=expect(item.get("created"), (int, float), "created"),
+        expires=expect(item.get("expires"), (int, float, type(None)), "expires"),
+        owner=TokenOwner(*(expect(owner.get(name), str, name) for name in names)),
+        digest=expect(item.get("digest"), str, "digest"),
+    )  # fmt: skip
+    if made.scope not in SCOPES:
+        raise Damaged(f"a token's scope is {made.scope!r}")
+    return made
 
 
 def api_path(path: Any) -> str | None:

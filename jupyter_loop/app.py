@@ -50,6 +50,7 @@ from .mcp_server.traits import ExternalConfig, McpLimits
 from .one_session import give_one_session
 from .owner_only import tighten
 from .saves import choose_replacing_saves
+from .state_files import DamagedFiles
 from .status_handlers import route_table as status_routes
 from .stopping import release_worker_threads_at_exit, stop_on_sigint
 from .versions import VersionStore
@@ -227,6 +228,10 @@ class JupyterLoopApp(
         server = self.serverapp
         if server is None:  # only possible when the extension is misloaded
             raise RuntimeError("jupyter-loop must be loaded by a Jupyter server")
+        # First: a start that fails below must still let the server stop on a signal.
+        release_worker_threads_at_exit()
+        # A damaged state file is moved aside and its feature starts empty (GET status).
+        self.damaged = DamagedFiles(self.log)
         tightened = tighten(Path(self.data_dir))  # state kept before it was made private
         if tightened:
             self.log.info(
@@ -266,6 +271,7 @@ class JupyterLoopApp(
                 max_per_notebook=self.versions_max,
                 max_bytes=self.versions_max_bytes,
                 log=self.log,
+                damaged=self.damaged,
             )
             self.versions = VersionKeeper(store, self.documents, server.contents_manager, self.log)
             self.versions.start()
@@ -278,7 +284,7 @@ class JupyterLoopApp(
             self.documents.saves.before_saving(self.journal.commit)
             self.documents.saves.on_saved(self.journal.saved)
         outputs = self.output_policy(self.outputs, server.base_url, masker, self.journal)
-        ledger = RunLedger(Path(self.data_dir) / "runs.jsonl", self.log)
+        ledger = RunLedger(Path(self.data_dir) / "runs.jsonl", self.log, self.damaged)
         if self.journal is not None:
             self.journal.before_removing(ledger.drop_now)
         self.kept: KeptKernels | None = None
@@ -286,13 +292,16 @@ class JupyterLoopApp(
             # Before anything lists sessions: those of adopted kernels must not be culled.
             busy = {entry.kernel_id for entry in ledger.load() if entry.state == "running"}
             root = kernels_root(Path(self.data_dir))
-            self.kept = adopt_kept_kernels(root, server.kernel_manager, self.log, busy)
+            self.kept = adopt_kept_kernels(
+                root, server.kernel_manager, self.log, busy, self.damaged
+            )
         self.run_history = (
             RunHistory(
                 Path(self.data_dir) / "history.sqlite3",
                 max_runs_per_cell=self.history_max_runs_per_cell,
                 max_bytes=self.history_max_bytes,
                 log=self.log,
+                damaged=self.damaged,
             )
             if self.history
             else None
@@ -325,6 +334,7 @@ class JupyterLoopApp(
                 "jupyter_loop_output_budget": self.output_budget_bytes or None,
                 "jupyter_loop_history": self.run_history,
                 "jupyter_loop_versions": self.versions,
+                "jupyter_loop_damaged": self.damaged,
             }
         )
         # Built at the first request that needs them (the module says why).
@@ -343,14 +353,13 @@ class JupyterLoopApp(
                 mcp_limits=McpLimits(self.mcp_result_tokens, self.mcp_progress_interval),
             )
         )
-        tokens = AccessTokens(Path(self.data_dir) / "tokens.json")
+        tokens = AccessTokens(Path(self.data_dir) / "tokens.json", self.damaged)
         self.acp = self.acp_service(server, self.documents, tokens, self.log)
         IOLoop.current().add_callback(self.acp.start)
         self.settings.update(
             {ASSISTANT: self.assistant, "jupyter_loop_tokens": tokens, ACP: self.acp}
         )
         stop_on_sigint(server, self.log)
-        release_worker_threads_at_exit()
 
     async def _recover(self) -> None:
         try:
@@ -365,8 +374,18 @@ class JupyterLoopApp(
         self.handlers.extend(all_routes())
 
     async def stop_extension(self) -> None:
+        # Never raises: the server's shutdown stops at the first extension that raises,
+        # and then waited forever, up (a start that failed half-way left parts missing).
+        try:
+            await self._stop_parts()
+        except Exception:
+            self.log.exception("jupyter-loop could not stop cleanly")
+
+    async def _stop_parts(self) -> None:
         # Each part stops in its turn even if one before it failed or took too long: a
         # part left running (a thread, a journal) must not keep the server from exiting.
+        if not hasattr(self, "execution"):  # its start failed: nothing of ours to stop
+            return
         kernels = self.serverapp.kernel_manager if self.serverapp else None
         leaving = kept_kernel_ids(kernels) if self.keep_kernels == "always" else set()
         self.execution.stopping(leaving)  # before a stopping agent's call drops its runs

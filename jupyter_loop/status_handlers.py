@@ -27,12 +27,16 @@ class StatusHandler(AssistantHandler):
         await execution.recovered()
         tokens = agent.budgets.usage(principal_of(self))  # the caller's count today
         approvals = await agent.waiting_approvals()  # with the id ``jupyter loop approve`` takes
+        damaged = self.settings.get("jupyter_loop_damaged")
+        moved = [item.to_json() for item in damaged.listed()] if damaged is not None else []
         self.reply(
             {
                 "runs": execution.in_flight(),
                 "turns": agent.in_flight(),
                 "approvals": approvals,
                 "tokens": tokens,
+                # State files found damaged and moved aside at this start (``state_files``).
+                "damaged": moved,
             }
         )
 

@@ -189,6 +189,9 @@ async def status_command(api: Api, out: TextIO) -> int:
         line = f"turn  {turn['path']}  {turn['id']}  {turn['state']}  by {turn['started_by']}"
         out.write(line + style.paint(f"  ({turn.get('model')})", DIM) + "\n")
     out.write(tokens_line(status.get("tokens")) + "\n")
+    for damaged in status.get("damaged", []):  # state files moved aside at the start
+        line = f"Damaged, moved aside: {damaged['file']} -> {damaged['moved_to']}"
+        out.write(visible(line) + style.paint(f"  ({visible(damaged['reason'])})", DIM) + "\n")
     return 0
 
 

@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 
 from ..owner_only import open_private, private_dir
+from ..state_files import DamagedFiles, open_or_set_aside, sqlite_check
 from .run_origin import LastRun, RunEntry, RunOrigin
 
 SCHEMA = """
@@ -80,18 +81,15 @@ class RunHistory:
         max_bytes: int = 64 * 1024 * 1024,
         log: logging.Logger | None = None,
         batch_delay: float = BATCH_DELAY,
+        damaged: DamagedFiles | None = None,
     ) -> None:
         self.path = path
         self.batch_delay = batch_delay
         self.max_runs_per_cell = max_runs_per_cell
         self.max_bytes = max_bytes
         self._log = log or logging.getLogger(__name__)
-        private_dir(path.parent)
-        if not path.exists():
-            open_private(path, "ab").close()  # owner-only before SQLite creates its files
-        self._writer_db = self._connect()
-        self._writer_db.executescript(SCHEMA)
-        _add_columns(self._writer_db)
+        # A damaged file is moved aside and the history starts empty (``state_files``).
+        self._writer_db = open_or_set_aside(path, self._open, damaged or DamagedFiles(self._log))
         self._read_lock = threading.Lock()
         self._reader_db = self._connect()
         self._reader_db.row_factory = sqlite3.Row
@@ -105,12 +103,30 @@ class RunHistory:
         self._thread = threading.Thread(target=self._write_loop, name="run-history", daemon=True)
         self._thread.start()
 
+    def _open(self, path: Path) -> sqlite3.Connection:
+        private_dir(path.parent)
+        if not path.exists():
+            open_private(path, "ab").close()  # owner-only before SQLite creates its files
+        db = self._connect()
+        try:
+            db.executescript(SCHEMA)
+            _add_columns(db)
+            sqlite_check(db)
+        except BaseException:
+            db.close()
+            raise
+        return db
+
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        # Before the first table: lets the clean-up give freed pages back to the disk.
-        db.execute("PRAGMA auto_vacuum = INCREMENTAL")
-        db.execute("PRAGMA journal_mode = WAL")
-        db.execute("PRAGMA synchronous = NORMAL")  # WAL: a crash loses at most the last batch
+        try:
+            # Before the first table: lets the clean-up give freed pages back to the disk.
+            db.execute("PRAGMA auto_vacuum = INCREMENTAL")
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")  # WAL: a crash loses at most a batch
+        except BaseException:
+            db.close()
+            raise
         return db
 
     # -- recording -------------------------------------------------------------------

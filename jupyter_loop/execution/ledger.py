@@ -49,6 +49,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import os
@@ -57,6 +58,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..owner_only import open_private, private_dir, replace_private
+from ..state_files import Damaged, DamagedFiles, expect, open_or_set_aside
 from .run_origin import KeptSource, RunOrigin
 
 
@@ -100,6 +102,42 @@ class LedgerEntry:
         return KeptSource(self.source_hash, self.source) if self.source_hash else None
 
 
+_FIELD_TYPES: dict[str, type | tuple[type, ...]] = {
+    "execution_count": (int, type(None)),
+    "run_all": bool,
+    "queued_at": (int, float, type(None)),
+    "started_at": (int, float, type(None)),
+}
+"""The ledger's fields that are not strings, and the JSON types each may hold."""
+
+
+def _checked_fields(raw: Any, kind: str) -> dict[str, Any]:
+    expect(raw, dict, kind)
+    known = {f.name for f in dataclasses.fields(LedgerEntry)}
+    if not set(raw) <= known:
+        raise Damaged("a run in flight has a field the ledger never writes")
+    for name, value in raw.items():
+        expect(value, _FIELD_TYPES.get(name, str), name)
+    return dict(raw)
+
+
+def ledger_entry(raw: Any) -> LedgerEntry:
+    """A run as the ledger wrote it; :class:`Damaged` if it is not one."""
+    fields = _checked_fields(raw, "put")
+    if not {"room_id", "cell_id", "run_id", "state"} <= set(fields):
+        raise Damaged("a run in flight lacks a field the ledger always writes")
+    return LedgerEntry(**fields)
+
+
+def ledger_changes(raw: Any) -> dict[str, Any]:
+    """The fields a ``set`` line changes, with the run they change; :class:`Damaged` if
+    they are not the ledger's."""
+    fields = _checked_fields(raw, "set")
+    if "run_id" not in fields:
+        raise Damaged("a change of a run in flight does not name its run")
+    return fields
+
+
 LEGACY_NAME = "runs.json"
 """The list as versions before the log wrote it (one JSON array): read once, then gone."""
 DROP_DELAY = 0.5
@@ -112,9 +150,12 @@ COMPACT_SLACK = 256
 class RunLedger:
     """Runs queued or running on this server, kept in one append-only log file."""
 
-    def __init__(self, path: Path, log: logging.Logger) -> None:
+    def __init__(
+        self, path: Path, log: logging.Logger, damaged: DamagedFiles | None = None
+    ) -> None:
         self._path = path
         self._log = log
+        self._damaged = damaged or DamagedFiles(log)
         self._entries: dict[str, LedgerEntry] = {}
         self._file: IO[str] | None = None
         self._lines = 0  # lines in the file (the previous process's included)
@@ -129,27 +170,49 @@ class RunLedger:
         legacy = self._path.with_name(LEGACY_NAME)
         for raw in _read_legacy(legacy, self._log):
             found[raw["run_id"]] = LedgerEntry(**raw)
-        try:
-            text = self._path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            text = ""
-        for number, line in enumerate(text.splitlines(), 1):
+        # A file this ledger never wrote is moved aside: the runs start empty.
+        lines = open_or_set_aside(self._path, self._read_lines, self._damaged)
+        for number, line in enumerate(lines, 1):
             try:
                 change = json.loads(line)
-                if "put" in change:
-                    entry = LedgerEntry(**change["put"])
-                    found[entry.run_id] = entry
-                elif "set" in change:
-                    changed = dict(change["set"])
-                    listed = found.get(str(changed["run_id"]))
-                    if listed is not None:  # else its put was torn: nothing to change
-                        found[listed.run_id] = replace(listed, **changed)
-                else:
-                    found.pop(str(change["drop"]), None)
-            except (ValueError, TypeError, KeyError) as e:  # a line torn by a kill: the last
+            except ValueError as e:  # a line torn by a kill (then ended by the next process)
                 self._log.warning("jupyter-loop ignores line %d of %s: %s", number, self._path, e)
-        self._lines = len(text.splitlines())
+                continue
+            if "put" in change:
+                entry = ledger_entry(change["put"])
+                found[entry.run_id] = entry
+            elif "set" in change:
+                changed = ledger_changes(change["set"])
+                listed = found.get(changed["run_id"])
+                if listed is not None:  # else its put was torn: nothing to change
+                    found[listed.run_id] = replace(listed, **changed)
+            else:
+                found.pop(change["drop"], None)
+        self._lines = len(lines)
         return list(found.values())
+
+    def _read_lines(self, path: Path) -> list[str]:
+        """The file's lines, checked: every line that parses is a change of this ledger's
+        shape (a torn line does not parse, and is skipped by :meth:`load`)."""
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return []
+        lines = data.decode("ascii").splitlines()  # json.dumps writes ASCII only
+        for line in lines:
+            try:
+                change = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(change, dict) or len(change) != 1:
+                raise Damaged(f"a line of {path.name} is not a change of the runs in flight")
+            if "put" in change:
+                ledger_entry(change["put"])
+            elif "set" in change:
+                ledger_changes(change["set"])
+            else:
+                expect(change.get("drop"), str, "drop")
+        return lines
 
     def add(self, entries: list[LedgerEntry]) -> None:
         for entry in entries:

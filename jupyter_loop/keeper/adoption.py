@@ -24,6 +24,8 @@ from typing import Any
 
 from jupyter_server._tz import utcnow
 
+from ..state_files import DamagedFiles
+from .identity import this_process
 from .journal import SUFFIX
 from .provisioner import KeeperProvisioner
 from .registry import (
@@ -32,9 +34,11 @@ from .registry import (
     RUNNING,
     SEGMENTS,
     KeeperEntry,
+    keeper_is_ours,
+    kernel_is_ours,
     list_entries,
-    process_alive,
     remove_kernel_dir,
+    server_is_alive,
     write_entry,
 )
 
@@ -68,16 +72,22 @@ class KeptKernels:
 
 
 def adopt_kept_kernels(
-    root: Path, kernels: Any, log: logging.Logger, busy: set[str] | None = None
+    root: Path,
+    kernels: Any,
+    log: logging.Logger,
+    busy: set[str] | None = None,
+    damaged: DamagedFiles | None = None,
 ) -> KeptKernels:
     """Put every kernel whose keeper is alive into ``kernels`` (a mapping kernel manager).
 
     ``busy``: kernels that had a cell running (shown busy until their next status).
+    ``damaged``: where an entry that cannot be read is noted as moved aside.
     """
     found = KeptKernels(root)
-    for entry in list_entries(root):
-        alive = process_alive(entry.keeper_pid) and process_alive(entry.kernel_pid)
-        if entry.server_pid != os.getpid() and process_alive(entry.server_pid):
+    for entry in list_entries(root, damaged or DamagedFiles(log)):
+        # Its processes as recorded, not whatever took their ids since (``identity``).
+        alive = keeper_is_ours(entry, root / entry.kernel_id) and kernel_is_ours(entry)
+        if entry.server_pid != os.getpid() and server_is_alive(entry):
             continue  # another server (same data dir) still follows it
         if not alive or entry.state != RUNNING:
             found.ended[entry.kernel_id] = entry
@@ -89,7 +99,11 @@ def adopt_kept_kernels(
         except Exception:
             log.exception("jupyter-loop could not adopt kept kernel %s", entry.kernel_id)
             continue
-        write_entry(root / entry.kernel_id, entry.with_changes(server_pid=os.getpid()))
+        me = this_process()
+        write_entry(
+            root / entry.kernel_id,
+            entry.with_changes(server_pid=me.pid, server_started=me.started),
+        )
         found.adopted[entry.kernel_id] = entry
         log.info("jupyter-loop adopted kernel %s (pid %s)", entry.kernel_id, entry.kernel_pid)
     return found

@@ -41,14 +41,18 @@ from ..secrets import SecretMasker
 DELIMITER = b"<IDS|MSG>"
 SUFFIX = ".jsonl"
 TRUNCATED = {"truncated": True}
+SECRETS_ON_STDIN = "secrets_on_stdin"
+"""Set in an entry's masking settings when its secrets were handed to the keeper on its
+standard input instead (``provisioner``): an entry holds no secret."""
 
 
-def masker_from(spec: dict[str, Any]) -> SecretMasker | None:
-    """The masker a keeper uses, from the settings its server wrote in the entry."""
+def masker_from(spec: dict[str, Any], secrets: list[str] | None = None) -> SecretMasker | None:
+    """The masker a keeper uses, from the settings its server wrote in the entry and the
+    secrets it handed the keeper on its standard input (never written in the entry)."""
     if not spec.get("enabled"):
         return None
     return SecretMasker(
-        [str(value) for value in spec.get("secrets", [])],
+        [str(value) for value in [*spec.get("secrets", []), *(secrets or [])]],
         environ=dict(os.environ),
         env_name_patterns=tuple(spec.get("env_patterns", ())),
     )

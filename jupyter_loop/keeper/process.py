@@ -19,6 +19,7 @@ every kernel.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -31,7 +32,9 @@ from typing import Any
 import zmq
 
 from ..owner_only import open_private
-from .journal import IopubJournal, masker_from
+from .identity import ProcessId, same_process, started_at
+from .journal import SECRETS_ON_STDIN, IopubJournal, masker_from
+from .kernel_output import KernelOutput
 from .registry import (
     EXITED,
     KERNEL_LOG,
@@ -39,7 +42,6 @@ from .registry import (
     RUNNING,
     SEGMENTS,
     KeeperEntry,
-    process_alive,
     read_entry,
     write_entry,
 )
@@ -59,16 +61,19 @@ def iopub_url(connection: dict[str, Any]) -> str:
 
 
 class Keeper:
-    def __init__(self, directory: Path, entry: KeeperEntry, command: list[str]) -> None:
+    def __init__(
+        self, directory: Path, entry: KeeperEntry, command: list[str], secrets: list[str]
+    ) -> None:
         self._directory = directory
         self._entry = entry
         self._command = command
-        self._server_pid = entry.server_pid
+        self._server = ProcessId(entry.server_pid, entry.server_started)
         self._orphan_since: float | None = None
         self._terminating = False
         self._kernel: subprocess.Popen[bytes] | None = None
-        masker = masker_from(entry.masking)
-        self._journal = IopubJournal(directory / SEGMENTS, masker, entry.max_journal_bytes)
+        self._masker = masker_from(entry.masking, secrets)
+        self._journal = IopubJournal(directory / SEGMENTS, self._masker, entry.max_journal_bytes)
+        self._output: KernelOutput | None = None
 
     def run(self) -> int:
         signal.signal(signal.SIGINT, _ignore)  # the kernel's, sent to the whole group
@@ -79,17 +84,26 @@ class Keeper:
         iopub.setsockopt(zmq.SUBSCRIBE, b"")
         iopub.connect(iopub_url(self._entry.connection))  # before the kernel: no first loss
         env = {**os.environ, "JPY_PARENT_PID": str(os.getpid())}
+        # The kernel's own output goes through us, masked, into kernel.log.
+        read_end, write_end = os.pipe()
         self._kernel = subprocess.Popen(
-            self._command, env=env, cwd=self._entry.cwd or None, stdin=subprocess.DEVNULL
-        )
+            self._command, env=env, cwd=self._entry.cwd or None, stdin=subprocess.DEVNULL,
+            stdout=write_end, stderr=write_end,
+        )  # fmt: skip
+        os.close(write_end)
+        self._output = KernelOutput(read_end, self._directory / KERNEL_LOG, self._masker)
         self._update(
             keeper_pid=os.getpid(),
             kernel_pid=self._kernel.pid,
             pgid=os.getpgid(0),
             state=RUNNING,
+            # Who they are, beyond their ids (``identity``): checked before any signal.
+            keeper_started=started_at(os.getpid()),
+            kernel_started=started_at(self._kernel.pid),
         )
         state = self._follow(iopub)
         self._drain(iopub, 0.2)  # the kernel's last messages
+        self._output.close()
         self._journal.close()
         iopub.close(linger=0)
         context.term()
@@ -101,7 +115,7 @@ class Keeper:
         assert self._kernel is not None
         next_check = time.monotonic() + SERVER_CHECK
         while self._kernel.poll() is None:
-            if iopub.poll(POLL_MS):
+            if iopub.poll(POLL_MS) or self._output is not None:
                 self._drain(iopub, 0)
             if time.monotonic() >= next_check:
                 next_check = time.monotonic() + SERVER_CHECK
@@ -111,6 +125,8 @@ class Keeper:
         return EXITED
 
     def _drain(self, iopub: zmq.Socket[bytes], wait: float) -> None:
+        if self._output is not None:
+            self._output.read()
         deadline = time.monotonic() + wait
         while True:
             try:
@@ -121,14 +137,16 @@ class Keeper:
                     return
 
     def _orphaned(self) -> bool:
-        """Whether no server has been alive for the orphan timeout."""
-        if process_alive(self._server_pid):
+        """Whether no server has been alive for the orphan timeout (a process that took
+        the server's id is not the server: its start time differs)."""
+        if same_process(self._server.pid, self._server.started):
             self._orphan_since = None
             return False
         current = read_entry(self._directory)
-        if current is not None and current.server_pid != self._server_pid:
-            self._server_pid = current.server_pid  # a new server adopted the kernel
-            if process_alive(self._server_pid):
+        named = current and ProcessId(current.server_pid, current.server_started)
+        if named and named != self._server:
+            self._server = named  # a new server adopted the kernel
+            if same_process(named.pid, named.started):
                 self._orphan_since = None
                 return False
         now = time.monotonic()
@@ -200,4 +218,16 @@ def main(argv: list[str]) -> int:
     log = open_private(directory / KERNEL_LOG, "ab")
     os.dup2(log.fileno(), 1)
     os.dup2(log.fileno(), 2)
-    return Keeper(directory, entry, argv[2:]).run()
+    return Keeper(directory, entry, argv[2:], secrets_given(entry)).run()
+
+
+def secrets_given(entry: KeeperEntry) -> list[str]:
+    """The secrets the server wrote on our standard input (``provisioner``): they mask
+    the journal and the log, and are kept nowhere on disk."""
+    if not entry.masking.get(SECRETS_ON_STDIN):
+        return []
+    try:
+        given = json.loads(sys.stdin.buffer.read() or b"[]")
+    except (OSError, ValueError):
+        return []
+    return [str(value) for value in given] if isinstance(given, list) else []

@@ -19,8 +19,10 @@ kernel manager, and any the admin configured, untouched.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
+import subprocess
 import sys
 from importlib.metadata import EntryPoint
 from pathlib import Path
@@ -30,8 +32,9 @@ from jupyter_client.connect import KernelConnectionInfo
 from jupyter_client.provisioning import KernelProvisionerFactory, LocalProvisioner
 from traitlets import Dict, Float, Int, Unicode
 
-from .journal import SUFFIX
-from .registry import SEGMENTS, KeeperEntry, process_alive, remove_kernel_dir, write_entry
+from .identity import this_process
+from .journal import SECRETS_ON_STDIN, SUFFIX
+from .registry import SEGMENTS, KeeperEntry, keeper_is_ours, remove_kernel_dir, write_entry
 
 NAME = "jupyter-loop-keeper"
 ENTRY_POINT = "jupyter_loop.keeper.provisioner:KeeperProvisioner"
@@ -75,9 +78,19 @@ class KeeperProvisioner(LocalProvisioner):
     def kernel_dir(self) -> Path:
         return Path(self.directory) / str(self.kernel_id)
 
+    _adopted: KeeperEntry | None = None  # the entry of a kernel a previous server launched
+
     @property
     def has_process(self) -> bool:
-        return self.process is not None or (self.pid is not None and process_alive(self.pid))
+        return self.process is not None or self._keeper_runs()
+
+    def _keeper_runs(self) -> bool:
+        """Whether an adopted kernel's keeper still runs, as the process its entry recorded
+        (``identity``): its id may have been taken since it died."""
+        adopted = self._adopted
+        if adopted is None or self.pid is None:
+            return False
+        return keeper_is_ours(adopted, self.kernel_dir)
 
     async def pre_launch(self, **kwargs: Any) -> dict[str, Any]:
         kwargs = await super().pre_launch(**kwargs)
@@ -88,18 +101,35 @@ class KeeperProvisioner(LocalProvisioner):
             kernel_name=str(getattr(self.parent, "kernel_name", "") or ""),
             connection=json_safe(dict(self.connection_info)),
             server_pid=os.getpid(),
+            server_started=this_process().started,
             notebook=str(env.get("JPY_SESSION_NAME", "")),
             cwd=str(kwargs.get("cwd") or ""),
             orphan_timeout=self.orphan_timeout,
             max_journal_bytes=self.max_journal_bytes,
-            masking=dict(self.masking),
+            # The secrets go to the keeper on its standard input, never into the entry.
+            masking={**self.masking, "secrets": [], SECRETS_ON_STDIN: True},
         )
         write_entry(self.kernel_dir, entry)
         kwargs["cmd"] = [*keeper_command(), str(self.kernel_dir), "--", *kwargs["cmd"]]
         return kwargs
 
+    async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> KernelConnectionInfo:
+        """Launch the keeper, and hand it the secrets to mask on its standard input."""
+        kwargs["stdin"] = subprocess.PIPE  # jupyter_client would close it at once
+        info = await super().launch_kernel(cmd, **kwargs)
+        assert self.process is not None and self.process.stdin is not None
+        secrets = [str(value) for value in self.masking.get("secrets", [])]
+        try:
+            self.process.stdin.write(json.dumps(secrets).encode())
+            self.process.stdin.close()
+        except OSError:  # the keeper ended at once: its exit is seen as the kernel's
+            pass
+        return info
+
     def adopt(self, entry: KeeperEntry) -> None:
-        """Follow a kernel a previous server launched (no ``Popen``: process ids only)."""
+        """Follow a kernel a previous server launched (no ``Popen``: process ids only,
+        checked against the entry's record before each signal)."""
+        self._adopted = entry
         self.pid = entry.keeper_pid
         self.pgid = entry.pgid
         self.ip = entry.connection.get("ip")
@@ -108,12 +138,12 @@ class KeeperProvisioner(LocalProvisioner):
     async def poll(self) -> int | None:
         if self.process is not None:
             return await super().poll()
-        return None if self.pid is not None and process_alive(self.pid) else 0
+        return None if self._keeper_runs() else 0
 
     async def wait(self) -> int | None:
         if self.process is not None:
             return await super().wait()
-        while self.pid is not None and process_alive(self.pid):
+        while self._keeper_runs():
             await asyncio.sleep(0.1)
         self.pid = None
         return 0
@@ -122,7 +152,9 @@ class KeeperProvisioner(LocalProvisioner):
         if self.process is not None:
             await super().send_signal(signum)
             return
-        if self.pgid:
+        if not self._keeper_runs():
+            return  # gone, or its id is another process's now: never signal that one
+        if self.pgid and self.pgid == self.pid:  # the keeper leads its group
             try:
                 os.killpg(self.pgid, signum)
                 return

@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from ..owner_only import replace_private
+from ..state_files import Damaged, DamagedFiles, expect, open_or_set_aside
+from .identity import same_process
 
 ENTRY = "entry.json"
 SEGMENTS = "iopub"
@@ -55,6 +57,11 @@ class KeeperEntry:
     orphan_timeout: float = 600.0
     max_journal_bytes: int = 100 * 2**20
     masking: dict[str, Any] = field(default_factory=dict)  # see ``journal.masker_from``
+    # When each process named above started (``identity``): an id another process took
+    # since is not the one recorded. ``None``: written before they were recorded.
+    keeper_started: float | None = None
+    kernel_started: float | None = None
+    server_started: float | None = None
 
     def with_changes(self, **changes: Any) -> KeeperEntry:
         return replace(self, **changes)
@@ -65,21 +72,85 @@ def write_entry(directory: Path, entry: KeeperEntry) -> None:
     replace_private(directory / ENTRY, json.dumps(asdict(entry)))
 
 
-def read_entry(directory: Path) -> KeeperEntry | None:
-    """The entry in ``directory``; ``None`` if there is none or it cannot be read."""
+FIELD_TYPES: dict[str, Any] = {
+    "kernel_id": str, "kernel_name": str, "connection": dict, "server_pid": int,
+    "keeper_pid": (int, type(None)), "kernel_pid": (int, type(None)),
+    "pgid": (int, type(None)), "notebook": str, "cwd": str, "state": str,
+    "exit_code": (int, type(None)), "orphan_timeout": (int, float),
+    "max_journal_bytes": int, "masking": dict,
+    "keeper_started": (int, float, type(None)), "kernel_started": (int, float, type(None)),
+    "server_started": (int, float, type(None)),
+}  # fmt: skip
+"""What each field of an entry is: an entry with another type was not written by us."""
+
+
+def parse_entry(raw: Any) -> KeeperEntry:
+    """An entry from its JSON; :class:`~jupyter_loop.state_files.Damaged` if it is not one.
+
+    Fields a later version adds are ignored; a field of the wrong type is damage (a pid
+    that is not a number would reach ``os.kill``)."""
+    expect(raw, dict, "entry")
+    known = {name: raw[name] for name in FIELD_TYPES if name in raw}
+    for name, value in known.items():
+        expect(value, FIELD_TYPES[name], name)
     try:
-        raw = json.loads((directory / ENTRY).read_text(encoding="utf-8"))
-        return KeeperEntry(**raw)
+        return KeeperEntry(**known)
+    except TypeError as e:  # a field it must have is missing
+        raise Damaged(str(e)) from None
+
+
+def read_entry(directory: Path) -> KeeperEntry | None:
+    """The entry in ``directory``; ``None`` if there is none or it cannot be read (the
+    keeper's view: only a server moves a damaged entry aside, :func:`list_entries`)."""
+    try:
+        return _load_entry(directory / ENTRY)
     except (OSError, ValueError, TypeError):
         return None
 
 
-def list_entries(root: Path) -> list[KeeperEntry]:
-    """Every readable entry under ``root`` (the kernels directory)."""
+def _load_entry(path: Path) -> KeeperEntry | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    return parse_entry(json.loads(text))
+
+
+def list_entries(root: Path, damaged: DamagedFiles | None = None) -> list[KeeperEntry]:
+    """Every readable entry under ``root`` (the kernels directory); with ``damaged``, an
+    entry that cannot be read is moved aside there (its kernel is not adopted)."""
     if not root.is_dir():
         return []
-    found = (read_entry(path) for path in sorted(root.iterdir()) if path.is_dir())
-    return [entry for entry in found if entry is not None]
+    found = []
+    for path in sorted(root.iterdir()):
+        if not path.is_dir():
+            continue
+        if damaged is None:
+            entry = read_entry(path)
+        else:
+            try:
+                entry = open_or_set_aside(path / ENTRY, _load_entry, damaged)
+            except OSError:
+                entry = None
+        if entry is not None:
+            found.append(entry)
+    return found
+
+
+def keeper_is_ours(entry: KeeperEntry, directory: Path) -> bool:
+    """Whether the entry's keeper still runs, as the process recorded (``identity``): its
+    start time, and its command line holding its kernel directory."""
+    return same_process(entry.keeper_pid, entry.keeper_started, command_holds=str(directory))
+
+
+def kernel_is_ours(entry: KeeperEntry) -> bool:
+    """Whether the entry's kernel still runs, as the keeper's child it recorded."""
+    return same_process(entry.kernel_pid, entry.kernel_started, parent=entry.keeper_pid)
+
+
+def server_is_alive(entry: KeeperEntry) -> bool:
+    """Whether the server the entry names still runs (not a process that took its id)."""
+    return same_process(entry.server_pid, entry.server_started)
 
 
 def remove_kernel_dir(directory: Path) -> None:

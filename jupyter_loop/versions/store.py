@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from ..owner_only import open_private, private_dir
+from ..state_files import DamagedFiles, open_or_set_aside, sqlite_check
 
 SAVED = "saved"
 """A save the server made (a tab's Save, the room's autosave, jupyter-loop's saves)."""
@@ -159,20 +160,36 @@ class VersionStore:
         max_per_notebook: int = 50,
         max_bytes: int = 256 * 1024 * 1024,
         log: logging.Logger | None = None,
+        damaged: DamagedFiles | None = None,
     ) -> None:
         self.path = path
         self.max_per_notebook = max_per_notebook
         self.max_bytes = max_bytes
         self._log = log or logging.getLogger(__name__)
+        self._lock = threading.Lock()
+        # A damaged file is moved aside and the store starts empty (``state_files``).
+        self._db = open_or_set_aside(path, self._open, damaged or DamagedFiles(self._log))
+
+    @staticmethod
+    def _open(path: Path) -> sqlite3.Connection:
         private_dir(path.parent)
         if not path.exists():
             open_private(path, "ab").close()  # owner-only before SQLite creates its files
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA auto_vacuum = INCREMENTAL")  # before the first table
-        self._db.execute("PRAGMA journal_mode = WAL")
-        self._db.execute("PRAGMA synchronous = NORMAL")
-        self._db.executescript(SCHEMA)
+        db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        try:
+            db.execute("PRAGMA auto_vacuum = INCREMENTAL")  # before the first table
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")
+            db.executescript(SCHEMA)
+            sqlite_check(db)
+            (mode,) = db.execute("PRAGMA auto_vacuum").fetchone()
+            if mode != 2:  # made before it was incremental: free pages never went back
+                db.execute("PRAGMA auto_vacuum = INCREMENTAL")
+                db.execute("VACUUM")
+        except BaseException:
+            db.close()
+            raise
+        return db
 
     def close(self) -> None:
         with self._lock:
@@ -238,8 +255,15 @@ class VersionStore:
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
-            self._db.executescript("PRAGMA incremental_vacuum;")  # freed pages to the disk
+            self._shrink()
             return self._version(number)
+
+    def _shrink(self) -> None:
+        """Give the disk back what the limits freed: the file's free pages, and the
+        write-ahead log, which SQLite otherwise keeps at its largest (a 16 MB version
+        left 5.5 MB of log beside a store capped at 4 MiB)."""
+        self._db.executescript("PRAGMA incremental_vacuum;")
+        self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 
     def _keep_limits(self, path: str) -> None:
         """Drop ``path``'s versions beyond the count, then the oldest of all (never a
