@@ -41,6 +41,7 @@ from .execution.run_socket import route_table as run_socket_routes
 from .execution.service import ExecutionService
 from .keeper.adoption import KeptKernels, adopt_kept_kernels, kept_kernel_ids, let_kernels_live
 from .keeper.settings import keep_kernels_config, kernels_root
+from .loop_health import LoopMonitor
 from .masking_traits import MaskingConfig
 from .mcp_server.handler import route_table as mcp_routes
 from .mcp_server.traits import ExternalConfig
@@ -304,6 +305,9 @@ class JupyterLoopApp(
             self.kept,
         )
         self.execution.start()
+        # How late the event loop runs, and what holds it when it stalls (the status says).
+        self.loop_monitor = LoopMonitor(self.log)
+        IOLoop.current().add_callback(self.loop_monitor.start)
         # Runs cut off by the previous server process are closed once the server runs
         # (the collaboration extension is set up by then).
         IOLoop.current().add_callback(self._recover)
@@ -315,6 +319,7 @@ class JupyterLoopApp(
                 "jupyter_loop_output_budget": self.output_budget_bytes or None,
                 "jupyter_loop_history": self.run_history,
                 "jupyter_loop_versions": self.versions,
+                "jupyter_loop_loop_monitor": self.loop_monitor,
             }
         )
         # Built at the first request that needs them (the module says why).
@@ -373,6 +378,7 @@ class JupyterLoopApp(
             await self._stop_part("the run history", asyncio.to_thread(self.run_history.close))
         if self.journal is not None:
             await self._stop_part("the output journal", self.journal.stop())
+        await self._stop_part("the loop monitor", self.loop_monitor.stop())
         if leaving:  # out of the kernel manager before the server shuts its kernels down
             let_kernels_live(kernels, self.log)
 

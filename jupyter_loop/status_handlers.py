@@ -26,7 +26,16 @@ class StatusHandler(AssistantHandler):
         agent = self.assistant.agent
         await execution.recovered()
         tokens = agent.budgets.usage(principal_of(self))  # the caller's count today
-        self.reply({"runs": execution.in_flight(), "turns": agent.in_flight(), "tokens": tokens})
+        monitor = self.settings.get("jupyter_loop_loop_monitor")
+        self.reply(
+            {
+                "runs": execution.in_flight(),
+                "turns": agent.in_flight(),
+                "tokens": tokens,
+                # The server's own health: how late its event loop runs (loop_health.py).
+                "loop": monitor.lag().as_json() if monitor is not None else None,
+            }
+        )
 
 
 HISTORY_LIMIT = 1000

@@ -176,7 +176,26 @@ async def status_command(api: Api, out: TextIO) -> int:
         line = f"turn  {turn['path']}  {turn['id']}  {turn['state']}  by {turn['started_by']}"
         out.write(line + style.paint(f"  ({turn.get('model')})", DIM) + "\n")
     out.write(tokens_line(status.get("tokens")) + "\n")
+    out.write(loop_line(status.get("loop")) + "\n")
     return 0
+
+
+def loop_line(loop: dict[str, Any] | None) -> str:
+    """How late the server's event loop runs (``loop_health.py``): what an admin watches on
+    a shared server before its users notice.
+
+    Example:
+        >>> loop_line({"p95_ms": 3.2, "max_ms": 41.0, "samples": 3000, "stalls": 0})
+        'Server event loop lag (last 5 min): p95 3.2 ms, max 41.0 ms, 0 stalls over 1 s.'
+        >>> loop_line(None)
+        'Server event loop lag: not reported by this server.'
+    """
+    if not loop:
+        return "Server event loop lag: not reported by this server."
+    return (
+        f"Server event loop lag (last 5 min): p95 {float(loop['p95_ms']):.1f} ms, "
+        f"max {float(loop['max_ms']):.1f} ms, {int(loop['stalls'])} stalls over 1 s."
+    )
 
 
 def tokens_line(tokens: dict[str, Any] | None) -> str:
