@@ -42,6 +42,7 @@ import json
 import re
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -62,9 +63,12 @@ from pycrdt import Map, Provider, Text
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 from tornado.websocket import WebSocketClientConnection, websocket_connect
 
+from jupyter_loop.cli.ychannel import TornadoChannel
+from jupyter_loop.document.reference import NotebookRef
 from jupyter_loop.testing.server_process import TOKEN, ServerProcess, ask_run_socket
 
 LINE = 80
+PY_SPY = str(Path(sys.executable).parent / "py-spy")
 WS_V1 = "v1.kernel.websocket.jupyter.org"
 _LINE_RE = re.compile(r"^(\d+\.\d+) (\d{7}) x+$")
 STOCK = ('--ServerApp.jpserver_extensions={"jupyter_loop": False}',)
@@ -139,7 +143,10 @@ class KernelSocket:
         session = uuid.uuid4().hex
         url = server.url("api", "kernels", kernel_id, "channels").replace("http", "ws", 1)
         request = HTTPRequest(
-            f"{url}?session_id={session}", headers={"Authorization": f"token {TOKEN}"}
+            f"{url}?session_id={session}",
+            headers={"Authorization": f"token {TOKEN}"},
+            connect_timeout=120,
+            request_timeout=120,
         )
         connection = await websocket_connect(request, subprotocols=[WS_V1])
         return cls(connection, session)
@@ -170,6 +177,24 @@ class KernelSocket:
                 yield channel, None
                 continue
             yield channel, (json.loads(parts[0]), json.loads(parts[1]), json.loads(parts[3]))
+
+
+async def open_room(server: ServerProcess, path: str) -> tuple[TornadoChannel, YNotebook]:
+    """A channel to the notebook's room (``ServerProcess.open_room``, with the patience a
+    loaded machine needs)."""
+    session = await server.api(
+        "api", "collaboration", "session", path, method="PUT",
+        body={"format": "json", "type": "notebook"},
+    )  # fmt: skip
+    room = NotebookRef(path, str(session["fileId"])).room_id
+    url = server.url("api", "collaboration", "room", room).replace("http", "ws", 1)
+    request = HTTPRequest(
+        f"{url}?sessionId={session['sessionId']}",
+        headers={"Authorization": f"token {TOKEN}"},
+        connect_timeout=120,
+        request_timeout=120,
+    )
+    return TornadoChannel(await websocket_connect(request), room), YNotebook()
 
 
 @dataclass
@@ -348,14 +373,14 @@ async def one_round(system: str, n: int, args: argparse.Namespace) -> Round:
         for batch in range(0, n, 8):  # sessions in small batches: kernels start in parallel
             ids = await asyncio.gather(*(server.start_kernel(p) for p in paths[batch : batch + 8]))
             for path, kernel_id in zip(paths[batch : batch + 8], ids, strict=True):
-                channel, document = await server.open_room(path)
+                channel, document = await open_room(server, path)
                 provider = Provider(document.ydoc, channel)
                 background.append(asyncio.ensure_future(keep(provider)))
                 kernel = await KernelSocket.open(server, kernel_id)
                 tabs.append(Tab(path, kernel_id, document, provider, kernel))
         typists = []
         for _ in range(2):
-            channel, document = await server.open_room("typing.ipynb")
+            channel, document = await open_room(server, "typing.ipynb")
             provider = Provider(document.ydoc, channel)
             background.append(asyncio.ensure_future(keep(provider)))
             typists.append((document, provider))
@@ -378,6 +403,14 @@ async def one_round(system: str, n: int, args: argparse.Namespace) -> Round:
         background.append(asyncio.ensure_future(probe.statuses(stop)))
         background.append(asyncio.ensure_future(probe.typing(typists[0][0], typists[1][0], stop)))
         saves_before = saves_in_log(home)
+        spy = None
+        if args.py_spy:
+            out = Path(args.py_spy) / f"{system}-{n}-{time.strftime('%H%M%S')}.txt"
+            spy = subprocess.Popen(
+                [PY_SPY, "record", "--pid", str(proc.pid), "--format", "raw", "--rate", "50",
+                 "--duration", str(int(args.seconds)), "--output", str(out)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )  # fmt: skip
         before, started = family_cpu(proc), time.monotonic()
         client_before = cpu_seconds(me)
         if system == "loop":
@@ -395,8 +428,14 @@ async def one_round(system: str, n: int, args: argparse.Namespace) -> Round:
         after = family_cpu(proc)
         client_cpu = cpu_seconds(me) - client_before
         stop.set()
+        if spy is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                spy.wait(timeout=30)
         await asyncio.sleep(args.settle)  # the last saves land
         saves = saves_in_log(home) - saves_before
+        if system == "loop":  # the server's own view of its loop (loop_health.py)
+            status = await server.api("api", "jupyter-loop", "status")
+            print(f"  loop N={n}: the server's loop lag {status.get('loop')}", file=sys.stderr)
         seen = [len(tab.lines.seen) for tab in tabs]
         in_files = [lines_in_file(server.root / tab.path) for tab in tabs]
         lines = sum(seen) or 1
@@ -493,6 +532,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--idle", type=float, default=5, help="seconds of idle CPU measured")
     parser.add_argument("--settle", type=float, default=4, help="seconds for the last saves")
     parser.add_argument("--keep-home", action="store_true")
+    parser.add_argument(
+        "--py-spy", metavar="DIR", help="profile the server (py-spy raw stacks) during each run"
+    )
     parser.add_argument(
         "--server-option", action="append", default=[], help="another server option, repeatable"
     )
