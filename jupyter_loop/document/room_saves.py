@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -204,7 +205,10 @@ class RoomSaves:
         interval = self._interval(now)
         last = self._last_save.get(room_id)
         if last is None:
-            self._last_save[room_id] = now
+            # The first save comes somewhere within the interval, not at its end: the
+            # cells of a class started together would save all at once, every interval
+            # (seen as bursts of 10 saves within a second with 10 notebooks printing).
+            self._last_save[room_id] = now - random.uniform(0, interval / 2)
             return
         if room_id not in self._saving and now - last >= interval:
             await self.save(room_id)
