@@ -16,6 +16,7 @@ from .errors import BadRequest
 from .handlers import NAMESPACE, LoopHandler
 from .identity import principal_of
 from .rights import Ability, requires
+from .ystore import CompactSQLiteYStore
 
 
 class StatusHandler(AssistantHandler):
@@ -34,6 +35,7 @@ class StatusHandler(AssistantHandler):
                 "tokens": tokens,
                 # The server's own health: how late its event loop runs (loop_health.py).
                 "loop": monitor.lag().as_json() if monitor is not None else None,
+                "store_writes_waiting": CompactSQLiteYStore.writes_waiting,
             }
         )
 

@@ -30,6 +30,7 @@ async def test_a_stalled_loop_is_warned_of_by_name_and_shows_in_the_status(
 ) -> None:
     calm = await api("api", "jupyter-loop", "status")
     assert calm["loop"]["max_ms"] < 1000, calm["loop"]
+    assert calm["store_writes_waiting"] == 0  # the store's write queue, empty at rest
     caplog.set_level(logging.WARNING)
     await start_kernel(write_notebook("slow.ipynb", "1"))  # its start holds the loop
     warnings = [

@@ -177,6 +177,10 @@ async def status_command(api: Api, out: TextIO) -> int:
         out.write(line + style.paint(f"  ({turn.get('model')})", DIM) + "\n")
     out.write(tokens_line(status.get("tokens")) + "\n")
     out.write(loop_line(status.get("loop")) + "\n")
+    if status.get("store_writes_waiting") is not None:
+        out.write(
+            f"Updates waiting for the collaboration store: {status['store_writes_waiting']}\n"
+        )
     return 0
 
 
