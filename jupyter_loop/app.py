@@ -88,13 +88,15 @@ class JupyterLoopApp(
     )
 
     save_interval = Float(
-        5.0,
+        30.0,
         allow_none=True,
         config=True,
         help=(
             "While a cell writes outputs, save the notebook at least this often, in seconds "
-            "(default 5). Every run also saves when it ends. None or 0 leaves saving to "
-            "autosave alone."
+            "(default 30; longer while many notebooks are written into, a quarter second "
+            "per notebook, and counted from the end of the last save). Every run also "
+            "saves when it ends; the output journal, not the file, keeps what a crash "
+            "would lose. None or 0 leaves saving to autosave alone."
         ),
     )
 
