@@ -72,9 +72,9 @@ PY_SPY = str(Path(sys.executable).parent / "py-spy")
 WS_V1 = "v1.kernel.websocket.jupyter.org"
 _LINE_RE = re.compile(r"^(\d+\.\d+) (\d{7}) x+$")
 STOCK = ('--ServerApp.jpserver_extensions={"jupyter_loop": False}',)
-# The servers' own defaults, not the fast saves of the test helper.
+# The servers' own defaults, not the fast saves of the test helper (ServerProcess).
 DEFAULTS = ("--YDocExtension.document_save_delay=1.0",)
-LOOP = ("--JupyterLoopApp.save_interval=5.0",)
+LOOP = ("--JupyterLoopApp.save_interval=30.0",)
 
 
 def printing_code(rate: float, seconds: float) -> str:
