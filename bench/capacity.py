@@ -41,6 +41,7 @@ import contextlib
 import json
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -510,6 +511,10 @@ def table(results: list[Round], args: argparse.Namespace) -> None:
 
 
 async def main(args: argparse.Namespace) -> None:
+    # SIGTERM cancels the bench, so the round under way stops its server and kernels.
+    main_task = asyncio.current_task()
+    assert main_task is not None
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, main_task.cancel)
     systems = args.systems.split(",")
     results: list[Round] = []
     for repeat in range(args.repeat):
