@@ -429,9 +429,11 @@ async def one_round(system: str, n: int, args: argparse.Namespace) -> Round:
         after = family_cpu(proc)
         client_cpu = cpu_seconds(me) - client_before
         stop.set()
-        if spy is not None:
+        if spy is not None:  # waited for off the loop; a py-spy that hangs is stopped
             with contextlib.suppress(subprocess.TimeoutExpired):
-                spy.wait(timeout=30)
+                await asyncio.to_thread(spy.wait, 30)
+            if spy.poll() is None:
+                spy.kill()
         await asyncio.sleep(args.settle)  # the last saves land
         saves = saves_in_log(home) - saves_before
         if system == "loop":  # the server's own view of its loop (loop_health.py)
