@@ -44,6 +44,7 @@ from .execution.run_socket import route_table as run_socket_routes
 from .execution.service import ExecutionService
 from .keeper.adoption import KeptKernels, adopt_kept_kernels, kept_kernel_ids, let_kernels_live
 from .keeper.settings import keep_kernels_config, kernels_root
+from .loop_health import LoopMonitor
 from .masking_traits import MaskingConfig
 from .mcp_server.handler import route_table as mcp_routes
 from .mcp_server.traits import ExternalConfig, McpLimits
@@ -98,13 +99,15 @@ class JupyterLoopApp(
     )
 
     save_interval = Float(
-        5.0,
+        30.0,
         allow_none=True,
         config=True,
         help=(
             "While a cell writes outputs, save the notebook at least this often, in seconds "
-            "(default 5). Every run also saves when it ends. None or 0 leaves saving to "
-            "autosave alone."
+            "(default 30; longer while many notebooks are written into, a quarter second "
+            "per notebook, and counted from the end of the last save). Every run also "
+            "saves when it ends; the output journal, not the file, keeps what a crash "
+            "would lose. None or 0 leaves saving to autosave alone."
         ),
     )
 
@@ -323,6 +326,9 @@ class JupyterLoopApp(
             self.kept,
         )
         self.execution.start()
+        # How late the event loop runs, and what holds it when it stalls (the status says).
+        self.loop_monitor = LoopMonitor(self.log)
+        IOLoop.current().add_callback(self.loop_monitor.start)
         # Runs cut off by the previous server process are closed once the server runs
         # (the collaboration extension is set up by then).
         IOLoop.current().add_callback(self._recover)
@@ -335,6 +341,7 @@ class JupyterLoopApp(
                 "jupyter_loop_history": self.run_history,
                 "jupyter_loop_versions": self.versions,
                 "jupyter_loop_damaged": self.damaged,
+                "jupyter_loop_loop_monitor": self.loop_monitor,
             }
         )
         # Built at the first request that needs them (the module says why).
@@ -405,6 +412,7 @@ class JupyterLoopApp(
             await self._stop_part("the run history", asyncio.to_thread(self.run_history.close))
         if self.journal is not None:
             await self._stop_part("the output journal", self.journal.stop())
+        await self._stop_part("the loop monitor", self.loop_monitor.stop())
         if leaving:  # out of the kernel manager before the server shuts its kernels down
             let_kernels_live(kernels, self.log)
 

@@ -16,6 +16,7 @@ from .errors import BadRequest
 from .handlers import NAMESPACE, LoopHandler
 from .identity import principal_of
 from .rights import Ability, requires
+from .ystore import CompactSQLiteYStore
 
 
 class StatusHandler(AssistantHandler):
@@ -29,6 +30,7 @@ class StatusHandler(AssistantHandler):
         approvals = await agent.waiting_approvals()  # with the id ``jupyter loop approve`` takes
         damaged = self.settings.get("jupyter_loop_damaged")
         moved = [item.to_json() for item in damaged.listed()] if damaged is not None else []
+        monitor = self.settings.get("jupyter_loop_loop_monitor")
         self.reply(
             {
                 "runs": execution.in_flight(),
@@ -37,6 +39,9 @@ class StatusHandler(AssistantHandler):
                 "tokens": tokens,
                 # State files found damaged and moved aside at this start (``state_files``).
                 "damaged": moved,
+                # The server's own health: how late its event loop runs (loop_health.py).
+                "loop": monitor.lag().as_json() if monitor is not None else None,
+                "store_writes_waiting": CompactSQLiteYStore.writes_waiting,
             }
         )
 

@@ -185,6 +185,11 @@ class _CheckedRows(Doc):
 class CompactSQLiteYStore(SQLiteYStore):
     """jupyter-collaboration's SQLite store with bounded history."""
 
+    writes_waiting = 0
+    """Updates of every room handed to a store and not yet written (batched, or waiting
+    for the database): the server's write queue, which ``GET status`` reports. A queue
+    that keeps growing is a store that cannot keep up with the rooms."""
+
     stores_first_writes = True
     """It stores what a room wrote before observing its document (see :meth:`write`)."""
 
@@ -299,7 +304,11 @@ class CompactSQLiteYStore(SQLiteYStore):
         if self._room_document is not None:
             data = merge_updates(own_structs(self._room_document), data)
             self._room_document = None
-        await self._write_batched(data)
+        CompactSQLiteYStore.writes_waiting += 1
+        try:
+            await self._write_batched(data)
+        finally:
+            CompactSQLiteYStore.writes_waiting -= 1
 
     async def _write_batched(self, data: bytes) -> None:
         """Store an update with those that come within ``write_interval`` seconds.

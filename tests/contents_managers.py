@@ -21,7 +21,8 @@ chosen point and kill the server there, which no real save can be asked to do:
   ``changed_look_delay``: seconds a look at a notebook's time (a read without content, as a
   room's file watcher and its saves make) waits once it has seen the file changed since
   the last look (``changed_look_file`` is created then), as on a busy machine: the room's
-  loader holds its lock meanwhile, and a save can queue behind it.
+  loader holds its lock meanwhile, and a save can queue behind it. ``saves_log``: a file
+  each notebook save appends its path to, so a test counts the saves that reached the disk.
 
 Both override only jupyter_server's own methods (``atomic_writing``, ``save``) and reach
 the real ones through ``super()``, so whatever layer the server puts under them (jupyter-loop's
@@ -117,6 +118,9 @@ class DelayedSavesContentsManager(AsyncLargeFileManager):
         0.0, config=True, help="Seconds a look at a notebook's time waits when it changed."
     )
     changed_look_file = Unicode("", config=True, help="Created when a look waits so.")
+    saves_log = Unicode(
+        "", config=True, help="A file each notebook save appends its path to, as it starts."
+    )
 
     @contextmanager
     def atomic_writing(self, os_path: str, *args: Any, **kwargs: Any) -> Iterator[Any]:
@@ -157,6 +161,9 @@ class DelayedSavesContentsManager(AsyncLargeFileManager):
 
     async def save(self, model: dict[str, Any], path: str = "") -> dict[str, Any]:
         notebook = model.get("type") == "notebook"
+        if notebook and self.saves_log:
+            with open(self.saves_log, "a", encoding="utf-8") as log:
+                log.write(f"{path}\n")
         if notebook and self.save_delay > 0:
             if self.saving_file:
                 Path(self.saving_file).touch()

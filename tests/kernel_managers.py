@@ -8,11 +8,14 @@ jupyter-loop does when a kernel misbehaves in a way no real kernel can be asked 
 * :class:`BrokenExecuteKernels`: a connected client fails to send an execute request;
 * :class:`GatedKernels`: kernels do not start until a gate file exists, and the session
   request returns at once (pending kernels), so a run waits for its kernel.
+* :class:`LoopBlockingKernels`: the first kernel start holds the server's event loop for
+  ``block_seconds`` (a blocking call in a callback, as a slow plugin makes).
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +25,7 @@ from jupyter_server.services.kernels.kernelmanager import (
     AsyncMappingKernelManager,
     ServerKernelManager,
 )
-from traitlets import Type, Unicode, default
+from traitlets import Float, Type, Unicode, default
 
 
 class BrokenClient(AsyncKernelClient):
@@ -82,3 +85,13 @@ class GatedKernels(AsyncMappingKernelManager):
     @default("use_pending_kernels")
     def _default_use_pending_kernels(self) -> bool:
         return True
+
+
+class LoopBlockingKernels(AsyncMappingKernelManager):
+    block_seconds = Float(1.5, config=True, help="Seconds the first start blocks the loop.")
+
+    async def start_kernel(self, *args: Any, **kwargs: Any) -> str:
+        if not getattr(self, "_blocked_once", False):
+            self._blocked_once = True
+            time.sleep(self.block_seconds)  # on the event loop: nothing else runs meanwhile
+        return str(await super().start_kernel(*args, **kwargs))

@@ -97,6 +97,7 @@ async def test_run_with_url_and_token_and_status(server: ServerProcess) -> None:
     assert (code, out) == (0, "42\n"), err
     code, out, _ = await loop(server, "status")
     assert code == 0 and "Nothing running." in out
+    assert "Server event loop lag (last 5 min): p95 " in out, out  # loop_health.py
     code, _, err = await loop(server, "--url", url, "--token", "wrong", "status")
     assert code == 4 and "403" in err  # refused
 

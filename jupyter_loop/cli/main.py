@@ -192,6 +192,11 @@ async def status_command(api: Api, out: TextIO) -> int:
     for damaged in status.get("damaged", []):  # state files moved aside at the start
         line = f"Damaged, moved aside: {damaged['file']} -> {damaged['moved_to']}"
         out.write(visible(line) + style.paint(f"  ({visible(damaged['reason'])})", DIM) + "\n")
+    out.write(loop_line(status.get("loop")) + "\n")
+    if status.get("store_writes_waiting") is not None:
+        out.write(
+            f"Updates waiting for the collaboration store: {status['store_writes_waiting']}\n"
+        )
     return 0
 
 
@@ -209,6 +214,24 @@ def approval_lines(approval: dict[str, Any]) -> str:
     return (
         f"approval {shown['id']}  {shown['path']}  cell {cells}  asked by {shown['asked_by']}\n"
         f"  answer: jupyter loop approve {shown['path']} {shown['id']} [--turn | --deny]\n"
+    )
+
+
+def loop_line(loop: dict[str, Any] | None) -> str:
+    """How late the server's event loop runs (``loop_health.py``): what an admin watches on
+    a shared server before its users notice.
+
+    Example:
+        >>> loop_line({"p95_ms": 3.2, "max_ms": 41.0, "samples": 3000, "stalls": 0})
+        'Server event loop lag (last 5 min): p95 3.2 ms, max 41.0 ms, 0 stalls over 1 s.'
+        >>> loop_line(None)
+        'Server event loop lag: not reported by this server.'
+    """
+    if not loop:
+        return "Server event loop lag: not reported by this server."
+    return (
+        f"Server event loop lag (last 5 min): p95 {float(loop['p95_ms']):.1f} ms, "
+        f"max {float(loop['max_ms']):.1f} ms, {int(loop['stalls'])} stalls over 1 s."
     )
 
 

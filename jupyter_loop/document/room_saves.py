@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -38,6 +39,15 @@ stock JupyterLab none). The output journal, not the file, is what a crash needs
 
 LATEST = 5.0
 """Most seconds a run's end waits for its save while runs keep ending."""
+
+SPREAD = 0.25
+"""Seconds of the server's time each room being written into gets between its own saves
+(while cells print): with ``n`` such rooms a room saves every ``max(save_interval,
+n * SPREAD)`` seconds, so the server as a whole makes at most about four saves a second
+however many notebooks print. Each save costs the event loop the notebook's
+serialization, its signature and its reading back (about 35 ms of loop per save with 40
+notebooks printing, ``bench/capacity.py`` under py-spy); a save every 5 s for each of 40
+rooms took a quarter of the loop there, which then stalled for seconds."""
 
 
 @dataclass
@@ -82,7 +92,9 @@ class RoomSaves:
         self._unpin = unpin
         self._log = log
         self._save_interval = save_interval
-        self._last_save: dict[str, float] = {}
+        self._last_save: dict[str, float] = {}  # when the room's last save ended
+        self._saving: set[str] = set()  # rooms with a save under way
+        self._writing: dict[str, float] = {}  # rooms written into, and when last
         self._pending: dict[str, _PendingSave] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._listeners: list[Callable[[str, float], None]] = []
@@ -102,16 +114,21 @@ class RoomSaves:
                 await hook()
             except Exception as e:
                 self._log.warning("jupyter-loop: a step before saving %s failed: %s", room_id, e)
-        await self._reload_if_changed_on_disk(room)
-        started = self._last_save[room_id] = time.monotonic()
-        task = collaboration.save_now(room)
-        if task is None:
-            return
+        self._saving.add(room_id)
         try:
-            await task
-        except Exception as e:
-            self._log.warning("jupyter-loop could not save room %s: %s", room_id, e)
-            return
+            await self._reload_if_changed_on_disk(room)
+            started = time.monotonic()
+            task = collaboration.save_now(room)
+            if task is None:
+                return
+            try:
+                await task
+            except Exception as e:
+                self._log.warning("jupyter-loop could not save room %s: %s", room_id, e)
+                return
+        finally:
+            self._saving.discard(room_id)
+            self._last_save[room_id] = time.monotonic()
         for listener in self._listeners:
             listener(room_id, started)
 
@@ -171,15 +188,38 @@ class RoomSaves:
         task.add_done_callback(self._tasks.discard)
 
     async def save_if_due(self, room_id: str) -> None:
-        """Save unless a save happened less than ``save_interval`` seconds ago."""
+        """Save unless the room's last save ended less than its interval ago, or a save of
+        it is under way.
+
+        The interval is ``save_interval``, longer when many rooms are written into at
+        once (:data:`SPREAD`); it counts from the end of the last save, and a save never
+        starts beside another of the same room: on a loaded server a save takes long, and
+        saves that started every interval regardless queued behind each other, each
+        costing the loop a whole notebook, so the loop fell further behind and the saves
+        came faster still (``tests/test_save_bounds.py``).
+        """
         if not self._save_interval:
             return
+        now = time.monotonic()
+        self._writing[room_id] = now
+        interval = self._interval(now)
         last = self._last_save.get(room_id)
         if last is None:
-            self._last_save[room_id] = time.monotonic()
+            # The first save comes somewhere within the interval, not at its end: the
+            # cells of a class started together would save all at once, every interval
+            # (seen as bursts of 10 saves within a second with 10 notebooks printing).
+            self._last_save[room_id] = now - random.uniform(0, interval / 2)
             return
-        if time.monotonic() - last >= self._save_interval:
+        if room_id not in self._saving and now - last >= interval:
             await self.save(room_id)
+
+    def _interval(self, now: float) -> float:
+        """Seconds between two saves of a room being written into, given how many are."""
+        assert self._save_interval
+        recent = max(self._save_interval, len(self._writing) * SPREAD) * 2
+        for room_id in [r for r, at in self._writing.items() if now - at > recent]:
+            del self._writing[room_id]  # no longer written into
+        return max(self._save_interval, len(self._writing) * SPREAD)
 
     async def stop(self, timeout: float = 3.0) -> None:
         """Make the saves runs asked for now, without waiting for the runs to pause, and

@@ -1,0 +1,149 @@
+"""The server's event loop, watched: how late it runs, and what held it when it stalls.
+
+One server carries every tab's keystrokes, kernel messages and saves on one event loop; a
+callback that holds it holds them all. An admin of a team server must see that before
+the users do, so the server measures it itself:
+
+* a small task sleeps :data:`TICK` seconds and notes how much later it woke (the loop's
+  *lag*); ``GET /api/jupyter-loop/status`` (and ``jupyter loop status``) report its p95
+  and max over the last :data:`WINDOW` seconds;
+* a watchdog thread looks at the task's last tick; once the loop has not come back for
+  ``warn_after`` seconds it logs a warning with what the loop is running then: the
+  current task and the loop thread's innermost frames (as ``py-spy dump`` would show). A
+  callback that blocks is named while it blocks, without asyncio's debug mode (whose
+  bookkeeping costs every callback; this costs one wake-up per tick).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sys
+import threading
+import time
+import traceback
+from collections import deque
+from dataclasses import dataclass
+
+TICK = 0.1
+"""Seconds between two looks of the lag task (its own wake-up is the measurement)."""
+
+WINDOW = 300.0
+"""Seconds of lag samples kept for the status (the last five minutes)."""
+
+STALL_WARNING = 1.0
+"""Seconds the loop may not come back before the watchdog logs what holds it."""
+
+FRAMES = 8
+"""Innermost frames of the loop thread named in a stall's warning."""
+
+
+@dataclass(frozen=True)
+class LoopLag:
+    """The event loop's lag over the last :data:`WINDOW` seconds, in milliseconds."""
+
+    p95_ms: float
+    max_ms: float
+    samples: int
+    stalls: int  # stalls over the warning threshold since the server started
+
+    def as_json(self) -> dict[str, float | int]:
+        return {
+            "p95_ms": round(self.p95_ms, 1),
+            "max_ms": round(self.max_ms, 1),
+            "samples": self.samples,
+            "stalls": self.stalls,
+        }
+
+
+class LoopMonitor:
+    """Measures the running loop's lag and names what blocks it (``start``/``stop``)."""
+
+    def __init__(
+        self,
+        log: logging.Logger,
+        warn_after: float = STALL_WARNING,
+        tick: float = TICK,
+        window: float = WINDOW,
+    ) -> None:
+        self._log = log
+        self._warn_after = warn_after
+        self._tick = tick
+        self._samples: deque[tuple[float, float]] = deque(maxlen=int(window / tick) + 1)
+        self._window = window
+        self._beat = time.monotonic()
+        self._stalls = 0
+        self._task: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: int | None = None
+        self._watchdog: threading.Thread | None = None
+        self._stopping = threading.Event()
+
+    def start(self) -> None:
+        """Start watching the running loop (call from it)."""
+        if self._task is not None:
+            return
+        self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
+        self._beat = time.monotonic()
+        self._task = self._loop.create_task(self._measure(), name="jupyter-loop: loop lag")
+        self._stopping.clear()
+        self._watchdog = threading.Thread(
+            target=self._watch, name="jupyter-loop: loop watchdog", daemon=True
+        )
+        self._watchdog.start()
+
+    async def stop(self) -> None:
+        self._stopping.set()
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if self._watchdog is not None:
+            await asyncio.to_thread(self._watchdog.join, 2 * self._tick + 1)
+            self._watchdog = None
+
+    def lag(self) -> LoopLag:
+        since = time.monotonic() - self._window
+        lags = sorted(lag for at, lag in self._samples if at >= since)
+        if not lags:
+            return LoopLag(0.0, 0.0, 0, self._stalls)
+        p95 = lags[min(len(lags) - 1, int(0.95 * len(lags)))]
+        return LoopLag(p95 * 1000, lags[-1] * 1000, len(lags), self._stalls)
+
+    async def _measure(self) -> None:
+        while True:
+            before = time.monotonic()
+            await asyncio.sleep(self._tick)
+            self._beat = now = time.monotonic()
+            self._samples.append((now, max(0.0, now - before - self._tick)))
+
+    def _watch(self) -> None:
+        """The watchdog thread: one warning per stall, while it lasts."""
+        warned_for = None
+        while not self._stopping.wait(self._tick):
+            beat = self._beat
+            if time.monotonic() - beat < self._warn_after or warned_for == beat:
+                continue
+            warned_for = beat
+            self._stalls += 1
+            self._log.warning(
+                "jupyter-loop: the event loop has not run for %.1f s; it is running %s",
+                time.monotonic() - beat,
+                self._running(),
+            )
+
+    def _running(self) -> str:
+        """The loop's current task and the loop thread's innermost frames, in one line."""
+        task = None
+        if self._loop is not None:  # a look-up in asyncio's table of running tasks
+            with contextlib.suppress(RuntimeError):
+                task = asyncio.current_task(self._loop)
+        frame = sys._current_frames().get(self._loop_thread or 0)  # noqa: SLF001
+        frames = traceback.extract_stack(frame)[-FRAMES:] if frame is not None else []
+        where = " <- ".join(
+            f"{entry.name} ({entry.filename}:{entry.lineno})" for entry in reversed(frames)
+        )
+        return f"{task!r}" + (f" at {where}" if where else "")

@@ -1,0 +1,56 @@
+"""The server reports its own event loop (``loop_health.py``): its lag in
+``GET /api/jupyter-loop/status`` and ``jupyter loop status``, and a warning naming what
+ran when it stalls over a second. The stall is a real one: a kernel manager set in config
+whose first start holds the loop (``tests/kernel_managers.py``)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import pytest
+from traitlets.config import Config
+
+from jupyter_loop.cli.main import loop_line
+
+BLOCK = 1.5
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config: Config) -> Config:
+    jp_server_config.ServerApp.kernel_manager_class = "kernel_managers.LoopBlockingKernels"
+    jp_server_config.LoopBlockingKernels.block_seconds = BLOCK
+    return jp_server_config
+
+
+@pytest.mark.timeout(60)
+async def test_a_stalled_loop_is_warned_of_by_name_and_shows_in_the_status(
+    write_notebook: Any, start_kernel: Any, api: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    calm = await api("api", "jupyter-loop", "status")
+    assert calm["loop"]["max_ms"] < 1000, calm["loop"]
+    assert calm["store_writes_waiting"] == 0  # the store's write queue, empty at rest
+    caplog.set_level(logging.WARNING)
+    await start_kernel(write_notebook("slow.ipynb", "1"))  # its start holds the loop
+    warnings = [
+        r.getMessage() for r in caplog.records if "event loop has not run" in r.getMessage()
+    ]
+    assert warnings, "no warning while the loop stalled"
+    # What ran: the blocking call, by its function and the kernel manager's module.
+    assert "start_kernel" in warnings[0] and "kernel_managers.py" in warnings[0], warnings[0]
+
+    async def lag_seen() -> Any:
+        status = await api("api", "jupyter-loop", "status")
+        return status["loop"] if status["loop"]["max_ms"] >= 1000 else None
+
+    loop = None
+    for _ in range(20):  # the lag task notes the stall at its next tick
+        loop = await lag_seen()
+        if loop:
+            break
+        await asyncio.sleep(0.1)
+    assert loop is not None
+    assert loop["max_ms"] >= (BLOCK - 0.5) * 1000 and loop["stalls"] >= 1, loop
+    assert loop["samples"] > 0
+    assert f"{int(loop['stalls'])} stalls over 1 s" in loop_line(loop)
