@@ -35,8 +35,6 @@ async def restore_command(api: Api, path: str, number: str, now: bool, out: Text
 
     if not number.isdigit():
         raise CliError(f"VERSION must be a version's number (see jupyter loop versions): {number}")
-    before = await api.call(*VERSIONS, query=urlencode({"path": path}))
-    replaced = before["versions"][0]["number"] if before["versions"] else None
     body = {"path": path, "now": now}
     reply = await api.call(*VERSIONS, number, "restore", method="POST", body=body)
     if reply.get("proposal"):
@@ -47,6 +45,11 @@ async def restore_command(api: Api, path: str, number: str, now: bool, out: Text
         return 0
     where = "in the open notebook" if reply["live"] else "into the file"
     out.write(f"Restored version {number} of {visible(path)} {where}.\n")
+    # Asked after the restore, not before: the restore keeps what it replaces first (the
+    # room's content, or a file another program wrote, "found on disk"), and that version
+    # is the one to go back to.
+    after = await api.call(*VERSIONS, query=urlencode({"path": path}))
+    replaced = next((v["number"] for v in after["versions"] if v["kind"] != "restored"), None)
     if replaced is not None and str(replaced) != number:
         out.write(f"To undo: jupyter loop restore {visible(path)} {replaced}\n")
     return 0
