@@ -51,7 +51,7 @@ def sections() -> list[Section]:
             "CompactSQLiteYStore",
             "The collaboration store jupyter-loop gives jupyter-collaboration (it sets "
             "`c.YDocExtension.ystore_class` unless you set one; see "
-            "[the collaboration store](features.md#the-collaboration-store)): "
+            "[the collaboration store](manual/collaboration-store.md#the-collaboration-store)): "
             "`c.CompactSQLiteYStore.<name>`. Its other settings (`db_path`, …) are "
             "jupyter-collaboration's `SQLiteYStore`'s.",
         ),

@@ -20,7 +20,7 @@ TRIALS = 30
 STEPS = (2, 3)
 
 TOLERATED: set[str] = set()
-"""Open defects, each in docs/features.md's "Not there yet": take one out of here with its fix,
+"""Open defects, each in docs/engineering/not-there-yet.md: take one out of here with its fix,
 so this test guards it from then on. Yjs pending structs, torn saves and (d), a tab back from
 offline after a checkout, were here until they were fixed."""
 

@@ -1,6 +1,6 @@
 """The manual's MCP Python SDK client runs as printed: the block after
-``<!-- mcp-python-client -->`` in docs/features.md, against a real server process, with a
-scoped token made by ``jupyter loop token create``."""
+``<!-- mcp-python-client -->`` in docs/manual/mcp-and-terminal.md, against a real server
+process, with a scoped token made by ``jupyter loop token create``."""
 
 from __future__ import annotations
 
@@ -17,13 +17,13 @@ from test_cli import loop
 
 from jupyter_loop.testing.server_process import ServerProcess
 
-MANUAL = Path(__file__).resolve().parent.parent / "docs" / "features.md"
+MANUAL = Path(__file__).resolve().parent.parent / "docs" / "manual" / "mcp-and-terminal.md"
 
 
 def snippet() -> str:
     text = MANUAL.read_text("utf-8")
-    after = text.split("<!-- mcp-python-client -->\n```python\n", 1)[1]
-    return after.split("\n```", 1)[0]
+    after = text.split("<!-- mcp-python-client -->", 1)[1]
+    return after.split("```python\n", 1)[1].split("\n```", 1)[0]
 
 
 @pytest.fixture

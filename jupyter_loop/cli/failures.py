@@ -20,7 +20,7 @@ EXIT_STATUSES = {
     "detached": 130,  # Ctrl-C (twice while a run is followed: it goes on on the server)
     "closed pipe": 141,  # the reader of the output went away (``| head``), as 128 + SIGPIPE
 }
-"""Exit statuses by kind; ``--help`` and docs/features.md list them."""
+"""Exit statuses by kind; ``--help`` and docs/manual/mcp-and-terminal.md list them."""
 
 EXIT_STATUS_HELP = (
     "Exit status: 0 all went well; 1 a cell or the turn failed; 2 a bad argument (no such "
