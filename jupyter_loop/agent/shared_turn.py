@@ -179,9 +179,14 @@ class StreamedText:
         async with self._lock:
             if not self._pending:
                 return
-            chunk = "".join(self._pending)
-            self._pending.clear()
+            # The batch leaves ``_pending`` only once written: a write waits (a reload of
+            # the file holds the room's writes) and a stop cancels it there, before it
+            # changed the document; ``close`` then writes the batch, so the tab shows the
+            # text the stored conversation keeps.
+            taken = len(self._pending)
+            chunk = "".join(self._pending[:taken])
             self._entry_id = await self._live.append_text(self._entry_id, chunk)
+            del self._pending[:taken]
 
     async def _flush_every_interval(self) -> None:
         while True:
