@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import socket
 
 import pytest
@@ -10,8 +12,11 @@ from agent_helpers import OPENAI_CHAT, Agent, agent_state, notices, openai_confi
 from conftest import notebook_json, replace_on_disk, wait_for
 from tornado.httpclient import HTTPClientError
 
-from jupyter_loop.document import collaboration
+from jupyter_loop.agent.shared_turn import LiveTurn, StreamedText
+from jupyter_loop.agent.store import now_iso
+from jupyter_loop.document import LiveDocuments, collaboration
 from jupyter_loop.document.reference import NotebookRef
+from jupyter_loop.records import TurnRecord, UserEntry
 from jupyter_loop.testing import Reply, ScriptedCall, call_tools, fail, no_tools, rate_limited, say
 
 pytest_plugins = ["model_fixtures"]
@@ -227,6 +232,41 @@ class TestUnreachable:
         assert "Could not reach" in conversation["turn"]["error"]
         assert "OPENAI_BASE_URL" in conversation["turn"]["error"]
         await assert_intact(open_tab, notebook)
+
+
+async def test_a_stop_while_the_last_batch_waits_to_be_written_still_writes_it(
+    notebook, open_tab, jp_root_dir, jp_serverapp
+):
+    """A stop can come as a step's stream ends, while its last batch waits to be written (a
+    reload of the file holds the room's writes): the stop cancelled that write, and the tab
+    never showed the batch, which the turn kept (and, before, kept none of the step's text).
+    Here the test is the stop: it cancels the task closing the step's text, as
+    ``AgentService.stop_turn`` cancels the turn's."""
+    settings = jp_serverapp.web_app.settings
+    docs = LiveDocuments(settings, logging.getLogger("test"))
+    turn = TurnRecord(id="t1", state="running", model="m", provider="p", started_at=now_iso())
+    async with open_tab(notebook) as tab:
+        file_id = str(settings["file_id_manager"].get_id(notebook))  # the tab's room made it
+        live = LiveTurn(docs, NotebookRef(notebook, file_id).room_id, turn)
+        await live.begin(UserEntry(id="e1", kind="user", text="Tell me a story."))
+        streamed = StreamedText(live, 3600)  # no timed batch: the test says when to write
+        streamed.add("Once upon a time, ")
+        await streamed.flush()
+        await wait_for(lambda: _assistant_text(tab) == "Once upon a time, ")
+        lock = collaboration.update_lock(_room_of(jp_serverapp, notebook))
+        cells = (f"z = {i}" for i in range(RELOADED_CELLS))
+        replace_on_disk(jp_root_dir / notebook, notebook_json(*SOURCES, *cells))
+        await wait_for(lock.locked, timeout=20, interval=0.001)
+        streamed.add("the end.")
+        closing = asyncio.ensure_future(streamed.close())
+        # asyncio.Lock keeps its waiters in ``_waiters``: the last batch's write is one.
+        await wait_for(lambda: lock._waiters, timeout=20, interval=0.001)
+        assert lock.locked()
+        closing.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await closing
+        await wait_for(lambda: not lock.locked(), timeout=60)
+        await wait_for(lambda: _assistant_text(tab) == streamed.text, timeout=30)
 
 
 def _room_of(serverapp, path):

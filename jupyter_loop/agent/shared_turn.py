@@ -199,5 +199,12 @@ class StreamedText:
         await asyncio.wait([self._task])
         if not self._task.cancelled() and self._task.exception() is not None:
             pass  # a failed write: the final flush below raises it again, to the turn
-        await self.flush()
+        try:
+            await self.flush()
+        except asyncio.CancelledError:
+            # Stopped while the last batch waited to be written (a reload holds the room's
+            # writes): it is written all the same, so the tab shows what the turn keeps;
+            # then the stop goes on.
+            await self.flush()
+            raise
         return self.text
