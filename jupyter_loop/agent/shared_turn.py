@@ -194,17 +194,22 @@ class StreamedText:
             await self.flush()
 
     async def close(self) -> str:
-        """Stop the timer, write what is left, and return the step's whole text."""
+        """Stop the timer, write what is left, and return the step's whole text.
+
+        A stop that comes meanwhile (the last batch waits to be written: a reload of the
+        file holds the room's writes) lets the write finish, then goes on: the tab shows
+        the text the turn keeps.
+        """
         self._task.cancel()
+        try:
+            await self._write_the_rest()
+        except asyncio.CancelledError:
+            await self._write_the_rest()
+            raise
+        return self.text
+
+    async def _write_the_rest(self) -> None:
         await asyncio.wait([self._task])
         if not self._task.cancelled() and self._task.exception() is not None:
             pass  # a failed write: the final flush below raises it again, to the turn
-        try:
-            await self.flush()
-        except asyncio.CancelledError:
-            # Stopped while the last batch waited to be written (a reload holds the room's
-            # writes): it is written all the same, so the tab shows what the turn keeps;
-            # then the stop goes on.
-            await self.flush()
-            raise
-        return self.text
+        await self.flush()
