@@ -10,9 +10,10 @@ chosen point and kill the server there, which no real save can be asked to do:
   before it writes, and ``written_delay`` seconds once written (before the save returns);
   every read of a notebook's content waits ``read_delay`` seconds: as on a busy machine or a
   slow disk (``saving_file``, ``written_file`` and ``reading_file`` are created when one
-  starts waiting). ``hooks_delay``: seconds between a notebook's
-  file being written and jupyter_server's post-save hooks (``hooks_file`` is created then),
-  the window in which another program can write the file before the server reads it back.
+  starts waiting; ``returned_file`` when a save that waited written returns).
+  ``hooks_delay``: seconds between a notebook's file being written and jupyter_server's
+  post-save hooks (``hooks_file`` is created then), the window in which another program
+  can write the file before the server reads it back.
   ``rename_delay``: seconds a save waits with its bytes written and not yet renamed into
   place (``rename_file`` is created then), blocking, as a slow disk or a big notebook does.
   ``write_delay``: seconds between a notebook save's pre-save hooks and its write
@@ -98,6 +99,9 @@ class DelayedSavesContentsManager(AsyncLargeFileManager):
         0.0, config=True, help="Seconds each notebook save waits once its file is written."
     )
     written_file = Unicode("", config=True, help="Created when a save waits, written.")
+    returned_file = Unicode(
+        "", config=True, help="Created when a save that waited, written, returns."
+    )
     read_delay = Float(0.0, config=True, help="Seconds each read of a notebook's content waits.")
     reading_file = Unicode("", config=True, help="Created when a delayed read starts waiting.")
     hooks_delay = Float(
@@ -173,4 +177,6 @@ class DelayedSavesContentsManager(AsyncLargeFileManager):
             if self.written_file:
                 Path(self.written_file).touch()
             await asyncio.sleep(self.written_delay)
+            if self.returned_file:
+                Path(self.returned_file).touch()
         return saved

@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import socket
 
 import pytest
 from agent_helpers import OPENAI_CHAT, Agent, agent_state, notices, openai_config, prompt_text
-from conftest import wait_for
+from conftest import notebook_json, replace_on_disk, wait_for
 from tornado.httpclient import HTTPClientError
 
+from jupyter_loop.agent.shared_turn import LiveTurn, StreamedText
+from jupyter_loop.agent.store import now_iso
+from jupyter_loop.document import LiveDocuments, collaboration
+from jupyter_loop.document.reference import NotebookRef
+from jupyter_loop.records import TurnRecord, UserEntry
 from jupyter_loop.testing import Reply, ScriptedCall, call_tools, fail, no_tools, rate_limited, say
 
 pytest_plugins = ["model_fixtures"]
 
 SOURCES = ("x = 0", "1 / x")
+RELOADED_CELLS = 3000  # a checkout the room sets over many turns of the loop
 
 
 @pytest.fixture
@@ -173,6 +181,32 @@ async def test_stop_mid_stream(agent, notebook, model_server, open_tab):
     assert again.value.code == 409
 
 
+async def test_a_stop_while_a_reload_holds_a_streamed_chunk_keeps_it(
+    agent, notebook, model_server, open_tab, jp_root_dir, jp_serverapp
+):
+    """A stop cancelled the batch being written: its text was taken from the pending
+    batch, then the write waited (a reload of the file holds the room's writes) and the
+    stop cancelled it. The stored conversation had the chunk, the tab never got it ('…wo'
+    stored, '…wor' shown: CI at load 10, where a write waits a few turns of the loop)."""
+    model_server.script(say("word " * 2000, delay=0.01))
+    async with open_tab(notebook) as tab:
+        turn_id = await agent.start(notebook, "Tell me a long story.")
+        await wait_for(lambda: len(_assistant_text(tab)) > 20)
+        # A checkout of many cells: the room sets them a turn of the loop each, holding
+        # its writes meanwhile, and the turn's next batch waits for it.
+        lock = collaboration.update_lock(_room_of(jp_serverapp, notebook))
+        cells = (f"z = {i}" for i in range(RELOADED_CELLS))
+        replace_on_disk(jp_root_dir / notebook, notebook_json(*SOURCES, *cells))
+        # asyncio.Lock keeps its waiters in ``_waiters``: the batch's write is one of them.
+        await wait_for(lambda: lock.locked() and lock._waiters, timeout=20, interval=0.001)
+        assert await agent.stop(notebook, turn_id) == {"stopped": True}
+        await wait_for(lambda: agent_state(tab)["turn"]["state"] == "stopped", timeout=60)
+        shown = _assistant_text(tab)
+    conversation = await agent.conversation(notebook)
+    said = [m["text"] for m in conversation["messages"] if m["role"] == "assistant"]
+    assert said == [shown]
+
+
 async def test_stop_while_waiting_for_approval(agent, notebook, model_server, open_tab):
     model_server.script(call_tools(("run_cells", {"cell_ids": ["c1"]})))
     async with open_tab(notebook) as tab:
@@ -198,6 +232,49 @@ class TestUnreachable:
         assert "Could not reach" in conversation["turn"]["error"]
         assert "OPENAI_BASE_URL" in conversation["turn"]["error"]
         await assert_intact(open_tab, notebook)
+
+
+async def test_a_stop_while_the_last_batch_waits_to_be_written_still_writes_it(
+    notebook, open_tab, jp_root_dir, jp_serverapp
+):
+    """A stop can come as a step's stream ends, while its last batch waits to be written (a
+    reload of the file holds the room's writes): the stop cancelled that write, and the tab
+    never showed the batch, which the turn kept (and, before, kept none of the step's text).
+    Here the test is the stop: it cancels the task closing the step's text, as
+    ``AgentService.stop_turn`` cancels the turn's."""
+    settings = jp_serverapp.web_app.settings
+    docs = LiveDocuments(settings, logging.getLogger("test"))
+    turn = TurnRecord(id="t1", state="running", model="m", provider="p", started_at=now_iso())
+    async with open_tab(notebook) as tab:
+        file_id = str(settings["file_id_manager"].get_id(notebook))  # the tab's room made it
+        live = LiveTurn(docs, NotebookRef(notebook, file_id).room_id, turn)
+        await live.begin(UserEntry(id="e1", kind="user", text="Tell me a story."))
+        streamed = StreamedText(live, 3600)  # no timed batch: the test says when to write
+        streamed.add("Once upon a time, ")
+        await streamed.flush()
+        await wait_for(lambda: _assistant_text(tab) == "Once upon a time, ")
+        lock = collaboration.update_lock(_room_of(jp_serverapp, notebook))
+        cells = (f"z = {i}" for i in range(RELOADED_CELLS))
+        replace_on_disk(jp_root_dir / notebook, notebook_json(*SOURCES, *cells))
+        await wait_for(lock.locked, timeout=20, interval=0.001)
+        streamed.add("the end.")
+        closing = asyncio.ensure_future(streamed.close())
+        # asyncio.Lock keeps its waiters in ``_waiters``: the last batch's write is one.
+        await wait_for(lambda: lock._waiters, timeout=20, interval=0.001)
+        assert lock.locked()
+        closing.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await closing
+        await wait_for(lambda: not lock.locked(), timeout=60)
+        await wait_for(lambda: _assistant_text(tab) == streamed.text, timeout=30)
+
+
+def _room_of(serverapp, path):
+    """The notebook's room in the test's server (its update lock holds writes in a reload)."""
+    settings = serverapp.web_app.settings
+    file_id = settings["file_id_manager"].get_id(path)
+    extension = collaboration.extension(settings)
+    return collaboration.rooms(extension)[NotebookRef(path, str(file_id)).room_id]
 
 
 def _assistant_text(tab):

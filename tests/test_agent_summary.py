@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import struct
-import time
 import zlib
 from typing import Any
 
@@ -185,11 +184,12 @@ def test_head_tail_never_splits_an_escape_sequence() -> None:
     assert "[38;5" not in excerpt.text
 
 
-def test_head_tail_of_a_huge_text_is_fast() -> None:
+def test_head_tail_of_a_huge_text_is_cut() -> None:
+    # How fast: bench/summaries.py (goal 50 ms); a clock here failed on a busy machine.
     text = "progress\r" * 5_000_000 + "done\n"
-    started = time.perf_counter()
     excerpt = head_tail(text, 2_000, clean=True)
-    assert (excerpt.truncated, time.perf_counter() - started < 0.05) == (True, True)
+    assert excerpt.truncated
+    assert len(excerpt.text) <= 2_000
 
 
 def test_share_budget_gives_small_items_their_size() -> None:
@@ -357,15 +357,11 @@ def test_html_table_without_footer_counts_rows() -> None:
     assert text.splitlines()[0] == "table 4 rows, 2 cells wide"
 
 
-def test_huge_html_table_is_summarised_quickly() -> None:
+def test_huge_html_table_is_summarised() -> None:
+    # How fast: bench/summaries.py (goal 100 ms); a clock here failed on a busy machine.
     html = _pandas_html(200_000, 5)
-    started = time.perf_counter()
     text, _ = summarize_output(_result({"text/html": html}), 2000)
-    elapsed = time.perf_counter() - started
-    assert (text.splitlines()[0], elapsed < 0.1) == (
-        "table 200000 rows × 5 columns (first rows shown)",
-        True,
-    )
+    assert text.splitlines()[0] == "table 200000 rows × 5 columns (first rows shown)"
 
 
 def test_plain_pandas_repr_becomes_a_table_with_shape() -> None:
@@ -447,14 +443,11 @@ def test_summarize_outputs_reads_list_text() -> None:
     assert summarize_outputs([_stream(["a\n", "b\n"])], 100).text == "[0] stdout\na\nb"
 
 
-def test_summarize_outputs_of_a_huge_stream_is_fast() -> None:
+def test_summarize_outputs_of_a_huge_stream() -> None:
+    # How fast: bench/summaries.py (goal 50 ms); a clock here failed on a busy machine.
     outputs = [_stream("\x1b[32mok\x1b[0m line\n" * 5_000_000)]
-    started = time.perf_counter()
     summary = summarize_outputs(outputs, 4000)
-    assert (summary.headline.startswith("stdout "), time.perf_counter() - started < 0.05) == (
-        True,
-        True,
-    )
+    assert summary.headline.startswith("stdout ")
 
 
 # -- headline ----------------------------------------------------------------------------

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import socket
-import time
 
 import pytest
+from conftest import wait_for
 from model_fixtures import collect
 
 from jupyter_loop.providers import (
@@ -161,11 +161,13 @@ async def test_capabilities_of_an_unknown_model_are_not_found(ollama_provider):
 async def test_closing_the_stream_stops_the_answer_promptly(model_server, ollama_provider):
     model_server.script(say("word " * 20, chunk_size=5, delay=0.2))
     events = step(ollama_provider)
-    started = time.monotonic()
     first = await anext(events)
     await events.aclose()
     assert first == TextDelta("word ")
-    assert time.monotonic() - started < 1.5  # the whole answer takes over 4 s
+    # The model server saw the connection go mid-answer (the whole answer takes over 4 s):
+    # an event, not a time, so a busy machine cannot fail it.
+    aborted = await wait_for(lambda: model_server.aborted, timeout=30)
+    assert len(aborted) == 1
     model_server.script(say("next"))
     assert TextDelta("next") in await collect(step(ollama_provider))
 

@@ -7,6 +7,7 @@ import socket
 import time
 
 import pytest
+from conftest import wait_for
 from model_fixtures import TEST_API_KEY, collect
 
 from jupyter_loop.errors import BadRequest
@@ -187,11 +188,13 @@ async def test_capabilities_are_configured_or_assumed(make_openai_provider):
 async def test_closing_the_stream_stops_the_answer_promptly(model_server, openai_provider):
     model_server.script(say("word " * 20, chunk_size=5, delay=0.2))
     events = step(openai_provider)
-    started = time.monotonic()
     first = await anext(events)
     await events.aclose()
     assert first == TextDelta("word ")
-    assert time.monotonic() - started < 1.5  # the whole answer takes over 4 s
+    # The model server saw the connection go mid-answer (the whole answer takes over 4 s):
+    # an event, not a time, so a busy machine cannot fail it.
+    aborted = await wait_for(lambda: model_server.aborted, timeout=30)
+    assert len(aborted) == 1
     model_server.script(say("next"))
     assert TextDelta("next") in await collect(step(openai_provider))
 

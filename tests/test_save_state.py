@@ -77,6 +77,7 @@ def written_late_config(jp_server_config: Config, tmp_path: Path) -> Config:
     jp_server_config.DelayedSavesContentsManager.save_delay = 0.0
     jp_server_config.DelayedSavesContentsManager.written_delay = 1.0
     jp_server_config.DelayedSavesContentsManager.written_file = str(tmp_path / "written")
+    jp_server_config.DelayedSavesContentsManager.returned_file = str(tmp_path / "returned")
     return jp_server_config
 
 
@@ -94,8 +95,13 @@ async def test_a_save_check_during_a_server_save_matches_what_the_tab_knows(
         await run_cells(path, "c0")
         await wait_for(lambda: tab.text("c0") == "ran\n")
         await wait_for((tmp_path / "written").exists, timeout=20)  # the run's save, written
+        returned = tmp_path / "returned"
+        returned.unlink(missing_ok=True)  # an earlier save's; the run's returns in a second
         response = await jp_fetch("api", "contents", path, params={"content": "0", "hash": "1"})
         on_disk = json.loads(response.body)["hash"]
         state = tab.notebook.ydoc.get("state", type=Map)
-        # the room's update reaches the tab over its own connection: a moment, not a save
-        await wait_for(lambda: state.get("hash") == on_disk, timeout=0.3, interval=0.01)
+        # The room's update reaches the tab over its own connection before the save returns
+        # (events, not a 0.3 s window, which a busy machine could miss).
+        heard = lambda: state.get("hash") == on_disk  # noqa: E731
+        await wait_for(lambda: heard() or returned.exists(), timeout=30, interval=0.01)
+        assert heard(), "the tab heard of the file's hash only once the save returned"

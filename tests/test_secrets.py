@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 import string
-import time
 
 from jupyter_loop.secrets import DEFAULT_MASK, SecretMasker
 
@@ -189,16 +188,18 @@ def test_never_returns_secret_for_tricky_inputs() -> None:
     assert [secret in masker.mask(text) for text in inputs] == [False] * len(inputs)
 
 
-def test_masks_ten_megabytes_quickly() -> None:
+def test_masks_ten_megabytes_whole() -> None:
+    """Ten megabytes of words with the secrets at the end: only the secrets change.
+
+    How fast is a figure of ``bench/masking.py`` (goal under a second), not a test: a timed
+    assertion fails whenever the CI machine is busy.
+    """
     rng = random.Random(1)
     words = ["".join(rng.choices(string.ascii_letters, k=rng.randint(2, 9))) for _ in range(500)]
     secrets = ["hunter2hunter2", "s3cr3t-value", "P@ssw0rd!!", "0123456789ab", "zzTOPzz99"]
-    text = " ".join(rng.choices(words, k=1_800_000))[:10_000_000] + " " + " ".join(secrets)
-    masker = SecretMasker(secrets)
-    started = time.perf_counter()
-    masked = masker.mask(text)
-    elapsed = time.perf_counter() - started
-    assert (masked.endswith(" ".join([M] * 5)), elapsed < 1.0) == (True, True)
+    body = " ".join(rng.choices(words, k=1_800_000))[:10_000_000]
+    masked = SecretMasker(secrets).mask(body + " " + " ".join(secrets))
+    assert masked == body + " " + " ".join([M] * 5)
 
 
 # -- streams -----------------------------------------------------------------------------

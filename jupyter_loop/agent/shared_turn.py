@@ -179,9 +179,14 @@ class StreamedText:
         async with self._lock:
             if not self._pending:
                 return
-            chunk = "".join(self._pending)
-            self._pending.clear()
+            # The batch leaves ``_pending`` only once written: a write waits (a reload of
+            # the file holds the room's writes) and a stop cancels it there, before it
+            # changed the document; ``close`` then writes the batch, so the tab shows the
+            # text the stored conversation keeps.
+            taken = len(self._pending)
+            chunk = "".join(self._pending[:taken])
             self._entry_id = await self._live.append_text(self._entry_id, chunk)
+            del self._pending[:taken]
 
     async def _flush_every_interval(self) -> None:
         while True:
@@ -189,10 +194,22 @@ class StreamedText:
             await self.flush()
 
     async def close(self) -> str:
-        """Stop the timer, write what is left, and return the step's whole text."""
+        """Stop the timer, write what is left, and return the step's whole text.
+
+        A stop that comes meanwhile (the last batch waits to be written: a reload of the
+        file holds the room's writes) lets the write finish, then goes on: the tab shows
+        the text the turn keeps.
+        """
         self._task.cancel()
+        try:
+            await self._write_the_rest()
+        except asyncio.CancelledError:
+            await self._write_the_rest()
+            raise
+        return self.text
+
+    async def _write_the_rest(self) -> None:
         await asyncio.wait([self._task])
         if not self._task.cancelled() and self._task.exception() is not None:
             pass  # a failed write: the final flush below raises it again, to the turn
         await self.flush()
-        return self.text

@@ -230,15 +230,7 @@ class Turn:
                     self._images, images = False, 0
                     self._record("images_refused", model=plan.model, message=event.message)
         finally:
-            aclose = getattr(events, "aclose", None)
-            if aclose is not None:
-                await aclose()
-            # Masked whole as it arrives: later steps cut it (kept as head and tail).
-            text = self._mask(await streamed.close())
-            if text:
-                self._store.add_message(
-                    plan.file_id, turn_id=plan.turn_id, role="assistant", text=text
-                )
+            text = await self._end_stream(events, streamed)
             if usage is not None:
                 self._usage["input_tokens"] += usage.input_tokens
                 self._usage["output_tokens"] += usage.output_tokens
@@ -257,6 +249,29 @@ class Turn:
             )
             await self.live.update(steps=step, usage=dict(self._usage))
         return calls, finish, text
+
+    async def _end_stream(self, events: Any, streamed: StreamedText) -> str:
+        """Close the model's stream, write the step's last text and keep it all; returns it.
+
+        A stop may come meanwhile (the stream ended, its last batch waits to be written): the
+        text is written and kept all the same, so the tab and the stored conversation agree.
+        """
+        try:
+            aclose = getattr(events, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        finally:
+            try:
+                await streamed.close()
+            finally:
+                # Masked whole as it arrives: later steps cut it (kept as head and tail).
+                text = self._mask(streamed.text)
+                if text:
+                    plan = self.plan
+                    self._store.add_message(
+                        plan.file_id, turn_id=plan.turn_id, role="assistant", text=text
+                    )
+        return text
 
     # -- tools -----------------------------------------------------------------------
 
