@@ -163,7 +163,7 @@ class AcpService:
             usage=TokenUsage(0, 0),
             approval=policy,
         )
-        live = LiveTurn(self._docs, room_id, record)
+        live = LiveTurn(self._docs, room_id, record, masker)
         await live.begin(UserEntry(id=new_id("e"), kind="user", text=message, by=grants.user))
         agents.store.save_turn(file_id, record.to_y())
         agents.store.add_message(

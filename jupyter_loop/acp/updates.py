@@ -6,6 +6,11 @@ text does); a tool call, a plan or anything else shown between two pieces of tex
 the text before it, so the next text starts a new entry below. A tool call is shown once,
 when it ends (completed or failed): the live entries are appended, never changed.
 Thoughts are counted, not shown (the panel has no collapsed view for them yet).
+
+Everything is masked with the live turn's masker, as the built-in assistant's is: the
+chunks through :class:`~jupyter_loop.agent.shared_turn.StreamedText` (a secret split
+across chunks included), a tool call's title and content and a notice masked whole before
+they are cut, so the tabs and the stored conversation hold the same masked text.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import Any
 
 from ..agent.callers import capped
 from ..agent.shared_turn import LiveTurn, StreamedText
+from ..secrets import SecretMasker
 
 StoreMessage = Callable[..., None]
 """``store(role, text, tool=None, level=None)``: one message of the durable conversation."""
@@ -31,8 +37,8 @@ def _text_of(content: Any) -> str:
     return f"[{kind or 'content'}]"
 
 
-def _tool_detail(update: Any) -> str | None:
-    """The text of a tool call's content (diffs named by their path), capped."""
+def _tool_detail(update: Any, masker: SecretMasker | None) -> str | None:
+    """The text of a tool call's content (diffs named by their path), masked, then capped."""
     parts = []
     for item in getattr(update, "content", None) or []:
         kind = getattr(item, "type", "")
@@ -42,7 +48,10 @@ def _tool_detail(update: Any) -> str | None:
             parts.append(f"diff of {getattr(item, 'path', '')}")
         elif kind == "terminal":
             parts.append("terminal output")
-    return capped("\n".join(p for p in parts if p), 2000) if parts else None
+    if not parts:
+        return None
+    text = "\n".join(p for p in parts if p)
+    return capped(masker.mask(text) if masker is not None else text, 2000)
 
 
 class TurnUpdates:
@@ -50,6 +59,7 @@ class TurnUpdates:
 
     def __init__(self, live: LiveTurn, interval: float, store: StoreMessage) -> None:
         self._live = live
+        self._masker = live.masker
         self._interval = interval
         self._store = store
         self._stream: StreamedText | None = None
@@ -91,6 +101,9 @@ class TurnUpdates:
             ]
             await self._notice("Plan:\n" + "\n".join(steps))
 
+    def _mask(self, text: str) -> str:
+        return self._masker.mask(text) if self._masker is not None else text
+
     async def _tool(self, update: Any) -> None:
         known = self._tools.setdefault(update.tool_call_id, {"title": "", "detail": None})
         if getattr(update, "title", None):
@@ -98,7 +111,7 @@ class TurnUpdates:
         meta = getattr(update, "field_meta", None) or {}
         if isinstance(meta.get("toolName"), str) and not known.get("name"):
             known["name"] = meta["toolName"]  # Qwen Code's (and Gemini CLI's) tool name
-        detail = _tool_detail(update)
+        detail = _tool_detail(update, self._masker)
         if detail:
             known["detail"] = detail
         status = getattr(update, "status", None)
@@ -106,7 +119,7 @@ class TurnUpdates:
             return
         known["shown"] = True
         await self._close_text()
-        title = capped(known["title"] or "a tool call", 200)
+        title = capped(self._mask(known["title"] or "a tool call"), 200)
         ok = status == "completed"
         await self._live.add("tool", name=title, summary=title, detail=known["detail"], ok=ok)
         self._store("tool", title, tool={"name": title, "ok": ok})
@@ -117,6 +130,7 @@ class TurnUpdates:
 
     async def _notice(self, text: str, level: str = "info") -> None:
         await self._close_text()
+        text = self._mask(text)
         await self._live.add("notice", text=text, level=level)
         self._store("notice", text, level=level)
 

@@ -260,7 +260,7 @@ class AgentService:
             usage=TokenUsage(0, 0),
             approval=policy,
         )
-        live = LiveTurn(self._docs, room_id, record)
+        live = LiveTurn(self._docs, room_id, record, self._masker)
         text = plan.message
         await live.begin(UserEntry(id=new_id("e"), kind="user", text=text, by=user))
         self.store.save_turn(file_id, record.to_y())
@@ -403,7 +403,7 @@ class AgentService:
         notebook = await self._docs.notebook(room_id)
         shown = current_turn(notebook)
         if shown is not None and shown.id == record["id"]:
-            live = LiveTurn(self._docs, room_id, TurnRecord.from_y(record))
+            live = LiveTurn(self._docs, room_id, TurnRecord.from_y(record), self._masker)
             await live.set_approval(None)
             await live.update()
         return record

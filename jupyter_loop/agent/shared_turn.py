@@ -10,6 +10,12 @@ started).
 Every write re-resolves the document (the room may have been rebuilt) and carries our
 origin. Streamed text is gathered over a short interval and written in batches, never one
 transaction per token.
+
+Nothing goes into the map unmasked: every tab sees it at once, and a secret shown there
+stays until the tab reloads. :class:`LiveTurn` masks each entry and turn field it writes,
+and :class:`StreamedText` feeds the model's (or an ACP agent's) text through the masker's
+streaming mode, so a secret split across chunks is masked too, and the text it returns
+(what the conversation stores) is exactly the text the tabs were shown.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from pycrdt import Array, Map
 
 from ..document import LiveDocuments
 from ..records import ApprovalRequest, Record, TurnRecord, live_entry
+from ..secrets import SecretMasker, StreamMasker
 from .store import new_id
 
 AGENT_MAP = "jupyter_loop:agent"
@@ -71,12 +78,31 @@ async def show_new_conversation(
 
 
 class LiveTurn:
-    """Writes one turn's state and entries into the notebook's shared document."""
+    """Writes one turn's state and entries into the notebook's shared document, masked.
 
-    def __init__(self, docs: LiveDocuments, room_id: str, turn: TurnRecord) -> None:
+    ``masker`` (None: masking is off) is the one every write of the turn goes through: the
+    text fields of entries and of the turn here, streamed text in :class:`StreamedText`.
+    """
+
+    def __init__(
+        self,
+        docs: LiveDocuments,
+        room_id: str,
+        turn: TurnRecord,
+        masker: SecretMasker | None = None,
+    ) -> None:
         self._docs = docs
         self._room_id = room_id
-        self.turn = turn.to_y()
+        self.masker = masker
+        self.turn = self._masked(turn.to_y())
+
+    def _masked(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """``fields`` with each text masked whole (masking masked text changes nothing, so
+        a caller that masked it already, to store the same text, gets it back as it was)."""
+        masker = self.masker
+        if masker is None:
+            return fields
+        return {k: masker.mask(v) if isinstance(v, str) else v for k, v in fields.items()}
 
     async def _write(self, change: Callable[[Map], None]) -> None:
         async with self._docs.edit(self._room_id) as notebook:
@@ -85,9 +111,11 @@ class LiveTurn:
     async def begin(self, first_entry: Record) -> None:
         """Show the new turn: its state, and a fresh ``live`` list holding ``first_entry``."""
 
+        entry = self._masked(first_entry.to_y())
+
         def change(board: Map) -> None:
             board["turn"] = dict(self.turn)
-            board["live"] = Array([Map(first_entry.to_y())])
+            board["live"] = Array([Map(entry)])
             if "approval" in board:
                 del board["approval"]
 
@@ -95,14 +123,14 @@ class LiveTurn:
 
     async def update(self, **changes: Any) -> None:
         """Change fields of the turn (``state``, ``usage``, ``steps``, ...)."""
-        self.turn = TurnRecord.from_y({**self.turn, **changes}).to_y()
+        self.turn = TurnRecord.from_y({**self.turn, **self._masked(changes)}).to_y()
         turn = dict(self.turn)
         await self._write(lambda board: board.__setitem__("turn", turn))
 
     async def add(self, kind: str, **fields: Any) -> str:
         """Append an entry; returns its id."""
         entry_id = new_id("e")
-        entry = live_entry(kind, entry_id, **fields)
+        entry = live_entry(kind, entry_id, **self._masked(fields))
 
         def change(board: Map) -> None:
             live = board.get("live")
@@ -115,7 +143,10 @@ class LiveTurn:
         return entry_id
 
     async def append_text(self, entry_id: str | None, text: str) -> str:
-        """Append to an assistant entry's text (created on the first call); returns its id."""
+        """Append to an assistant entry's text (created on the first call); returns its id.
+
+        ``text`` is a piece of a stream, masked by :class:`StreamedText` (a piece cannot be
+        masked alone: a secret may go on in the next one)."""
         if entry_id is None:
             return await self.add("assistant", text=text)
 
@@ -148,7 +179,11 @@ class LiveTurn:
 
 
 class StreamedText:
-    """Text streamed by the model for one step, written every ``interval`` seconds.
+    """Text streamed by the model for one step, masked, written every ``interval`` seconds.
+
+    Each piece goes through the live turn's masker in streaming mode (mask before you
+    write): a tail that could be the start of a secret waits for the next piece, or for
+    :meth:`close`. :attr:`text` is what the tabs were shown, the whole text masked.
 
     Example::
 
@@ -159,6 +194,7 @@ class StreamedText:
 
     def __init__(self, live: LiveTurn, interval: float) -> None:
         self._live = live
+        self._masking: StreamMasker | None = live.masker.stream() if live.masker else None
         self._interval = max(0.001, interval)
         self._pending: list[str] = []
         self._parts: list[str] = []
@@ -171,9 +207,12 @@ class StreamedText:
         return "".join(self._parts)
 
     def add(self, text: str) -> None:
-        if text:
-            self._pending.append(text)
-            self._parts.append(text)
+        self._take(self._masking.feed(text) if self._masking is not None else text)
+
+    def _take(self, masked: str) -> None:
+        if masked:
+            self._pending.append(masked)
+            self._parts.append(masked)
 
     async def flush(self) -> None:
         async with self._lock:
@@ -201,6 +240,8 @@ class StreamedText:
         the text the turn keeps.
         """
         self._task.cancel()
+        if self._masking is not None:  # the held-back tail: no piece follows it now
+            self._take(self._masking.flush())
         try:
             await self._write_the_rest()
         except asyncio.CancelledError:

@@ -264,8 +264,9 @@ class Turn:
             try:
                 await streamed.close()
             finally:
-                # Masked whole as it arrives: later steps cut it (kept as head and tail).
-                text = self._mask(streamed.text)
+                # Masked as it streamed (the tabs were shown the same text): later steps
+                # cut it (kept as head and tail).
+                text = streamed.text
                 if text:
                     plan = self.plan
                     self._store.add_message(

@@ -17,6 +17,10 @@ prompt's text, one command a line (so a test reads as what the agent does):
 - ``hang``: wait for ``session/cancel`` (then the turn ends ``cancelled``);
 - ``crash``: exit at once with status 3, mid-turn.
 
+In ``say`` and ``tool``, ``${NAME}`` is the agent's environment variable NAME: an agent
+that writes out a secret it holds (the prompt it was sent is masked, so a test cannot
+give it one there).
+
 Errors of the client's methods are said back (``error: …``), never raised: a test reads
 them in the conversation.
 """
@@ -26,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -49,6 +54,8 @@ from acp.schema import (
     PermissionOption,
     ToolCallUpdate,
 )
+
+_ENV_NAME = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 class ScriptedAgent:
@@ -120,6 +127,8 @@ class ScriptedAgent:
         client = self._client
         assert client is not None
         session = self._sessions[session_id]
+        if command in ("say", "tool"):
+            rest = _ENV_NAME.sub(lambda found: os.environ.get(found[1], ""), rest)
         if command == "say":
             await self._say(session_id, rest)
         elif command == "tool":
