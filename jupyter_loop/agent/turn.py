@@ -309,16 +309,18 @@ class Turn:
             if cell_id in self._touched:
                 self._touched.remove(cell_id)
             self._touched.insert(0, cell_id)
+        # Masked once for the tabs and the store alike (the name too: the model wrote it).
+        name = self._mask(call.name)
         summary, detail = self._mask(outcome.summary), self._mask(outcome.detail)
         await self.live.add(
             "tool",
-            name=call.name,
+            name=name,
             summary=summary,
             detail=detail,
             ok=outcome.ok,
             cell_ids=list(outcome.cell_ids),
         )
-        tool = {"name": call.name, "summary": summary, "detail": detail, "ok": outcome.ok}
+        tool = {"name": name, "summary": summary, "detail": detail, "ok": outcome.ok}
         self._store.add_message(
             plan.file_id, turn_id=plan.turn_id, role="tool", text=summary, tool=tool
         )
