@@ -259,7 +259,15 @@ async def test_every_type_a_kernel_displays_is_masked_in_the_document_file_and_r
         result = await call(session, "get_outputs", path=path, cell_id="c0")
         read: list[str] = [text_of(result)]
         links = [item for item in result.content if isinstance(item, types.ResourceLink)]
-        assert {"image/svg+xml", "image/png"} <= {link.mime_type for link in links}
+        # A PNG within the image budget is sent inline, and then not linked again.
+        inline = [item for item in result.content if isinstance(item, types.ImageContent)]
+        assert {"image/svg+xml", "image/png"} <= {
+            *(link.mime_type for link in links),
+            *(image.mime_type for image in inline),
+        }
+        for image in inline:
+            if image.mime_type == "image/png":
+                read.append(json.dumps(png_texts(base64.b64decode(image.data)), ensure_ascii=False))
         for link in links:
             for content in (await session.read_resource(link.uri)).contents:
                 if isinstance(content, types.TextResourceContents):

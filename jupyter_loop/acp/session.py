@@ -184,10 +184,15 @@ class AcpSession:
             del self._stderr[:-STDERR_KEPT]
 
     async def close(self) -> None:
-        """End the session's process (every way it may be) and revoke its token."""
+        """Revoke the session's token, then end its process (every way it may be).
+
+        The token goes first: an agent being ended (idle, replaced, or the server
+        stopping) can no longer reach the notebook through our endpoint in the seconds
+        its process takes to stop, and once the process is gone so is its access."""
         if self.closed:
             return
         self.closed = True
+        self._on_close()
         try:
             if self._conn is not None:
                 with contextlib.suppress(Exception):
@@ -196,7 +201,6 @@ class AcpSession:
         finally:
             if self._drain is not None:
                 self._drain.cancel()
-            self._on_close()
 
     async def _end_process(self) -> None:
         process = self.process
