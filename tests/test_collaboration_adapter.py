@@ -184,7 +184,8 @@ async def test_an_update_of_ours_is_on_every_tabs_connection_as_its_transaction_
             (seen,) = read_with_yjs({"browser": sent}).values()
             assert seen.whole
             assert disagreements(first.notebook.ydoc, seen) == []
-            assert await docs.stored(room_id, timeout=30)  # a loaded CI machine: the store writes on a thread
+            # 30 s: on a loaded CI machine the store writes on a busy thread
+            assert await docs.stored(room_id, timeout=30)
             stored = await collaboration.stored_document(extension, file_id)
             assert stored is not None
             assert str(YNotebook(stored).ycells[0]["source"]) == expected
