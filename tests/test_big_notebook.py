@@ -23,10 +23,14 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+import nbformat
 import pytest
 from conftest import notebook_json, type_in, wait_for
 from pycrdt import Array
 from traitlets.config import Config
+
+from jupyter_loop.cli.connection import Api, Server
+from jupyter_loop.testing.server_process import TOKEN, ServerProcess
 
 CELLS = 150
 CLEANUP_DELAY = 0.2
@@ -109,3 +113,30 @@ async def test_opening_a_room_reads_its_cells_in_one_pass(jp_root_dir: Path, ope
     assert store_open.of_server(reopened) == {}, (
         f"… and as it opened from the store: {store_open.by_caller}"
     )
+
+
+@pytest.mark.timeout(120)
+async def test_the_terminal_client_opens_a_notebook_bigger_than_a_websocket_message(
+    tmp_path: Path,
+) -> None:
+    """A room sends a joining client the whole notebook in one message: 15 MB at 40,000
+    one-line cells, beyond tornado's default 10 MiB for a websocket client's message
+    (the connection was closed, and ``jupyter loop`` waited for a notebook until its
+    timeout)."""
+    server = ServerProcess(tmp_path)
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("print('x' * 12_000_000)", id="c0")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="x" * 12_000_000)]
+    nb.cells.append(cell)
+    server.root.mkdir(parents=True)
+    (server.root / "huge.ipynb").write_text(nbformat.writes(nb), encoding="utf-8")
+    server.start()
+    try:
+        await server.ready()
+        # (Before: "The server never sent the notebook's shared document." after 30 s.)
+        async with Api(Server(server.url(), TOKEN)).room("huge.ipynb") as notebook:
+            (output,) = notebook.ycells[0]["outputs"].to_py()
+            text = output["text"]
+            assert len("".join(text) if isinstance(text, list) else text) == 12_000_000
+    finally:
+        server.kill()

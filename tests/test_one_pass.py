@@ -4,13 +4,18 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import nbformat
 import pytest
 from jupyter_ydoc import YNotebook
+from pycrdt import Array
 
+from jupyter_loop.document.cells import find_cell, find_cells
 from jupyter_loop.document.one_pass import notebook_content
+
+BIG = 3000
 
 
 def varied(minor: int = 5) -> dict[str, Any]:
@@ -53,3 +58,37 @@ def test_an_exact_duplicate_cell_is_dropped_as_get_drops_it() -> None:
     read = notebook_content(notebook)
     assert read == notebook.get()
     assert [c["id"] for c in read["cells"]] == ["a", "b", "c", "d"]
+
+
+class IndexedReads:
+    """How many elements of shared arrays are read by index (``pycrdt.Array.__getitem__``,
+    O(index) each) while it is the profile function."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code is Array.__getitem__.__code__:
+            self.count += 1
+
+
+def test_finding_cells_in_a_big_notebook_reads_them_in_one_pass() -> None:
+    notebook = YNotebook()
+    cells = [nbformat.v4.new_code_cell("x = 1", id=f"c{i}") for i in range(BIG)]
+    notebook.set(dict(nbformat.v4.new_notebook(cells=cells)))
+    reads = IndexedReads()
+    sys.setprofile(reads)
+    try:
+        index, ycell = find_cell(notebook, f"c{BIG - 1}")
+        found = find_cells(notebook, ["c0", f"c{BIG // 2}", f"c{BIG - 1}"])
+        hinted = find_cell(notebook, f"c{BIG - 2}", hint=BIG - 2)
+    finally:
+        sys.setprofile(None)
+    assert (index, ycell.get("id")) == (BIG - 1, f"c{BIG - 1}")
+    assert {k: (i, c.get("id")) for k, (i, c) in found.items()} == {
+        "c0": (0, "c0"), f"c{BIG // 2}": (BIG // 2, f"c{BIG // 2}"),
+        f"c{BIG - 1}": (BIG - 1, f"c{BIG - 1}"),
+    }  # fmt: skip
+    assert hinted[0] == BIG - 2
+    # One read of each cell found, not one of every cell before it.
+    assert reads.count <= 5, f"{reads.count} cells read by index in a {BIG}-cell notebook"
