@@ -18,9 +18,8 @@ from pycrdt import (
     read_message,
 )
 from tornado.httpclient import HTTPRequest
-from tornado.websocket import websocket_connect
 
-from jupyter_loop.cli.ychannel import TornadoChannel
+from jupyter_loop.cli.ychannel import TornadoChannel, connect_room
 from jupyter_loop.document import NotebookRef
 from jupyter_loop.records import AGENT_FIELD
 
@@ -110,7 +109,7 @@ def open_tab_factory(
         room = NotebookRef(path, str(session["fileId"])).room_id
         # Unescaped, as browsers send it: the room id's colons tell a document room.
         url = f"{base_ws_url}api/collaboration/room/{room}?sessionId={session['sessionId']}"
-        connection = await websocket_connect(HTTPRequest(url, headers=headers))
+        connection = await connect_room(HTTPRequest(url, headers=headers))
         notebook = notebook if notebook is not None else YNotebook()
         awareness = Awareness(notebook.ydoc)
         try:

@@ -146,9 +146,8 @@ class Api:
         from jupyter_ydoc import YNotebook
         from pycrdt import Provider
         from tornado.httpclient import HTTPRequest
-        from tornado.websocket import websocket_connect
 
-        from .ychannel import TornadoChannel
+        from .ychannel import TornadoChannel, connect_room
 
         await self.existing_notebook(path)
         session = await self.call(
@@ -160,7 +159,7 @@ class Api:
         scheme = "wss" if parts.scheme == "https" else "ws"
         url = f"{scheme}://{parts.netloc}{parts.path}api/collaboration/room/{room}"
         request = HTTPRequest(f"{url}?sessionId={session['sessionId']}", headers=self.headers())
-        connection = await websocket_connect(request)
+        connection = await connect_room(request)
         notebook = YNotebook()
         try:
             async with Provider(notebook.ydoc, TornadoChannel(connection, room)):

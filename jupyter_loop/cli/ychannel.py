@@ -9,9 +9,23 @@ from __future__ import annotations
 import asyncio
 
 from pycrdt import YMessageType, YSyncMessageType
-from tornado.websocket import WebSocketClientConnection
+from tornado.httpclient import HTTPRequest
+from tornado.websocket import WebSocketClientConnection, websocket_connect
 
 _SYNC_STEP2 = bytes([YMessageType.SYNC, YSyncMessageType.SYNC_STEP2])
+
+ROOM_MESSAGE_LIMIT = 1 << 31
+"""The largest message a room may send us. Its answer to a joining client is the whole
+notebook in one message (15 MB at 40,000 one-line cells); tornado's client refuses more
+than 10 MiB by default and closes the connection, and the client then waited for a
+notebook that never came. A browser sets no limit; this one is only the size of a
+websocket frame's length that tornado reads."""
+
+
+async def connect_room(request: HTTPRequest) -> WebSocketClientConnection:
+    """A websocket to a room (``request``'s URL), taking the room's messages whatever
+    their size (``ROOM_MESSAGE_LIMIT``)."""
+    return await websocket_connect(request, max_message_size=ROOM_MESSAGE_LIMIT)
 
 
 class TornadoChannel:

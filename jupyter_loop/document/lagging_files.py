@@ -47,6 +47,7 @@ from jupyter_ydoc import YNotebook
 
 from ..reads import ReadAsked, WaitingReads
 from . import collaboration
+from .one_pass import notebook_content
 from .reference import canonical_path
 
 
@@ -116,9 +117,10 @@ class LaggingFiles:
             algorithm = getattr(self._contents, "hash_algorithm", "sha256")
             if hashlib.new(algorithm, content).hexdigest() != held.hash:
                 return False  # written by someone else since: the file wins
-            notebook = held.get()
-            if comparable(nbformat.reads(content, as_version=4)) == comparable(notebook):
+            on_disk = comparable(nbformat.reads(content, as_version=4))
+            if on_disk == comparable(notebook_content(held)):  # one pass, not ``get``'s O(N²)
                 return False
+            notebook = held.get()  # as upstream saves it (a duplicate id renamed)
             self._log.warning(
                 "jupyter-loop: %s lags the notebook in the collaboration store (its room "
                 "stopped before saving); saving the stored notebook before it is read",

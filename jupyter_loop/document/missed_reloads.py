@@ -64,6 +64,7 @@ from ..tasks import BackgroundTasks
 from . import collaboration
 from .lagging_files import comparable
 from .live import LiveDocuments
+from .one_pass import notebook_content
 
 READ_ACTIONS = frozenset({"load", "overwrite"})
 """Room events after which the room has read its file (but a watcher's "overwrite": it says
@@ -163,7 +164,7 @@ class MissedReloads:
             if notebook is None or os_path is None:
                 return
             on_disk = await asyncio.to_thread(_read_notebook, os_path)
-        if on_disk is not None and comparable(on_disk) == comparable(notebook.get()):
+        if on_disk is not None and comparable(on_disk) == comparable(notebook_content(notebook)):
             return
         self._log.warning(
             "jupyter-loop: %s was saved with the notebook from before its reload; saving again",

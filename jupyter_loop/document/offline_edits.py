@@ -29,6 +29,8 @@ from typing import Any, Literal
 from jupyter_ydoc import YNotebook
 from pycrdt import Doc
 
+from .one_pass import cell_contents
+
 
 @dataclass(frozen=True)
 class HeldCell:
@@ -56,8 +58,8 @@ def held_cells(notebook: YNotebook) -> tuple[HeldCell, ...]:
     """The notebook's cells, in order (a cell without an id is left out: nothing can
     point at it)."""
     found = []
-    for index, ycell in enumerate(notebook.ycells):
-        content = ycell.to_py() or {}
+    # One pass (``for ycell in notebook.ycells`` reads the cells one by one: O(N²)).
+    for index, content in enumerate(cell_contents(notebook.ycells)):
         cell_id = content.get("id")
         if isinstance(cell_id, str):
             source = content.get("source", "")

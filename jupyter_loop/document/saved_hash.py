@@ -58,6 +58,7 @@ from jupyter_server.utils import ensure_async, to_api_path
 from ..reads import ReadAsked, WaitingReads
 from . import collaboration
 from .lagging_files import comparable
+from .one_pass import notebook_content
 from .reference import NotebookRef
 
 SETTLE_SECONDS = 2.0
@@ -197,7 +198,8 @@ class SavedHashes:
         async with collaboration.update_lock(room):
             if loader.last_modified != disk["last_modified"] or document.hash == disk["hash"]:
                 return
-            if loaded and comparable(document.get()) != comparable(disk["content"]):
+            # One pass over the cells: ``document.get()`` reads them one by one, O(N²).
+            if loaded and comparable(notebook_content(document)) != comparable(disk["content"]):
                 return  # still loading, or changed since: this hash does not describe it
             document.hash = disk["hash"]
             self._log.debug("jupyter-loop recorded the hash of %s in its room", path)

@@ -27,7 +27,7 @@ from pycrdt import Map
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 from tornado.websocket import WebSocketClientConnection, websocket_connect
 
-from ..cli.ychannel import TornadoChannel
+from ..cli.ychannel import TornadoChannel, connect_room
 from ..document.reference import NotebookRef
 from ..keeper.registry import list_entries, process_alive
 
@@ -216,7 +216,7 @@ class ServerProcess:
         room = NotebookRef(path, str(session["fileId"])).room_id
         query = f"sessionId={session['sessionId']}"
         url = f"ws://127.0.0.1:{self.port}/api/collaboration/room/{room}?{query}"
-        connection = await websocket_connect(
+        connection = await connect_room(
             HTTPRequest(url, headers={"Authorization": f"token {TOKEN}"})
         )
         return TornadoChannel(connection, room), YNotebook()
