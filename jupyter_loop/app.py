@@ -14,8 +14,8 @@ from jupyter_server.serverapp import ServerApp
 from tornado.ioloop import IOLoop
 from traitlets import Bool, Enum, Float, Int, Unicode, default
 
-from .access_token_handlers import route_table as token_routes
-from .access_tokens import AccessTokens
+from .access.token_handlers import route_table as token_routes
+from .access.tokens import AccessTokens
 from .acp.handlers import SETTING as ACP
 from .acp.handlers import route_table as acp_routes
 from .acp.traits import AcpConfig

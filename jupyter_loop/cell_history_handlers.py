@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from tornado import web
 
+from .access.rights import Ability, requires
 from .cell_history import RestoreRequest, propose_run_outputs, propose_run_source, stale_marks
 from .errors import BadRequest
 from .handlers import NAMESPACE, LoopHandler
-from .rights import Ability, requires
 
 
 class StaleHandler(LoopHandler):

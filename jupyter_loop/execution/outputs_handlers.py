@@ -18,9 +18,9 @@ from typing import Any
 
 from tornado import web
 
+from ..access.rights import Ability, requires
 from ..errors import NotFound
 from ..handlers import LoopHandler
-from ..rights import Ability, requires
 from .budget import value_size
 from .outputs_store import NAME_PATTERN, FileOutputStore, RunKey, StoredPart
 from .outputs_traits import OUTPUTS_PATH

@@ -15,6 +15,7 @@ from typing import Any
 
 from jupyter_ydoc import YNotebook
 
+from ...access.rights import Ability
 from ...document import CellNotFound, LiveDocuments, find_cell
 from ...errors import JupyterLoopError
 from ...execution import board
@@ -30,7 +31,6 @@ from ...notebook_view.summary import (
     summarize_outputs,
 )
 from ...providers import BadToolArguments, ToolCall, ToolSpec
-from ...rights import Ability
 from ...secrets import SecretMasker
 from .. import proposals
 from .args import ToolError, given, schema_violation
@@ -359,7 +359,7 @@ def _one_line(text: str, limit: int = 80) -> str:
 class AgentTool:
     """One of the agent's tools in one record: its schema (what a model and an MCP client
     are shown, and what its arguments are checked against), the ability it needs
-    (:mod:`jupyter_loop.rights`) and its handler. A turn is offered the tools whose ability
+    (:mod:`jupyter_loop.access.rights`) and its handler. A turn is offered the tools whose ability
     its user has; the MCP endpoint lists them and refuses a call its caller lacks the
     ability for. Rejected: a name list per channel beside the handlers (they drifted)."""
 

@@ -95,8 +95,8 @@ class Grants:
 
     ``user`` is the name people know them by; ``principal`` who holds the credential, what
     ownership (an MCP session, an approval's allowance) is keyed by: two people may share a
-    display name (see :func:`jupyter_loop.identity.principal_of`).
-    A scoped token's grants are narrowed to its scope (:mod:`jupyter_loop.access_tokens`).
+    display name (see :func:`jupyter_loop.access.identity.principal_of`).
+    A scoped token's grants are narrowed to its scope (:mod:`jupyter_loop.access.tokens`).
     """
 
     user: str

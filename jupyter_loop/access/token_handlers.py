@@ -1,4 +1,4 @@
-"""``/api/jupyter-loop/tokens``: scoped tokens for outside agents (see :mod:`.access_tokens`).
+"""``/api/jupyter-loop/tokens``: scoped tokens for outside agents (see :mod:`.tokens`).
 
 ``GET tokens``: the caller's tokens (never the tokens themselves);
 ``POST tokens`` ``{scope, notebook?, expires_in?}``: a new token, shown in this reply only;
@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from tornado import web
 
-from .access_tokens import SCOPES, AccessTokens, TokenOwner
-from .errors import BadRequest
-from .handlers import NAMESPACE, LoopHandler
+from ..errors import BadRequest
+from ..handlers import NAMESPACE, LoopHandler
 from .identity import principal_of
 from .rights import Ability, requires, right_name
+from .tokens import SCOPES, AccessTokens, TokenOwner
 
 
 def owner_of(handler: LoopHandler) -> TokenOwner:

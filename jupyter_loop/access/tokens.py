@@ -37,10 +37,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import BadRequest, NotFound
-from .owner_only import replace_private
+from ..errors import BadRequest, NotFound
+from ..owner_only import replace_private
+from ..state_files import Damaged, DamagedFiles, expect, open_or_set_aside
 from .rights import Right
-from .state_files import Damaged, DamagedFiles, expect, open_or_set_aside
 
 PREFIX = "jlt_"
 SCOPES: dict[str, frozenset[Right]] = {
@@ -50,13 +50,13 @@ SCOPES: dict[str, frozenset[Right]] = {
         {("read", "contents"), ("write", "contents"), ("execute", "kernels"), ("read", "kernels")}
     ),
 }
-"""The rights each scope gives at most (see :mod:`jupyter_loop.rights`)."""
+"""The rights each scope gives at most (see :mod:`jupyter_loop.access.rights`)."""
 MAX_SECONDS = 366 * 24 * 3600
 
 
 @dataclass(frozen=True)
 class TokenOwner:
-    """Who made a token: the principal (:func:`jupyter_loop.identity.principal_of`: whose
+    """Who made a token: the principal (:func:`jupyter_loop.access.identity.principal_of`: whose
     tokens they list and revoke), and the Jupyter user the authorizer is asked about when
     the token is used (``username``) and people see (``name``)."""
 
