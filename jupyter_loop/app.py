@@ -42,6 +42,9 @@ from .execution.outputs_traits import OutputsConfig
 from .execution.queue import QueueSettings
 from .execution.run_socket import route_table as run_socket_routes
 from .execution.service import ExecutionService
+from .history.versions import VersionStore
+from .history.versions.handlers import route_table as version_routes
+from .history.versions.keeper import VersionKeeper
 from .keeper.adoption import KeptKernels, adopt_kept_kernels, kept_kernel_ids, let_kernels_live
 from .keeper.settings import keep_kernels_config, kernels_root
 from .loop_health import LoopMonitor
@@ -54,9 +57,6 @@ from .saves import choose_replacing_saves
 from .state_files import DamagedFiles
 from .status_handlers import route_table as status_routes
 from .stopping import release_worker_threads_at_exit, stop_on_sigint
-from .versions import VersionStore
-from .versions.handlers import route_table as version_routes
-from .versions.keeper import VersionKeeper
 from .ystore import choose_compact_store, set_aside_unreadable_store
 
 

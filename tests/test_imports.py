@@ -170,3 +170,35 @@ def test_every_write_of_ours_goes_through_the_one_door() -> None:
             ):
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert found == []
+
+
+def imports_of_package(package: str) -> list[tuple[str, str]]:
+    """(importer, imported) for every import of ours in ``jupyter_loop/<package>``."""
+    return [
+        (module_name(path), module)
+        for path in our_modules(PACKAGE.joinpath(*package.split(".")))
+        for module in imported(path)
+    ]
+
+
+def test_access_asks_no_channel() -> None:
+    """``access/`` (the rights table, who is asking, the scoped tokens) is what every channel
+    asks, so it imports none of them: a channel's rule would otherwise leak into the table."""
+    channels = {"agent", "completion", "mcp_server", "acp", "execution", "document", "cli"}
+    upward = [
+        f"{importer} imports {module}"
+        for importer, module in imports_of_package("access")
+        if module.split(".")[1] in channels
+    ]
+    assert upward == []
+
+
+def test_history_sits_above_execution() -> None:
+    """``history/`` reads what execution wrote (the run history, the output store);
+    execution writes it and never reads back through ``history/``."""
+    downward = [
+        f"{importer} imports {module}"
+        for importer, module in imports_of_package("execution")
+        if module.startswith("jupyter_loop.history")
+    ]
+    assert downward == []

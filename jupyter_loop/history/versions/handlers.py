@@ -22,9 +22,9 @@ from typing import Any
 
 from tornado import web
 
-from ..access.rights import Ability, requires
-from ..errors import BadRequest, Unavailable
-from ..handlers import NAMESPACE, LoopHandler
+from ...access.rights import Ability, requires
+from ...errors import BadRequest, Unavailable
+from ...handlers import NAMESPACE, LoopHandler
 from .keeper import VersionKeeper
 
 _NUMBER = r"([0-9]{1,18})"

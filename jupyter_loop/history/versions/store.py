@@ -52,8 +52,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..owner_only import open_private, private_dir
-from ..state_files import DamagedFiles, open_or_set_aside, sqlite_check
+from ...owner_only import open_private, private_dir
+from ...state_files import DamagedFiles, open_or_set_aside, sqlite_check
 
 SAVED = "saved"
 """A save the server made (a tab's Save, the room's autosave, jupyter-loop's saves)."""

@@ -5,7 +5,7 @@ the kernel restarted since), the marks the assistant's map and MCP's ``read_note
 carry. ``POST /api/jupyter-loop/history/restore`` ``{path, cell_id, run_id, what}``:
 propose the source a run ran (``what`` "source", the default) or the outputs it ended with
 ("outputs"), as the assistant proposes an edit (a card with accept and undo).
-The work is in ``cell_history.py``; these handlers check the request and the rights.
+The work is in ``history/cells.py``; these handlers check the request and the rights.
 
 Why a GET rather than a record the server writes into the shared document: whether
 outputs are stale changes when a user types (the source now against the source the last
@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from tornado import web
 
-from .access.rights import Ability, requires
-from .cell_history import RestoreRequest, propose_run_outputs, propose_run_source, stale_marks
-from .errors import BadRequest
-from .handlers import NAMESPACE, LoopHandler
+from ..access.rights import Ability, requires
+from ..errors import BadRequest
+from ..handlers import NAMESPACE, LoopHandler
+from .cells import RestoreRequest, propose_run_outputs, propose_run_source, stale_marks
 
 
 class StaleHandler(LoopHandler):

@@ -1,7 +1,7 @@
 """A cell's run history as the History view and the stale marks use it: each run with
 where its outputs can be seen, why outputs are stale, and a run's source proposed back.
 
-The HTTP face is ``cell_history_handlers.py`` (and ``GET history`` in
+The HTTP face is ``history/handlers.py`` (and ``GET history`` in
 ``status_handlers.py``); the records come from the run history (``execution/history.py``)
 through the execution service. A restored source, or restored outputs, is a proposal
 made the way the assistant makes one (``agent/proposals.py``): a card with accept and
@@ -16,18 +16,18 @@ from typing import Any
 
 from jupyter_ydoc import YNotebook
 
-from .agent import proposals
-from .agent.proposals import RESTORE_TURN
-from .document import CellNotFound, find_cell, source_hash, writing
-from .document.reference import NotebookRef
-from .errors import Conflict, NotFound
-from .execution.cell_outputs import fitted
-from .execution.outputs_store import FileOutputStore, RunKey
-from .execution.outputs_traits import OUTPUTS_PATH
-from .execution.run_origin import RunEntry, outputs_digest
-from .execution.run_record import run_links
-from .execution.writer import OutputPolicy
-from .notebook_view.snapshot import sources_with_outputs
+from ..agent import proposals
+from ..agent.proposals import RESTORE_TURN
+from ..document import CellNotFound, find_cell, source_hash, writing
+from ..document.reference import NotebookRef
+from ..errors import Conflict, NotFound
+from ..execution.cell_outputs import fitted
+from ..execution.outputs_store import FileOutputStore, RunKey
+from ..execution.outputs_traits import OUTPUTS_PATH
+from ..execution.run_origin import RunEntry, outputs_digest
+from ..execution.run_record import run_links
+from ..execution.writer import OutputPolicy
+from ..notebook_view.snapshot import sources_with_outputs
 
 
 @dataclass(frozen=True)

@@ -56,10 +56,10 @@ from typing import Any
 import nbformat
 from jupyter_server.utils import ensure_async, to_api_path
 
-from ..agent import proposals
-from ..document import LiveDocuments, canonical_path, writing
-from ..errors import Conflict, JupyterLoopError, NotFound
-from ..saves import FileStamp, file_stamp, written_stamp
+from ...agent import proposals
+from ...document import LiveDocuments, canonical_path, writing
+from ...errors import Conflict, JupyterLoopError, NotFound
+from ...saves import FileStamp, file_stamp, written_stamp
 from .store import (
     ON_DISK,
     RESTORED,
