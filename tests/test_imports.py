@@ -202,3 +202,19 @@ def test_history_sits_above_execution() -> None:
         if module.startswith("jupyter_loop.history")
     ]
     assert downward == []
+
+
+def test_how_a_kernel_is_reached_stays_inside_execution_kernel() -> None:
+    """Above ``execution/kernel/``, a kernel is a :mod:`~jupyter_loop.execution.kernel.line`
+    and a connection; whether it is reached over ZeroMQ or a gateway's websocket, and with
+    which session id, is decided by ``connection.link_to`` alone."""
+    inner = {
+        f"jupyter_loop.execution.kernel.{name}" for name in ("zmq_link", "gateway_link", "session")
+    }
+    reached = [
+        f"{module_name(path)} imports {module}"
+        for path in [*our_modules(PACKAGE), *our_modules(ROOT / "bench")]
+        for module in imported(path)
+        if module in inner and not module_name(path).startswith("jupyter_loop.execution.kernel.")
+    ]
+    assert reached == []

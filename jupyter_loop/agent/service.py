@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from ..access.rights import Ability, Grants
 from ..document import LiveDocuments, NotebookRef
 from ..errors import BadRequest, Conflict, NotFound, Unavailable
-from ..execution.introspect import VariablesReport
+from ..execution.kernel.introspect import VariablesReport
 from ..execution.payloads import RunRequest
 from ..execution.run import RunOutcome
 from ..execution.run_origin import ASSISTANT, RunOrigin

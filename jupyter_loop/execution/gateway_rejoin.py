@@ -7,7 +7,7 @@ kernel back under its own id when asked to "start" it with that id (it asks the 
 for the kernel's model instead of creating one). Then tabs, the notebook's session and
 the run queue find the kernel as before, and the run is followed again (``kept``):
 its cell gets back what the output journal holds, then what the gateway kept for our
-session while no server listened (``gateway_link``), then the kernel's live messages.
+session while no server listened (``kernel.gateway_link``), then the kernel's live messages.
 
 Whether the gateway kept anything for us shows in the kernel's model as we take it back:
 a gateway (jupyter_server's kernel manager) starts keeping a kernel's messages only when

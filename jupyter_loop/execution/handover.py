@@ -26,7 +26,7 @@ from ..errors import JupyterLoopError
 from . import board
 from .cell_marks import failure_note, source_of
 from .cell_writers import CellWriters
-from .kernel_line import KernelLine
+from .kernel.line import KernelLine
 from .ledger import RunLedger
 from .run import CellJob, CellRun, RunOutcome
 from .run_origin import kept_source

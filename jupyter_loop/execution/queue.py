@@ -3,7 +3,7 @@
 The next cell is handed to the kernel the moment the one before ends, before that one's
 results are written, so a Run All keeps the kernel busy. Like JupyterLab, an error (or
 an interrupt) drops whatever is still queued; a kernel restart or death ends the running
-cell and empties the queue (``kernel_line``: the queue's connection to its kernel, across
+cell and empties the queue (``kernel.line``: the queue's connection to its kernel, across
 the kernel's lives).
 """
 
@@ -34,7 +34,7 @@ from .cell_writers import CellWriters
 from .handover import Handover
 from .history import RunHistory
 from .kept import forget_request
-from .kernel_line import KernelLine
+from .kernel.line import KernelLine
 from .ledger import LedgerEntry, NullLedger, RunLedger
 from .ops import AppendStream
 from .prompts import hide_prompt, show_prompt, take_answer
@@ -57,7 +57,7 @@ HANDED_AHEAD = 0
 """Cells handed to the kernel beyond the running one. Zero: the next cell is handed over
 the moment the one before ends, before that one's results are written, so the kernel
 runs it meanwhile. Handing one more ahead kept the kernel no busier: with two requests
-in flight, pyzmq's asyncio poll missed replies (see ``zmq_link.POLL_TIMEOUT``)."""
+in flight, pyzmq's asyncio poll missed replies (see ``kernel.zmq_link.POLL_TIMEOUT``)."""
 
 
 class KernelQueue:

@@ -15,8 +15,8 @@ from ..errors import Conflict, JupyterLoopError, NotFound
 from ..keeper.adoption import KeptKernels
 from . import board
 from .cell_marks import failure_note
-from .introspect import EXPRESSION, EXPRESSION_KEY, VariablesReport, report_from_reply
-from .kernel_notices import KernelLifeNotices
+from .kernel.introspect import EXPRESSION, EXPRESSION_KEY, VariablesReport, report_from_reply
+from .kernel.notices import KernelLifeNotices
 from .ledger import NullLedger, RunLedger
 from .outputs_store import OutputStore
 from .payloads import InputReply, QueuedCell, RunRequest, RunTicket
@@ -301,14 +301,14 @@ class ExecutionService:
         return kernel_id
 
     async def variables(self, path: str, timeout: float = VARIABLES_TIMEOUT) -> VariablesReport:
-        """The user variables of the notebook's kernel, read silently (see ``introspect``).
+        """The user variables of the notebook's kernel, read silently (see ``kernel.introspect``).
 
         Raises ``Conflict`` while a cell runs or waits (the snippet would wait behind them).
         The queue, not the kernel's last status, tells: the status of the previous read may
         still say busy; and a run the tab shows done is over in the kernel, even while its
         end is still being written. Code run by another client (a console) shows as a
         timeout. A read still in flight is waited for, never sent again (see
-        ``silent_read``).
+        ``kernel.silent_read``).
         """
         kernel_id = await self._kernel_of(path)
         queue = self._queue(kernel_id)
@@ -366,7 +366,7 @@ class ExecutionService:
                 queue.line.kernel_died()
 
         # A gateway kernel has no restarter here (these never fire): its connection
-        # reports a death instead (see ``kernel.KernelChannel``).
+        # reports a death instead (see ``kernel.connection.KernelChannel``).
         manager.add_restart_callback(restarted, "restart")
         manager.add_restart_callback(died, "dead")
 

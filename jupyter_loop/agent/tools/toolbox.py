@@ -19,8 +19,8 @@ from ...access.rights import Ability
 from ...document import CellNotFound, LiveDocuments, find_cell
 from ...errors import JupyterLoopError
 from ...execution import board
-from ...execution.introspect import VariablesReport
-from ...execution.introspect import describe as describe_variables
+from ...execution.kernel.introspect import VariablesReport
+from ...execution.kernel.introspect import describe as describe_variables
 from ...notebook_view.notebook_map import cell_line
 from ...notebook_view.snapshot import read_cell
 from ...notebook_view.summary import (

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import Unavailable
+from ...errors import Unavailable
 
 Mask = Callable[[str], str]
 """Masks secrets in a text (the server's masker); the identity when masking is off."""
@@ -181,7 +181,7 @@ def report_from_reply(content: dict[str, Any], mask: Mask = _unmasked) -> Variab
         ...     "status": "error", "ename": "NameError", "evalue": "x"}}})
         Traceback (most recent call last):
         ...
-        jupyter_loop.execution.introspect.IntrospectionFailed: The variables could not be \
+        jupyter_loop.execution.kernel.introspect.IntrospectionFailed: The variables could not be \
 read: NameError: x
     """
     entry = (content.get("user_expressions") or {}).get(EXPRESSION_KEY)

@@ -21,8 +21,8 @@ from typing import Any, Protocol
 from jupyter_client.session import Session
 from jupyter_server.gateway.managers import GatewayKernelManager
 
-from ..errors import Unavailable
-from ..tasks import succeeded
+from ...errors import Unavailable
+from ...tasks import succeeded
 from .gateway_link import GatewayLink
 from .zmq_link import Deliver, ZmqLink
 

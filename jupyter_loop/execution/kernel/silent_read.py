@@ -20,7 +20,7 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from ..errors import Conflict, Unavailable
+from ...errors import Conflict, Unavailable
 
 
 class ReplyWaiter:
@@ -41,7 +41,7 @@ class ReplyWaiter:
 
 
 class SilentChannel(Protocol):
-    """What a silent request needs of a kernel connection (``kernel.KernelChannel``)."""
+    """What a silent request needs of a kernel connection (``connection.KernelChannel``)."""
 
     def evaluate(self, expressions: dict[str, str], listener: ReplyWaiter) -> str: ...
 

@@ -10,7 +10,7 @@ The gateway gives every websocket its own ZeroMQ sockets on the kernel, so shell
 and input requests come back on the websocket that sent the request, never on a browser's.
 
 Our session id is the same for a kernel from one server start to the next
-(:mod:`.kernel_session`): when the last websocket of a kernel closes, the gateway (it runs
+(:mod:`.session`): when the last websocket of a kernel closes, the gateway (it runs
 jupyter_server's kernel manager) keeps the kernel's messages for that websocket's session
 and hands them to the next websocket of the same session. So what a cell printed while
 no server was up reaches the server that comes back (see ``gateway_rejoin``).
@@ -33,8 +33,8 @@ from jupyter_server.utils import url_escape, url_path_join
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import WebSocketClientConnection, websocket_connect
 
-from ..errors import Unavailable
-from .kernel_session import stable_session
+from ...errors import Unavailable
+from .session import stable_session
 
 
 class GatewayLink:

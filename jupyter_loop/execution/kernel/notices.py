@@ -9,7 +9,7 @@ browser test two tabs watched one REST restart; in 2 of 6 runs one of them heard
 status at all, and its marks stayed as they were before the restart.
 
 The server always hears of a new life (the restart action, the restarter, the liveness
-check, a gateway's word: ``kernel_lives``). It writes the new life into each open
+check, a gateway's word: ``lives``). It writes the new life into each open
 notebook whose session has that kernel, after the line took it on, so a tab that sees the
 write and asks again is answered with the new marks.
 
@@ -22,9 +22,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..document.live import LiveDocuments
-from ..tasks import BackgroundTasks
-from .board import note_kernel_life
+from ...document.live import LiveDocuments
+from ...tasks import BackgroundTasks
+from ..board import note_kernel_life
 
 
 class KernelLifeNotices:

@@ -1,10 +1,10 @@
-"""A local kernel, reached over ZeroMQ from its connection info (see ``kernel.link_to``).
+"""A local kernel, reached over ZeroMQ from its connection info (see ``connection.link_to``).
 
 ``KernelManager.client()`` copies the manager's session, so its requests would share a
 ZMQ identity with other clients of that session and replies would go to whichever client
 reads first: runs hang. The client here is built from the connection info alone, with a
 session of our own: the same for the kernel at every start of the server
-(:mod:`.kernel_session`), so that a prompt of a run the previous server sent reaches the
+(:mod:`.session`), so that a prompt of a run the previous server sent reaches the
 server that follows the run again.
 
 IOPub, where every output comes, is read as jupyter_server reads it for a tab's kernel
@@ -30,9 +30,9 @@ from jupyter_client.session import Session
 from jupyter_server.utils import ensure_async
 from zmq.eventloop.zmqstream import ZMQStream
 
-from ..errors import Unavailable
-from ..tasks import succeeded
-from .kernel_session import stable_session
+from ...errors import Unavailable
+from ...tasks import succeeded
+from .session import stable_session
 
 Deliver = Callable[[str, dict[str, Any]], None]
 """Called with (channel name, message) for each message the kernel sends us."""

@@ -4,7 +4,7 @@ A kernel keeps its id when it dies and is restarted; its connection does not out
 process. The line holds the connection to the process of now, checks it is alive while
 a cell runs, and hears the words of a death (the liveness check, jupyter_client's
 restarter, the server's restart action, a gateway on IOPub). The first word of a death
-(``kernel_lives`` says which) ends the runs on the line: the cell the kernel ran is cut
+(``lives`` says which) ends the runs on the line: the cell the kernel ran is cut
 off, those handed after it never ran, the queue behind them is emptied, and the next
 cell goes to a new connection.
 
@@ -19,10 +19,10 @@ import logging
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
-from ..tasks import BackgroundTasks
-from .kernel import KernelChannel
-from .kernel_lives import KernelLives
-from .run import KERNEL_DIED, KERNEL_RESTARTED, RunOutcome
+from ...tasks import BackgroundTasks
+from ..run import KERNEL_DIED, KERNEL_RESTARTED, RunOutcome
+from .connection import KernelChannel
+from .lives import KernelLives
 from .silent_read import SilentReads
 
 _Said = TypeVar("_Said")
@@ -49,7 +49,7 @@ class KernelLine:
         ready_timeout: Seconds a connection waits for the kernel to answer.
         liveness_interval: Seconds between two checks that a running cell's kernel lives.
         on_new_life: Called with the kernel's new life once the line took it on (tabs are
-            told: ``kernel_notices``).
+            told: ``notices``).
     """
 
     def __init__(
@@ -125,7 +125,7 @@ class KernelLine:
                 self._runs.end_handed(KERNEL_DIED)
                 await self._replace_channel().close()
 
-    # -- words of the kernel's death (which of them end runs: ``kernel_lives``) ------
+    # -- words of the kernel's death (which of them end runs: ``lives``) ------
 
     def restarter_restarts(self) -> None:
         """jupyter_client's restarter found the kernel dead and starts it again."""
