@@ -218,3 +218,17 @@ def test_how_a_kernel_is_reached_stays_inside_execution_kernel() -> None:
         if module in inner and not module_name(path).startswith("jupyter_loop.execution.kernel.")
     ]
     assert reached == []
+
+
+def test_outputs_are_written_the_same_whoever_runs_the_cell() -> None:
+    """``execution/outputs/`` and ``execution/full_outputs/`` know outputs, not runs: they
+    import nothing of the queue, the runs or the kernels (a run hands them its messages), only
+    each other and the journal that keeps the same outputs on disk."""
+    allowed = ("outputs", "full_outputs", "wal")
+    reaching = [
+        f"{importer} imports {module}"
+        for room in ("execution.outputs", "execution.full_outputs")
+        for importer, module in imports_of_package(room)
+        if module.startswith("jupyter_loop.execution.") and module.split(".")[2] not in allowed
+    ]
+    assert reaching == []

@@ -35,7 +35,7 @@ from pycrdt import Array, Map
 from ..document import CellNotFound, find_cell, set_source
 from ..document.offline_edits import OfflineEdit
 from ..errors import BadRequest, Conflict, NotFound
-from ..execution.output_writes import output_map
+from ..execution.outputs.writes import output_map
 from ..records import Proposal
 from .store import new_id, now_iso
 

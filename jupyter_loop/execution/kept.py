@@ -32,11 +32,11 @@ from ..records import InputRequest
 from . import board
 from .cell_marks import note_line
 from .ledger import LedgerEntry
-from .ops import AppendStream
+from .outputs.ops import AppendStream
+from .outputs.writer import CellWriter, OutputPolicy
 from .recovery import CUT_OFF
 from .run import CellJob, CellRun, RunOutcome
 from .wal import JournalRecord, RunEnd
-from .writer import CellWriter, OutputPolicy
 
 if TYPE_CHECKING:
     from .queue import KernelQueue

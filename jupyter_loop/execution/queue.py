@@ -30,18 +30,18 @@ from .cell_marks import (
     note_line,
     write_failure,
 )
-from .cell_writers import CellWriters
 from .handover import Handover
 from .history import RunHistory
 from .kept import forget_request
 from .kernel.line import KernelLine
 from .ledger import LedgerEntry, NullLedger, RunLedger
-from .ops import AppendStream
+from .outputs.cell_writers import CellWriters
+from .outputs.ops import AppendStream
+from .outputs.writer import OutputPolicy
 from .prompts import hide_prompt, show_prompt, take_answer
 from .run import CellJob, CellRun, RunOutcome
 from .run_origin import RUNS_API, RunOrigin, entry_for, kept_source, outputs_digest
 from .wal import RunEnd
-from .writer import OutputPolicy
 
 
 @dataclass(frozen=True)

@@ -27,9 +27,9 @@ from ..document import LiveDocuments, find_cell, writing
 from ..errors import JupyterLoopError
 from . import board
 from .ledger import LedgerEntry
-from .ops import AppendStream
+from .outputs.ops import AppendStream
+from .outputs.writer import CellWriter, OutputPolicy
 from .wal import JournalRecord, OutputJournal, RunEnd
-from .writer import CellWriter, OutputPolicy
 
 CUT_OFF = "This run was cut off by a restart of the Jupyter server; its later output is lost."
 FILE_CAME_LAST = (

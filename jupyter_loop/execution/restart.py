@@ -24,11 +24,11 @@ from ..errors import JupyterLoopError
 from .gateway_rejoin import rejoin_gateway_kernels
 from .kept import replay_ended_run, resume_run, taken_up_job
 from .ledger import LedgerEntry, RunLedger
+from .outputs.writer import OutputPolicy
 from .recovery import CUT_OFF, close_interrupted_runs
 from .run import CellJob
 from .run_origin import RUNS_API, RunEntry, RunOrigin
 from .wal import RunEnd
-from .writer import OutputPolicy
 
 if TYPE_CHECKING:
     from ..keeper.adoption import KeptKernels

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..records import InputRequest
-from .ops import UpdateDisplay, op_from_message
+from .outputs.ops import UpdateDisplay, op_from_message
+from .outputs.writer import CellWriter
 from .run_origin import KeptSource, RunOrigin
-from .writer import CellWriter
 
 KERNEL_DIED = "The kernel died while this cell was running."
 KERNEL_RESTARTED = "The kernel died and was restarted while this cell ran."

@@ -15,10 +15,11 @@ from ..errors import Conflict, JupyterLoopError, NotFound
 from ..keeper.adoption import KeptKernels
 from . import board
 from .cell_marks import failure_note
+from .full_outputs.store import OutputStore
 from .kernel.introspect import EXPRESSION, EXPRESSION_KEY, VariablesReport, report_from_reply
 from .kernel.notices import KernelLifeNotices
 from .ledger import NullLedger, RunLedger
-from .outputs_store import OutputStore
+from .outputs.writer import OutputPolicy
 from .payloads import InputReply, QueuedCell, RunRequest, RunTicket
 from .process_boundary import ProcessBoundary
 from .queue import KernelQueue, QueueSettings
@@ -27,7 +28,6 @@ from .run import CellJob, RunOutcome
 from .run_origin import RUNS_API, RunEntry, RunOrigin, stale_reason
 from .run_request import cells_to_run, check_sources, jobs_for, mark, skipped
 from .tab_sources import with_shown_sources
-from .writer import OutputPolicy
 
 VARIABLES_TIMEOUT = 5.0
 """Seconds the variables snippet may take before the kernel counts as not answering."""

@@ -21,12 +21,12 @@ from ..agent.proposals import RESTORE_TURN
 from ..document import CellNotFound, find_cell, source_hash, writing
 from ..document.reference import NotebookRef
 from ..errors import Conflict, NotFound
-from ..execution.cell_outputs import fitted
-from ..execution.outputs_store import FileOutputStore, RunKey
-from ..execution.outputs_traits import OUTPUTS_PATH
+from ..execution.full_outputs.run_record import run_links
+from ..execution.full_outputs.store import FileOutputStore, RunKey
+from ..execution.outputs.cell_outputs import fitted
+from ..execution.outputs.traits import OUTPUTS_PATH
+from ..execution.outputs.writer import OutputPolicy
 from ..execution.run_origin import RunEntry, outputs_digest
-from ..execution.run_record import run_links
-from ..execution.writer import OutputPolicy
 from ..notebook_view.snapshot import sources_with_outputs
 
 

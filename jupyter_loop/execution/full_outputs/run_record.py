@@ -3,15 +3,15 @@
 The cell model says what the record of a run gets (:mod:`.record_edits`, its parts
 numbered); :class:`RunRecord` writes that into the store. The record is opened with its
 first edit: as the run prints once something of it is cut, else at its end (``fitted``:
-the whole run's outputs in one go, see ``outputs_store``). The disk failing
+the whole run's outputs in one go, see ``store``). The disk failing
 (full, read-only) must not cost the notebook its outputs: the record is then given up,
 with a warning in the log.
 
 Example:
     >>> import logging, tempfile
     >>> from pathlib import Path
-    >>> from jupyter_loop.execution.outputs_store import FileOutputStore
-    >>> from jupyter_loop.execution.record_edits import NewStream, StreamEdit
+    >>> from jupyter_loop.execution.full_outputs.store import FileOutputStore
+    >>> from jupyter_loop.execution.outputs.record_edits import NewStream, StreamEdit
     >>> store = FileOutputStore(Path(tempfile.mkdtemp()))
     >>> key = RunKey("file-1", "cell-1", "run1")
     >>> record = RunRecord.begin(store, key, "/outputs", logging.getLogger("example"))
@@ -28,8 +28,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 
-from .outputs_store import OutputStore, RunKey, RunRecorder
-from .record_edits import Discard, NewOutput, NewStream, OutputUpdate, RecordEdit, StreamEdit
+from ..outputs.record_edits import (
+    Discard,
+    NewOutput,
+    NewStream,
+    OutputUpdate,
+    RecordEdit,
+    StreamEdit,
+)
+from .store import OutputStore, RunKey, RunRecorder
 
 
 def run_links(prefix: str, key: RunKey) -> Callable[[int | None], str]:

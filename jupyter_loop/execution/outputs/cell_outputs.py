@@ -1,14 +1,14 @@
 """A cell's outputs as the document should hold them, and what it holds of them (pure).
 
 :class:`CellOutputs` is the budget model (:mod:`.budget_model`) seen from the document:
-what to write at each batch (:meth:`CellOutputs.plan`, worked out by :mod:`.output_sync`),
+what to write at each batch (:meth:`CellOutputs.plan`, worked out by :mod:`.sync`),
 in the way JupyterLab reads it (delete outputs from an index to the end, edit the end of
 the last stream, append outputs), and no second copy of what the document holds: once
 written, content the model no longer needs is let go of (:meth:`CellOutputs.committed`),
 and after a run all of it (:meth:`CellOutputs.forget`).
 
 Example:
-    >>> from jupyter_loop.execution.ops import AppendStream
+    >>> from jupyter_loop.execution.outputs.ops import AppendStream
     >>> model = CellOutputs()
     >>> model.apply(AppendStream("stdout", "0\\n10%\\r"))
     >>> model.plan().append
@@ -28,9 +28,9 @@ from typing import Any
 
 from .budget import OutputBudget
 from .budget_model import BudgetModel
+from .items import item_from_document
 from .ops import AppendOutput, AppendStream, OutputOp
-from .output_items import item_from_document
-from .output_sync import SyncPlan
+from .sync import SyncPlan
 from .terminal import TerminalScreen
 
 
@@ -55,7 +55,7 @@ class CellOutputs(BudgetModel):
     ) -> CellOutputs:
         """A run's outputs rebuilt from its edits so far (its journal), none written yet.
 
-        >>> from jupyter_loop.execution.ops import AppendStream
+        >>> from jupyter_loop.execution.outputs.ops import AppendStream
         >>> model = CellOutputs.replayed([AppendStream("stdout", "0\\n1\\n")])
         >>> model.holds_others(1)  # what the cell holds is not the run's
         >>> plan = model.plan()

@@ -1,4 +1,4 @@
-"""How a plan (:mod:`.output_sync`) is written into a shared cell's outputs, the way
+"""How a plan (:mod:`.sync`) is written into a shared cell's outputs, the way
 JupyterLab 4 reads a shared code cell, so that every tab renders exactly what the
 document holds:
 
@@ -23,8 +23,8 @@ from typing import Any
 
 from pycrdt import Array, Doc, Map, Text
 
-from ..document import writing
-from .output_sync import SyncPlan
+from ...document import writing
+from .sync import SyncPlan
 
 
 def output_map(output: dict[str, Any]) -> Map:

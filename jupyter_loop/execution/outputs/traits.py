@@ -11,10 +11,10 @@ from pathlib import Path
 from traitlets import Bool, Float, Int
 from traitlets.config import Configurable
 
-from ..secrets import SecretMasker
+from ...secrets import SecretMasker
+from ..full_outputs.store import FileOutputStore
+from ..wal import OutputJournal
 from .budget import MIN_TOTAL, OutputBudget
-from .outputs_store import FileOutputStore
-from .wal import OutputJournal
 from .writer import OutputPolicy
 
 OUTPUTS_PATH = "api/jupyter-loop/outputs"

@@ -8,7 +8,7 @@ the change to the end of its last stream since the last write. The model tells i
 changed; :meth:`OutputSync.plan` says what to write.
 
 Example:
-    >>> from jupyter_loop.execution.output_items import item_from_document as item
+    >>> from jupyter_loop.execution.outputs.items import item_from_document as item
     >>> sync = OutputSync()
     >>> shown = [item({"output_type": "stream", "name": "stdout", "text": "10%"})]
     >>> sync.plan(shown).append
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .budget import text_bytes
-from .output_items import ShownOutput
+from .items import ShownOutput
 from .text_buffer import TextBuffer
 
 

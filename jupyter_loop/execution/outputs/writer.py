@@ -12,7 +12,7 @@ the writer keeps no second copy of the cell's outputs.
 The document is brought up to date with that model at most every ``interval`` seconds,
 and at once for the first edit after a quiet spell (a cell that prints now and then
 shows each line when it comes), in the way JupyterLab 4 reads a shared code cell
-(:mod:`.output_writes`), so every tab renders exactly what the document holds.
+(:mod:`.writes`), so every tab renders exactly what the document holds.
 
 One transaction per message would cost several times the text in updates and bloat the
 YStore; a long output's tail is rewritten at most once per ``catch_up_interval``.
@@ -29,18 +29,18 @@ from dataclasses import dataclass
 from jupyter_ydoc import YNotebook
 from pycrdt import Array, Map
 
-from ..document import LiveDocuments, NotebookRef, find_cell, writing
-from ..errors import NotFound
-from ..secrets import SecretMasker
-from ..tasks import BackgroundTasks
+from ...document import LiveDocuments, NotebookRef, find_cell, writing
+from ...errors import NotFound
+from ...secrets import SecretMasker
+from ...tasks import BackgroundTasks
+from ..full_outputs.run_record import RunRecord
+from ..full_outputs.store import OutputStore, RunKey
+from ..wal import OutputJournal, RunEnd, RunJournal
 from .budget import OutputBudget
 from .cell_outputs import CellOutputs
 from .masking import OutputMasking
 from .ops import OutputOp
-from .output_writes import apply_plan, tail_length
-from .outputs_store import OutputStore, RunKey
-from .run_record import RunRecord
-from .wal import OutputJournal, RunEnd, RunJournal
+from .writes import apply_plan, tail_length
 
 CellMutation = Callable[[YNotebook, Map], None]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from ..document import LiveDocuments
+from ...document import LiveDocuments
 from .ops import UpdateDisplay
 from .writer import CellWriter, OutputPolicy
 

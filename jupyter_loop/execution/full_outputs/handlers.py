@@ -18,13 +18,13 @@ from typing import Any
 
 from tornado import web
 
-from ..access.rights import Ability, requires
-from ..errors import NotFound
-from ..handlers import LoopHandler
-from .budget import value_size
-from .outputs_store import NAME_PATTERN, FileOutputStore, RunKey, StoredPart
-from .outputs_traits import OUTPUTS_PATH
-from .terminal import strip_ansi
+from ...access.rights import Ability, requires
+from ...errors import NotFound
+from ...handlers import LoopHandler
+from ..outputs.budget import value_size
+from ..outputs.terminal import strip_ansi
+from ..outputs.traits import OUTPUTS_PATH
+from .store import NAME_PATTERN, FileOutputStore, RunKey, StoredPart
 
 _BINARY = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp", "application/pdf")
 _SHOWN_AS_IS = ("text/plain", "text/html", "text/markdown", "text/csv", "image/svg+xml")

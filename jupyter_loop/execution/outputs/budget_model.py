@@ -2,13 +2,13 @@
 
 The writer applies every output edit here as it arrives, so memory stays bounded however
 fast a kernel writes: the model holds at most the budget's head, a marker and the tail
-(see :mod:`.budget`). It tells an :class:`~.output_sync.OutputSync` what changed, and
+(see :mod:`.budget`). It tells an :class:`~.sync.OutputSync` what changed, and
 hands out what the run's full record gets, part by part (:mod:`.record_edits`). The record
 starts only when something is first left out; it then gets everything so far.
 
 Example:
-    >>> from jupyter_loop.execution.ops import AppendStream
-    >>> from jupyter_loop.execution.record_edits import NewStream, StreamEdit
+    >>> from jupyter_loop.execution.outputs.ops import AppendStream
+    >>> from jupyter_loop.execution.outputs.record_edits import NewStream, StreamEdit
     >>> model = BudgetModel(OutputBudget(200, 200, 100), links=lambda part: "/full")
     >>> model.apply(AppendStream("stdout", "10%\\r50%\\n"))
     >>> [item.as_output()["text"] for item in model.items]
@@ -43,10 +43,10 @@ from .budget import (
     value_size,
     with_fallback_text,
 )
+from .items import ShownOutput, rich_item
 from .ops import AppendOutput, AppendStream, ClearOutputs, OutputOp, UpdateDisplay
-from .output_items import ShownOutput, rich_item
-from .output_sync import OutputSync
 from .record_edits import RecordEdit, RecordEdits
+from .sync import OutputSync
 from .terminal import TerminalScreen
 
 

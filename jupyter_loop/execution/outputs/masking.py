@@ -18,7 +18,7 @@ Example:
 
 from __future__ import annotations
 
-from ..secrets import SecretMasker, StreamMasker
+from ...secrets import SecretMasker, StreamMasker
 from .ops import AppendOutput, AppendStream, OutputOp, UpdateDisplay
 
 

@@ -42,9 +42,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..errors import Conflict, NotFound
-from .budget import human_bytes
-from .output_recorder import FileRecorder
+from ...errors import Conflict, NotFound
+from ..outputs.budget import human_bytes
+from .recorder import FileRecorder
 
 NAME_PATTERN = r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}"
 """A file id, cell id (any nbformat allows) or run id; never ``.`` or ``..``."""

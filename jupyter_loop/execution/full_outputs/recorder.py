@@ -2,7 +2,7 @@
 
 Stream text is buffered and written at each :meth:`FileRecorder.sync` (a batch of the
 document) or past :data:`_WRITE_AT` bytes; rich outputs are appended as JSON, and each
-part gets a line in ``index.jsonl`` (see ``outputs_store`` for the layout). The record
+part gets a line in ``index.jsonl`` (see ``store`` for the layout). The record
 keeps at most ``max_bytes`` and says where it stopped.
 """
 
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..owner_only import open_private, private_dir
-from .budget import dumps
+from ...owner_only import open_private, private_dir
+from ..outputs.budget import dumps
 
 _WRITE_AT = 1024 * 1024  # buffered stream text is written out past this many bytes
 

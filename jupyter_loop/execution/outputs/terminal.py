@@ -43,7 +43,7 @@ def strip_ansi(text: str) -> str:
     """``text`` without terminal escape sequences (and without a cut-off one at the end).
 
     The one stripper for the model's excerpts (``notebook_view``) and for errors served as
-    plain text (``outputs_handlers``). Rejected: a colours-only pattern (``ESC [ ... m``),
+    plain text (``full_outputs.handlers``). Rejected: a colours-only pattern (``ESC [ ... m``),
     which the full-output route used to have: it left IPython's OSC 8 file hyperlinks in.
 
     Example:
