@@ -34,10 +34,10 @@ from .document.lagging_files import LaggingFiles
 from .document.missed_reloads import MissedReloads
 from .document.returning_tabs import ReturningTabs
 from .document.saved_hash import SavedHashes
+from .execution.durability.ledger import RunLedger
 from .execution.full_outputs.handlers import route_table as output_routes
 from .execution.handlers import route_table as execution_routes
 from .execution.history import RunHistory
-from .execution.ledger import RunLedger
 from .execution.outputs.traits import OutputsConfig
 from .execution.queue import QueueSettings
 from .execution.run_socket import route_table as run_socket_routes

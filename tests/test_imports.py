@@ -223,12 +223,27 @@ def test_how_a_kernel_is_reached_stays_inside_execution_kernel() -> None:
 def test_outputs_are_written_the_same_whoever_runs_the_cell() -> None:
     """``execution/outputs/`` and ``execution/full_outputs/`` know outputs, not runs: they
     import nothing of the queue, the runs or the kernels (a run hands them its messages), only
-    each other and the journal that keeps the same outputs on disk."""
-    allowed = ("outputs", "full_outputs", "wal")
+    each other and the journal that keeps the same outputs on disk (``durability/wal.py``)."""
+    allowed = ("outputs", "full_outputs", "durability.wal")
     reaching = [
         f"{importer} imports {module}"
         for room in ("execution.outputs", "execution.full_outputs")
         for importer, module in imports_of_package(room)
-        if module.startswith("jupyter_loop.execution.") and module.split(".")[2] not in allowed
+        if module.startswith("jupyter_loop.execution.")
+        and not any(module.startswith(f"jupyter_loop.execution.{ok}") for ok in allowed)
     ]
     assert reaching == []
+
+
+def test_durability_is_below_the_service() -> None:
+    """``execution/durability/`` keeps and takes up runs for the service; it never reaches up
+    into the service, the REST or socket faces, or the request parsing."""
+    above = {"service", "handlers", "run_socket", "run_request", "payloads"}
+    upward = [
+        f"{importer} imports {module}"
+        for importer, module in imports_of_package("execution.durability")
+        if module.split(".")[:2] == ["jupyter_loop", "execution"]
+        and module.split(".")[2:3]
+        and module.split(".")[2] in above
+    ]
+    assert upward == []

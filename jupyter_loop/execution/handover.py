@@ -25,8 +25,8 @@ from ..document import LiveDocuments, source_hash
 from ..errors import JupyterLoopError
 from . import board
 from .cell_marks import failure_note, source_of
+from .durability.ledger import RunLedger
 from .kernel.line import KernelLine
-from .ledger import RunLedger
 from .outputs.cell_writers import CellWriters
 from .run import CellJob, CellRun, RunOutcome
 from .run_origin import kept_source

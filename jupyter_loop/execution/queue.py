@@ -30,18 +30,18 @@ from .cell_marks import (
     note_line,
     write_failure,
 )
+from .durability.kept_runs import forget_request
+from .durability.ledger import LedgerEntry, NullLedger, RunLedger
+from .durability.wal import RunEnd
 from .handover import Handover
 from .history import RunHistory
-from .kept import forget_request
 from .kernel.line import KernelLine
-from .ledger import LedgerEntry, NullLedger, RunLedger
 from .outputs.cell_writers import CellWriters
 from .outputs.ops import AppendStream
 from .outputs.writer import OutputPolicy
 from .prompts import hide_prompt, show_prompt, take_answer
 from .run import CellJob, CellRun, RunOutcome
 from .run_origin import RUNS_API, RunOrigin, entry_for, kept_source, outputs_digest
-from .wal import RunEnd
 
 
 @dataclass(frozen=True)
@@ -147,7 +147,7 @@ class KernelQueue:
 
     def follow(self, listed: LedgerEntry, job: CellJob, kind: type[CellRun]) -> CellRun:
         """Take up a run the previous server handed to this (kept) kernel: it answers the
-        messages of its execute request from now on (see ``kept.resume_run``). It stays
+        messages of its execute request from now on (see ``kept_runs.resume_run``). It stays
         listed with the record it had (``listed``): a second crash takes it over again."""
         msg_id = listed.msg_id
         self._docs.pin(job.room_id)

@@ -15,15 +15,15 @@ from ..errors import Conflict, JupyterLoopError, NotFound
 from ..keeper.adoption import KeptKernels
 from . import board
 from .cell_marks import failure_note
+from .durability.ledger import NullLedger, RunLedger
+from .durability.process_boundary import ProcessBoundary
+from .durability.restart import take_up_left_runs
 from .full_outputs.store import OutputStore
 from .kernel.introspect import EXPRESSION, EXPRESSION_KEY, VariablesReport, report_from_reply
 from .kernel.notices import KernelLifeNotices
-from .ledger import NullLedger, RunLedger
 from .outputs.writer import OutputPolicy
 from .payloads import InputReply, QueuedCell, RunRequest, RunTicket
-from .process_boundary import ProcessBoundary
 from .queue import KernelQueue, QueueSettings
-from .restart import take_up_left_runs
 from .run import CellJob, RunOutcome
 from .run_origin import RUNS_API, RunEntry, RunOrigin, stale_reason
 from .run_request import cells_to_run, check_sources, jobs_for, mark, skipped
@@ -68,8 +68,8 @@ class ExecutionService:
 
     async def recover(self) -> int:
         """Take up or end the runs a previous server process left in flight: runs on a
-        kernel a keeper kept are followed again (see ``kept``), the others end (see
-        ``recovery``). Returns how many cells changed."""
+        kernel a keeper kept are followed again (see ``durability.kept_runs``), the others end (see
+        ``durability.recovery``). Returns how many cells changed."""
         return await self._boundary.take_up(
             partial(
                 take_up_left_runs,
@@ -86,12 +86,12 @@ class ExecutionService:
 
     async def recovered(self) -> None:
         """Wait until the runs a previous server left are followed again or ended (see
-        ``process_boundary``)."""
+        ``durability.process_boundary``)."""
         await self._boundary.taken_up()
 
     def stopping(self, leaving: Collection[str] = frozenset()) -> None:
         """The server begins to stop: the runs in flight now stay listed through
-        :meth:`stop`, whatever ends them before it (see ``process_boundary``)."""
+        :meth:`stop`, whatever ends them before it (see ``durability.process_boundary``)."""
         self._boundary.stopping(leaving)
 
     async def stop(self, leaving: Collection[str] = frozenset()) -> None:

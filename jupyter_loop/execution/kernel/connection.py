@@ -95,7 +95,7 @@ class KernelChannel:
         """Connect (once) and wait until the kernel answers; raise if it does not.
 
         ``busy``: the kernel may be running a cell; ready once our IOPub subscription
-        gets messages (a kept kernel's run is followed again, see ``kept``)."""
+        gets messages (a kept kernel's run is followed again, see ``durability.kept_runs``)."""
         if self._ready is None:
             self._ready = asyncio.ensure_future(self._connect(timeout, busy))
         elif succeeded(self._ready):

@@ -13,7 +13,7 @@ Our session id is the same for a kernel from one server start to the next
 (:mod:`.session`): when the last websocket of a kernel closes, the gateway (it runs
 jupyter_server's kernel manager) keeps the kernel's messages for that websocket's session
 and hands them to the next websocket of the same session. So what a cell printed while
-no server was up reaches the server that comes back (see ``gateway_rejoin``).
+no server was up reaches the server that comes back (see ``durability.gateway_rejoin``).
 """
 
 from __future__ import annotations

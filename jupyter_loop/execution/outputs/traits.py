@@ -12,8 +12,8 @@ from traitlets import Bool, Float, Int
 from traitlets.config import Configurable
 
 from ...secrets import SecretMasker
+from ..durability.wal import OutputJournal
 from ..full_outputs.store import FileOutputStore
-from ..wal import OutputJournal
 from .budget import MIN_TOTAL, OutputBudget
 from .writer import OutputPolicy
 

@@ -33,9 +33,9 @@ from ...document import LiveDocuments, NotebookRef, find_cell, writing
 from ...errors import NotFound
 from ...secrets import SecretMasker
 from ...tasks import BackgroundTasks
+from ..durability.wal import OutputJournal, RunEnd, RunJournal
 from ..full_outputs.run_record import RunRecord
 from ..full_outputs.store import OutputStore, RunKey
-from ..wal import OutputJournal, RunEnd, RunJournal
 from .budget import OutputBudget
 from .cell_outputs import CellOutputs
 from .masking import OutputMasking

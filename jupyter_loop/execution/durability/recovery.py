@@ -23,12 +23,12 @@ from collections.abc import Awaitable, Callable
 from jupyter_ydoc import YNotebook
 from pycrdt import Map
 
-from ..document import LiveDocuments, find_cell, writing
-from ..errors import JupyterLoopError
-from . import board
+from ...document import LiveDocuments, find_cell, writing
+from ...errors import JupyterLoopError
+from .. import board
+from ..outputs.ops import AppendStream
+from ..outputs.writer import CellWriter, OutputPolicy
 from .ledger import LedgerEntry
-from .outputs.ops import AppendStream
-from .outputs.writer import CellWriter, OutputPolicy
 from .wal import JournalRecord, OutputJournal, RunEnd
 
 CUT_OFF = "This run was cut off by a restart of the Jupyter server; its later output is lost."

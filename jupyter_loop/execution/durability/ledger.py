@@ -57,9 +57,9 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import IO, Any
 
-from ..owner_only import open_private, private_dir, replace_private
-from ..state_files import Damaged, DamagedFiles, expect, open_or_set_aside
-from .run_origin import KeptSource, RunOrigin
+from ...owner_only import open_private, private_dir, replace_private
+from ...state_files import Damaged, DamagedFiles, expect, open_or_set_aside
+from ..run_origin import KeptSource, RunOrigin
 
 
 @dataclass(frozen=True)

@@ -27,19 +27,19 @@ from typing import TYPE_CHECKING, Any
 from jupyter_ydoc import YNotebook
 from pycrdt import Map
 
-from ..document import LiveDocuments
-from ..records import InputRequest
-from . import board
-from .cell_marks import note_line
+from ...document import LiveDocuments
+from ...records import InputRequest
+from .. import board
+from ..cell_marks import note_line
+from ..outputs.ops import AppendStream
+from ..outputs.writer import CellWriter, OutputPolicy
+from ..run import CellJob, CellRun, RunOutcome
 from .ledger import LedgerEntry
-from .outputs.ops import AppendStream
-from .outputs.writer import CellWriter, OutputPolicy
 from .recovery import CUT_OFF
-from .run import CellJob, CellRun, RunOutcome
 from .wal import JournalRecord, RunEnd
 
 if TYPE_CHECKING:
-    from .queue import KernelQueue
+    from ..queue import KernelQueue
 
 CATCH_UP_QUIET = 0.5
 """Seconds the journal must stay unchanged before a silent run goes live: the keeper
@@ -205,7 +205,7 @@ class ResumedRun(CellRun):
 
 async def catch_up(run: ResumedRun, segment: Path, *, live: bool) -> None:
     """Feed ``run`` the journal, then (``live``) what the kernel sends from now on."""
-    from ..keeper.journal import read_segment
+    from ...keeper.journal import read_segment
 
     offset = 0
     lost = False

@@ -1,12 +1,12 @@
 """After a restart: the runs a previous server process left in flight, taken up or ended.
 
 A run on a kernel a keeper kept through the restart, or on a gateway kernel the gateway
-still runs (``gateway_rejoin``), is followed again (``kept``), and
+still runs (``gateway_rejoin``), is followed again (``kept_runs``), and
 the cells queued behind it are queued again, in their order; a run whose kept kernel
 ended meanwhile is replayed from the keeper's journal; every other one is closed
 (``recovery``: replayed from the output journal, or marked cut off). The execution
 service calls this once, as it starts; lists of runs in flight wait for it. A run followed
-again keeps its record (``kept.taken_up_job``: same run, origin, source and start, marked
+again keeps its record (``kept_runs.taken_up_job``: same run, origin, source and start, marked
 taken over); one closed here is written into the run history from the ledger's record.
 """
 
@@ -19,21 +19,21 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from ..document import LiveDocuments
-from ..errors import JupyterLoopError
+from ...document import LiveDocuments
+from ...errors import JupyterLoopError
+from ..outputs.writer import OutputPolicy
+from ..run import CellJob
+from ..run_origin import RUNS_API, RunEntry, RunOrigin
 from .gateway_rejoin import rejoin_gateway_kernels
-from .kept import replay_ended_run, resume_run, taken_up_job
+from .kept_runs import replay_ended_run, resume_run, taken_up_job
 from .ledger import LedgerEntry, RunLedger
-from .outputs.writer import OutputPolicy
 from .recovery import CUT_OFF, close_interrupted_runs
-from .run import CellJob
-from .run_origin import RUNS_API, RunEntry, RunOrigin
 from .wal import RunEnd
 
 if TYPE_CHECKING:
-    from ..keeper.adoption import KeptKernels
-    from .history import RunHistory
-    from .queue import KernelQueue
+    from ...keeper.adoption import KeptKernels
+    from ..history import RunHistory
+    from ..queue import KernelQueue
 
 
 async def take_up_left_runs(

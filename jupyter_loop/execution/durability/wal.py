@@ -20,7 +20,7 @@ replayed one, once the collaboration store also holds the replay's end (the run 
 live there only: a second kill before that is replayed again).
 
 Example:
-    >>> from .outputs.ops import AppendStream
+    >>> from ..outputs.ops import AppendStream
     >>> line = encode_op(AppendStream("stdout", "hi\\n"))
     >>> line
     {'op': 'stream', 'name': 'stdout', 'text': 'hi\\n'}
@@ -40,8 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..owner_only import FILE_MODE, private_dir
-from .outputs.ops import AppendOutput, AppendStream, ClearOutputs, OutputOp, UpdateDisplay
+from ...owner_only import FILE_MODE, private_dir
+from ..outputs.ops import AppendOutput, AppendStream, ClearOutputs, OutputOp, UpdateDisplay
 
 SUFFIX = ".jsonl"
 

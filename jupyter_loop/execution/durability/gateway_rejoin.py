@@ -5,7 +5,7 @@ after a crash it still runs the cell it was given. The server that comes back kn
 kernel only from the run ledger; jupyter_server's gateway kernel manager takes an existing
 kernel back under its own id when asked to "start" it with that id (it asks the gateway
 for the kernel's model instead of creating one). Then tabs, the notebook's session and
-the run queue find the kernel as before, and the run is followed again (``kept``):
+the run queue find the kernel as before, and the run is followed again (``kept_runs``):
 its cell gets back what the output journal holds, then what the gateway kept for our
 session while no server listened (``kernel.gateway_link``), then the kernel's live messages.
 
@@ -14,7 +14,7 @@ a gateway (jupyter_server's kernel manager) starts keeping a kernel's messages o
 the kernel's last websocket closes, and a websocket opening after that takes or drops
 what was kept. So a kernel that has websockets open when we come back (another client
 straight on the gateway, or one that reached it first) had nothing kept for us: what it
-printed while no server was up is lost, and the cell says so plainly (``kept``).
+printed while no server was up is lost, and the cell says so plainly (``kept_runs``).
 
 Rejected: leaving the runs closed as cut off (what a restart did) while the kernel goes
 on running them, its further output lost and the cells queued behind never run.
