@@ -28,7 +28,7 @@ from .offline_edits import cells_of
 from .reference import NotebookRef, canonical_path
 from .update_holes import state_vector
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # a circle for types only, kept on purpose (tests/test_imports.py)
     from .kept_reloads import KeptReloads
 
 RELOADS_KEPT = 4
