@@ -27,13 +27,13 @@ from .assistant_services import Assistant, AssistantInputs
 from .completion.handlers import route_table as completion_routes
 from .completion.traits import CompletionConfig
 from .document import LiveDocuments
-from .document.file_reloads import RELOAD_BYTES_KEPT, RELOADS_KEPT, FileReloads
-from .document.kept_reloads import KeptReloads
+from .document.file_guards.file_reloads import RELOAD_BYTES_KEPT, RELOADS_KEPT, FileReloads
+from .document.file_guards.kept_reloads import KeptReloads
+from .document.file_guards.lagging_files import LaggingFiles
+from .document.file_guards.missed_reloads import MissedReloads
+from .document.file_guards.returning_tabs import ReturningTabs
+from .document.file_guards.saved_hashes import SavedHashes
 from .document.known_files import KnownFiles
-from .document.lagging_files import LaggingFiles
-from .document.missed_reloads import MissedReloads
-from .document.returning_tabs import ReturningTabs
-from .document.saved_hash import SavedHashes
 from .execution.durability.ledger import RunLedger
 from .execution.full_outputs.handlers import route_table as output_routes
 from .execution.handlers import route_table as execution_routes

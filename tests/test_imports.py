@@ -259,7 +259,10 @@ def test_durability_is_below_the_service() -> None:
 TYPE_ONLY_CIRCLES = {
     # The file reload is a record the kept reloads store; the reloader is handed the
     # store that keeps them, and names its type.
-    ("jupyter_loop.document.file_reloads", "jupyter_loop.document.kept_reloads"),
+    (
+        "jupyter_loop.document.file_guards.file_reloads",
+        "jupyter_loop.document.file_guards.kept_reloads",
+    ),
     # A kept run is followed again by its kernel's queue (``KernelQueue.follow``), and the
     # queue forgets a kept run's request once it ends (``kept_runs.forget_request``).
     ("jupyter_loop.execution.durability.kept_runs", "jupyter_loop.execution.queue"),

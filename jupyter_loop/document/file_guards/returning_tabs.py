@@ -62,13 +62,13 @@ from pycrdt import (
     read_message,
 )
 
-from . import collaboration
-from .cells import set_source
+from .. import collaboration
+from ..cells import set_source
+from ..reference import NotebookRef
+from ..update_holes import UnreadableUpdate, state_vector, struct_ends
+from ..writing import writing
 from .file_reloads import FileReload, FileReloads
 from .offline_edits import HeldCell, OfflineEdit, cells_of, held_cells, offline_edits
-from .reference import NotebookRef
-from .update_holes import UnreadableUpdate, state_vector, struct_ends
-from .writing import writing
 
 LOAD_WAIT_SECONDS = 60.0
 """How long a tab's sync messages wait for its room to load (a room that fails to load is

@@ -18,7 +18,7 @@ it is a documented remedy), and a mark must outlive a notebook's history being c
 
 Example:
     >>> import tempfile
-    >>> from jupyter_loop.document.file_reloads import FileReload
+    >>> from jupyter_loop.document.file_guards.file_reloads import FileReload
     >>> kept = KeptReloads(Path(tempfile.mkdtemp()), keep=2, max_bytes=10)
     >>> for clock in (1, 2, 3):
     ...     kept.write("json:notebook:f1", FileReload(7, clock, b"abc"))
@@ -35,9 +35,9 @@ import re
 import time
 from pathlib import Path
 
-from ..owner_only import open_private, private_dir
+from ...owner_only import open_private, private_dir
+from ..reference import NotebookRef
 from .file_reloads import FileReload
-from .reference import NotebookRef
 
 _NAME = re.compile(r"^(\d+)-(\d+)-(\d+)$")
 _FILE_ID = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$")

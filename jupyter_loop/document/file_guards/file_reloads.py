@@ -23,10 +23,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import collaboration
+from .. import collaboration
+from ..reference import NotebookRef, canonical_path
+from ..update_holes import state_vector
 from .offline_edits import cells_of
-from .reference import NotebookRef, canonical_path
-from .update_holes import state_vector
 
 if TYPE_CHECKING:  # a circle for types only, kept on purpose (tests/test_imports.py)
     from .kept_reloads import KeptReloads

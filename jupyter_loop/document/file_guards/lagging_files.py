@@ -45,9 +45,9 @@ import nbformat
 from jupyter_server.utils import ensure_async
 from jupyter_ydoc import YNotebook
 
-from ..reads import ReadAsked, WaitingReads
-from . import collaboration
-from .reference import canonical_path
+from ...reads import ReadAsked, WaitingReads
+from .. import collaboration
+from ..reference import canonical_path
 
 
 def comparable(notebook: dict[str, Any]) -> dict[str, Any]:

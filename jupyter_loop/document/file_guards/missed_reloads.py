@@ -58,12 +58,12 @@ import nbformat
 from jupyter_server.utils import to_api_path
 from tornado.web import HTTPError
 
-from ..reads import ReadAsked
-from ..saves import FileStamp, ReplacingSavesMixin, file_stamp, written_stamp
-from ..tasks import BackgroundTasks
-from . import collaboration
+from ...reads import ReadAsked
+from ...saves import FileStamp, ReplacingSavesMixin, file_stamp, written_stamp
+from ...tasks import BackgroundTasks
+from .. import collaboration
+from ..live import LiveDocuments
 from .lagging_files import comparable
-from .live import LiveDocuments
 
 READ_ACTIONS = frozenset({"load", "overwrite"})
 """Room events after which the room has read its file (but a watcher's "overwrite": it says

@@ -55,10 +55,10 @@ from typing import Any
 
 from jupyter_server.utils import ensure_async, to_api_path
 
-from ..reads import ReadAsked, WaitingReads
-from . import collaboration
+from ...reads import ReadAsked, WaitingReads
+from .. import collaboration
+from ..reference import NotebookRef
 from .lagging_files import comparable
-from .reference import NotebookRef
 
 SETTLE_SECONDS = 2.0
 """Longest a check of a notebook's hash waits for its saves under way (a save that failed
