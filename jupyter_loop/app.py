@@ -27,12 +27,7 @@ from .assistant_services import Assistant, AssistantInputs
 from .completion.handlers import route_table as completion_routes
 from .completion.traits import CompletionConfig
 from .document import LiveDocuments
-from .document.file_guards.file_reloads import RELOAD_BYTES_KEPT, RELOADS_KEPT, FileReloads
-from .document.file_guards.kept_reloads import KeptReloads
-from .document.file_guards.lagging_files import LaggingFiles
-from .document.file_guards.missed_reloads import MissedReloads
-from .document.file_guards.returning_tabs import ReturningTabs
-from .document.file_guards.saved_hashes import SavedHashes
+from .document.file_guards import start_file_guards
 from .document.known_files import KnownFiles
 from .execution.durability.ledger import RunLedger
 from .execution.full_outputs.handlers import route_table as output_routes
@@ -245,28 +240,16 @@ class JupyterLoopApp(
         self.documents = LiveDocuments(
             server.web_app.settings, self.log, self.save_interval, known_files
         )
-        # First among the save hooks: a save it refuses must not be half recorded by others.
-        self.missed_reloads = MissedReloads(self.documents, server.web_app.settings, self.log)
-        self.missed_reloads.start(server.contents_manager)
-        known_files.start(server.contents_manager, server.web_app.settings.get("event_logger"))
-        # A tab's Save must not find the file changed by the server's own saves.
-        self.saved_hashes = SavedHashes(server.web_app.settings, self.log)
-        self.saved_hashes.start(server.contents_manager)
-        # A file its room stopped before saving is saved from the store before it is read.
-        LaggingFiles(server.web_app.settings, server.contents_manager, self.log).start()
-        # A tab back from offline after its file was reloaded: its edits of what changed
-        # meanwhile are offered back as proposals, not merged into the file's cells.
-        kept_reloads = KeptReloads(
-            Path(self.data_dir) / "reloads", keep=RELOADS_KEPT, max_bytes=RELOAD_BYTES_KEPT
+        # The guards between files and live documents, in the order they must see a save.
+        self.file_guards = start_file_guards(
+            self.documents,
+            known_files,
+            server.contents_manager,
+            server.web_app.settings,
+            Path(self.data_dir),
+            proposals.keep_offline_edits,
+            self.log,
         )
-        reloads = FileReloads(server.web_app.settings, self.log, kept_reloads)
-        reloads.start(server.contents_manager)
-        self.returning_tabs = ReturningTabs(
-            server.web_app.settings, reloads, proposals.keep_offline_edits, self.log
-        )
-        # jupyter_server_ydoc makes its rooms' server as it loads, after us: the loop's
-        # first turn comes once every extension has loaded, before any request is served.
-        IOLoop.current().add_callback(self.returning_tabs.watch_rooms)
         self.versions: VersionKeeper | None = None
         if self.versions_max > 0:
             store = VersionStore(
@@ -404,8 +387,7 @@ class JupyterLoopApp(
         await self._stop_part("ACP agents", self.acp.stop())  # after their turns stopped
         await self._stop_part("runs", self.execution.stop(leaving))
         await self._stop_part("documents", self.documents.stop())
-        await self._stop_part("saved hashes", self.saved_hashes.stop())
-        await self._stop_part("missed reloads", self.missed_reloads.stop())
+        await self._stop_part("the file guards", self.file_guards.stop())
         if self.versions is not None:  # after the last saves, which it keeps
             await self._stop_part("versions", self.versions.stop())
         if self.run_history is not None:

@@ -286,3 +286,20 @@ def test_the_circles_for_types_only_are_the_ones_kept_on_purpose() -> None:
         if first < second and first in graph.get(second, ())
     }
     assert circles == TYPE_ONLY_CIRCLES
+
+
+def test_the_file_guards_are_started_in_one_place() -> None:
+    """``document/file_guards/`` is started by its one function: from outside, the package
+    is imported, and ``offline_edits`` (the record a returning tab's edits are offered back
+    in); no guard module is built elsewhere, in an order of its own."""
+    room = "jupyter_loop.document.file_guards"
+    open_doors = {room, f"{room}.offline_edits"}
+    past_the_door = [
+        f"{module_name(path)} imports {module}"
+        for path in [*our_modules(PACKAGE), *our_modules(ROOT / "bench")]
+        for module in imported(path)
+        if module.startswith(room)
+        and module not in open_doors
+        and not module_name(path).startswith(room)
+    ]
+    assert past_the_door == []
