@@ -12,7 +12,7 @@ from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.serverapp import ServerApp
 from tornado.ioloop import IOLoop
-from traitlets import Bool, Enum, Float, Int, Unicode, default
+from traitlets import Enum, Float, Int, Unicode, default
 
 from .access.token_handlers import route_table as token_routes
 from .access.tokens import AccessTokens
@@ -37,6 +37,7 @@ from .execution.outputs.traits import OutputsConfig
 from .execution.queue import QueueSettings
 from .execution.run_socket import route_table as run_socket_routes
 from .execution.service import ExecutionService
+from .history.traits import HistoryConfig
 from .history.versions import VersionStore
 from .history.versions.handlers import route_table as version_routes
 from .history.versions.keeper import VersionKeeper
@@ -79,6 +80,7 @@ class JupyterLoopApp(
     CompletionConfig,
     ExternalConfig,
     AcpConfig,
+    HistoryConfig,
 ):
     """Runs notebook cells on the server and writes their outputs to the shared notebook."""
 
@@ -157,51 +159,6 @@ class JupyterLoopApp(
         100 * 2**20,
         config=True,
         help="Bound of a kept kernel's output journal on disk, in bytes (default 100 MiB).",
-    )
-
-    history = Bool(
-        True,
-        config=True,
-        help=(
-            "Keep a history of every run of every cell (who started it, through what, the "
-            "source it ran, how it ended) in history.sqlite3 in the data directory "
-            "(default True)."
-        ),
-    )
-
-    history_max_runs_per_cell = Int(
-        1000,
-        config=True,
-        help="Runs of one cell the run history keeps, the newest (default 1000).",
-    )
-
-    history_max_bytes = Int(
-        64 * 1024 * 1024,
-        config=True,
-        help=(
-            "Bytes the run history's database may take; over it, the oldest runs go "
-            "(default 67108864, 64 MiB)."
-        ),
-    )
-
-    versions_max = Int(
-        50,
-        config=True,
-        help=(
-            "Versions of each notebook kept in versions.sqlite3 in the data directory: the "
-            "file at each save of the server, and as found on disk before a save replaced "
-            "it (default 50; 0 keeps none). `jupyter loop versions` lists them, `jupyter "
-            "loop restore` brings one back."
-        ),
-    )
-
-    versions_max_bytes = Int(
-        256 * 1024 * 1024,
-        config=True,
-        help=(
-            "Bytes (compressed) the kept versions of all notebooks may take; over it, the "
-            "oldest go, never a notebook's newest (default 268435456, 256 MiB)."
-        ),
     )
 
     def _link_jupyter_server_extension(self, serverapp: ServerApp) -> None:
