@@ -3,7 +3,7 @@
 jupyter_server's own contents manager with jupyter-loop's saves
 (``ReplacingAsyncLargeFileManager``), on a real directory, saves one notebook again and
 again, each save with a changed source (so each adds a version), interleaved with and
-without a :class:`~jupyter_loop.versions.keeper.VersionKeeper` on its save hooks:
+without a :class:`~jupyter_loop.history.versions.keeper.VersionKeeper` on its save hooks:
 
 * the save's own time (what a tab's Save or the room's autosave waits for): medians with
   versions and without, and their ratio;
@@ -32,9 +32,9 @@ from typing import Any
 import nbformat
 
 from jupyter_loop.document import LiveDocuments
+from jupyter_loop.history.versions import VersionStore
+from jupyter_loop.history.versions.keeper import VersionKeeper
 from jupyter_loop.saves import ReplacingAsyncLargeFileManager
-from jupyter_loop.versions import VersionStore
-from jupyter_loop.versions.keeper import VersionKeeper
 
 
 def notebook(cells: int, heavy: bool) -> dict[str, Any]:

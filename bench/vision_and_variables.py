@@ -19,14 +19,14 @@ import time
 from jupyter_client.manager import AsyncKernelManager
 from PIL import Image, ImageDraw
 
-from jupyter_loop.execution.introspect import (
+from jupyter_loop.execution.kernel.connection import KernelChannel
+from jupyter_loop.execution.kernel.introspect import (
     EXPRESSION,
     EXPRESSION_KEY,
     describe,
     report_from_reply,
 )
-from jupyter_loop.execution.kernel import KernelChannel
-from jupyter_loop.execution.silent_read import ReplyWaiter
+from jupyter_loop.execution.kernel.silent_read import ReplyWaiter
 from jupyter_loop.notebook_view.summary import ImageAttachment
 from jupyter_loop.notebook_view.vision import ImageBudget, ImageShrinker
 

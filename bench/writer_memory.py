@@ -21,10 +21,10 @@ from typing import Any
 
 from jupyter_ydoc import YNotebook
 
-from jupyter_loop.execution.budget import OutputBudget
-from jupyter_loop.execution.ops import AppendStream
-from jupyter_loop.execution.outputs_store import FileOutputStore
-from jupyter_loop.execution.writer import CellWriter, OutputPolicy
+from jupyter_loop.execution.full_outputs.store import FileOutputStore
+from jupyter_loop.execution.outputs.budget import OutputBudget
+from jupyter_loop.execution.outputs.ops import AppendStream
+from jupyter_loop.execution.outputs.writer import CellWriter, OutputPolicy
 from jupyter_loop.testing.one_notebook import OneNotebook
 
 BATCH = 2_000  # lines a batch: what a fast loop prints in one batch interval

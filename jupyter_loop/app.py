@@ -12,10 +12,10 @@ from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.serverapp import ServerApp
 from tornado.ioloop import IOLoop
-from traitlets import Bool, Enum, Float, Int, Unicode, default
+from traitlets import Enum, Float, Int, Unicode, default
 
-from .access_token_handlers import route_table as token_routes
-from .access_tokens import AccessTokens
+from .access.token_handlers import route_table as token_routes
+from .access.tokens import AccessTokens
 from .acp.handlers import SETTING as ACP
 from .acp.handlers import route_table as acp_routes
 from .acp.traits import AcpConfig
@@ -27,21 +27,20 @@ from .assistant_services import Assistant, AssistantInputs
 from .completion.handlers import route_table as completion_routes
 from .completion.traits import CompletionConfig
 from .document import LiveDocuments
-from .document.file_reloads import RELOAD_BYTES_KEPT, RELOADS_KEPT, FileReloads
-from .document.kept_reloads import KeptReloads
+from .document.file_guards import start_file_guards
 from .document.known_files import KnownFiles
-from .document.lagging_files import LaggingFiles
-from .document.missed_reloads import MissedReloads
-from .document.returning_tabs import ReturningTabs
-from .document.saved_hash import SavedHashes
+from .execution.durability.ledger import RunLedger
+from .execution.full_outputs.handlers import route_table as output_routes
 from .execution.handlers import route_table as execution_routes
 from .execution.history import RunHistory
-from .execution.ledger import RunLedger
-from .execution.outputs_handlers import route_table as output_routes
-from .execution.outputs_traits import OutputsConfig
+from .execution.outputs.traits import OutputsConfig
 from .execution.queue import QueueSettings
 from .execution.run_socket import route_table as run_socket_routes
 from .execution.service import ExecutionService
+from .history.traits import HistoryConfig
+from .history.versions import VersionStore
+from .history.versions.handlers import route_table as version_routes
+from .history.versions.keeper import VersionKeeper
 from .keeper.adoption import KeptKernels, adopt_kept_kernels, kept_kernel_ids, let_kernels_live
 from .keeper.settings import keep_kernels_config, kernels_root
 from .loop_health import LoopMonitor
@@ -54,9 +53,6 @@ from .saves import choose_replacing_saves
 from .state_files import DamagedFiles
 from .status_handlers import route_table as status_routes
 from .stopping import release_worker_threads_at_exit, stop_on_sigint
-from .versions import VersionStore
-from .versions.handlers import route_table as version_routes
-from .versions.keeper import VersionKeeper
 from .ystore import choose_compact_store, set_aside_unreadable_store
 
 
@@ -84,6 +80,7 @@ class JupyterLoopApp(
     CompletionConfig,
     ExternalConfig,
     AcpConfig,
+    HistoryConfig,
 ):
     """Runs notebook cells on the server and writes their outputs to the shared notebook."""
 
@@ -164,51 +161,6 @@ class JupyterLoopApp(
         help="Bound of a kept kernel's output journal on disk, in bytes (default 100 MiB).",
     )
 
-    history = Bool(
-        True,
-        config=True,
-        help=(
-            "Keep a history of every run of every cell (who started it, through what, the "
-            "source it ran, how it ended) in history.sqlite3 in the data directory "
-            "(default True)."
-        ),
-    )
-
-    history_max_runs_per_cell = Int(
-        1000,
-        config=True,
-        help="Runs of one cell the run history keeps, the newest (default 1000).",
-    )
-
-    history_max_bytes = Int(
-        64 * 1024 * 1024,
-        config=True,
-        help=(
-            "Bytes the run history's database may take; over it, the oldest runs go "
-            "(default 67108864, 64 MiB)."
-        ),
-    )
-
-    versions_max = Int(
-        50,
-        config=True,
-        help=(
-            "Versions of each notebook kept in versions.sqlite3 in the data directory: the "
-            "file at each save of the server, and as found on disk before a save replaced "
-            "it (default 50; 0 keeps none). `jupyter loop versions` lists them, `jupyter "
-            "loop restore` brings one back."
-        ),
-    )
-
-    versions_max_bytes = Int(
-        256 * 1024 * 1024,
-        config=True,
-        help=(
-            "Bytes (compressed) the kept versions of all notebooks may take; over it, the "
-            "oldest go, never a notebook's newest (default 268435456, 256 MiB)."
-        ),
-    )
-
     def _link_jupyter_server_extension(self, serverapp: ServerApp) -> None:
         super()._link_jupyter_server_extension(serverapp)
         choose_compact_store(serverapp.config)
@@ -245,28 +197,16 @@ class JupyterLoopApp(
         self.documents = LiveDocuments(
             server.web_app.settings, self.log, self.save_interval, known_files
         )
-        # First among the save hooks: a save it refuses must not be half recorded by others.
-        self.missed_reloads = MissedReloads(self.documents, server.web_app.settings, self.log)
-        self.missed_reloads.start(server.contents_manager)
-        known_files.start(server.contents_manager, server.web_app.settings.get("event_logger"))
-        # A tab's Save must not find the file changed by the server's own saves.
-        self.saved_hashes = SavedHashes(server.web_app.settings, self.log)
-        self.saved_hashes.start(server.contents_manager)
-        # A file its room stopped before saving is saved from the store before it is read.
-        LaggingFiles(server.web_app.settings, server.contents_manager, self.log).start()
-        # A tab back from offline after its file was reloaded: its edits of what changed
-        # meanwhile are offered back as proposals, not merged into the file's cells.
-        kept_reloads = KeptReloads(
-            Path(self.data_dir) / "reloads", keep=RELOADS_KEPT, max_bytes=RELOAD_BYTES_KEPT
+        # The guards between files and live documents, in the order they must see a save.
+        self.file_guards = start_file_guards(
+            self.documents,
+            known_files,
+            server.contents_manager,
+            server.web_app.settings,
+            Path(self.data_dir),
+            proposals.keep_offline_edits,
+            self.log,
         )
-        reloads = FileReloads(server.web_app.settings, self.log, kept_reloads)
-        reloads.start(server.contents_manager)
-        self.returning_tabs = ReturningTabs(
-            server.web_app.settings, reloads, proposals.keep_offline_edits, self.log
-        )
-        # jupyter_server_ydoc makes its rooms' server as it loads, after us: the loop's
-        # first turn comes once every extension has loaded, before any request is served.
-        IOLoop.current().add_callback(self.returning_tabs.watch_rooms)
         self.versions: VersionKeeper | None = None
         if self.versions_max > 0:
             store = VersionStore(
@@ -404,8 +344,7 @@ class JupyterLoopApp(
         await self._stop_part("ACP agents", self.acp.stop())  # after their turns stopped
         await self._stop_part("runs", self.execution.stop(leaving))
         await self._stop_part("documents", self.documents.stop())
-        await self._stop_part("saved hashes", self.saved_hashes.stop())
-        await self._stop_part("missed reloads", self.missed_reloads.stop())
+        await self._stop_part("the file guards", self.file_guards.stop())
         if self.versions is not None:  # after the last saves, which it keeps
             await self._stop_part("versions", self.versions.stop())
         if self.run_history is not None:

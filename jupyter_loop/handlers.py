@@ -1,5 +1,5 @@
 """What every REST handler of the extension shares: its namespace, who is asking
-(:mod:`.identity`), the request body as a JSON object, and service errors as HTTP statuses.
+(:mod:`.access.identity`), the request body as a JSON object, and service errors as HTTP statuses.
 
 Each feature's own handlers and route table live in its package (``execution/handlers.py``,
 ``agent/handlers.py``, ...); a handler there parses, calls one service, and finishes.
@@ -12,9 +12,9 @@ from typing import Any
 
 from jupyter_server.base.handlers import APIHandler
 
+from .access.identity import principal_of, user_name_of
+from .access.rights import Grants, grants_of
 from .errors import BadRequest, JupyterLoopError
-from .identity import principal_of, user_name_of
-from .rights import Grants, grants_of
 
 NAMESPACE = "jupyter-loop"
 
@@ -49,11 +49,11 @@ class LoopHandler(APIHandler):
         return parse_json_object(self.request.body)
 
     def user_name(self) -> str:
-        """Who made the request, as people know them (:func:`.identity.user_name_of`)."""
+        """Who made the request, as people know them (:func:`.access.identity.user_name_of`)."""
         return user_name_of(self)
 
     async def grants(self) -> Grants:
-        """What this request's user may do (every right of :mod:`.rights`, asked once)."""
+        """What this request's user may do (every right of :mod:`.access.rights`, asked once)."""
         return await grants_of(self, self.user_name(), principal_of(self))
 
     def reply(self, payload: Any, status: int = 200) -> None:

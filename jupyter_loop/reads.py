@@ -2,8 +2,8 @@
 
 A notebook's file is read by many: a room loading it, JupyterLab's check of its hash
 before a Save, an export, the CLI. Some reads must wait for the server first: a hash check
-for the saves under way to be recorded (``document.saved_hash``), a read of a file that
-lags the store for the file to catch up (``document.lagging_files``). Each service adds
+for the saves under way to be recorded (``file_guards.saved_hashes``), a read of a file that
+lags the store for the file to catch up (``file_guards.lagging_files``). Each service adds
 its step here, the one place that wraps ``get``; the contents manager knows none of them.
 
 Rejected: one ``get`` wrapper per service (each a class put over the contents manager):

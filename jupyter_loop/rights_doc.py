@@ -10,11 +10,11 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from .access.rights import REQUIRES, RIGHTS, Ability, right_name
 from .agent.tools import AGENT_TOOLS
 from .app import all_routes
 from .mcp_server import resources, tasks
 from .mcp_server.tools import TOOLS as MCP_TOOLS
-from .rights import REQUIRES, RIGHTS, Ability, right_name
 
 METHODS = ("get", "post", "put", "patch", "delete")
 
@@ -24,7 +24,7 @@ INTRO = """\
 jupyter-loop asks Jupyter's own authorizer (`ServerApp.authorizer_class`, JupyterHub's
 scopes through it) before anything it does, whatever the channel: the panel's REST calls,
 the runs websocket, the assistant's turns, inline completions and the MCP endpoint. Every
-channel asks through one table (`jupyter_loop/rights.py`), every answer awaited (an
+channel asks through one table (`jupyter_loop/access/rights.py`), every answer awaited (an
 authorizer's `is_authorized` may be `async def`).
 
 This file is written by `python -m jupyter_loop.rights_doc > docs/rights.md`; a test fails

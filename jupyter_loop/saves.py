@@ -17,7 +17,7 @@ save was being written is not renamed over: the save fails with a 409 and the fi
 as that program left it, for the room to reload. So is a file that a check set by a
 service refuses just before the rename (:meth:`ReplacingSavesMixin.check_before_replacing`):
 a ``git checkout`` in the moment between the room's check of the file's time and the start
-of the write is seen only by what knows the room (``document.missed_reloads``).
+of the write is seen only by what knows the room (``document.file_guards.missed_reloads``).
 
 Everything else stays jupyter_server's: the layer overrides only
 ``FileManagerMixin.atomic_writing``, the one place both the sync and the async file

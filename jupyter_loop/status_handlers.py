@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from tornado import web
 
+from .access.identity import principal_of
+from .access.rights import Ability, requires
 from .assistant_services import AssistantHandler
-from .cell_history import runs_payload
-from .cell_history_handlers import route_table as cell_history_routes
 from .errors import BadRequest
 from .handlers import NAMESPACE, LoopHandler
-from .identity import principal_of
-from .rights import Ability, requires
+from .history.cells import runs_payload
+from .history.handlers import route_table as cell_history_routes
 from .ystore import CompactSQLiteYStore
 
 

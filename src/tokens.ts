@@ -13,7 +13,7 @@ export const EXECUTION_BOARD = 'jupyter_loop:execution';
 
 /**
  * Name of the map where the server notes each new life of the notebook's
- * kernel (`execution/kernel_notices.py`): the stale marks are asked for again.
+ * kernel (`execution/kernel/notices.py`): the stale marks are asked for again.
  */
 export const KERNEL_LIFE = 'jupyter_loop:kernel_life';
 

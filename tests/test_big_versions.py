@@ -13,7 +13,7 @@ from typing import Any
 import nbformat
 import pytest
 
-from jupyter_loop.versions.store import VersionStore
+from jupyter_loop.history.versions.store import VersionStore
 
 VERSIONS = ("api", "jupyter-loop", "versions")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jupyter_loop.execution.recovery import CUT_OFF
+from jupyter_loop.execution.durability.recovery import CUT_OFF
 from jupyter_loop.testing.chaos_checks import (
     CellSeen,
     check_cells,

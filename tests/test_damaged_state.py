@@ -21,7 +21,7 @@ import pytest
 from conftest import notebook_json
 from kept_helpers import Serve
 
-from jupyter_loop.execution.ledger import RunLedger
+from jupyter_loop.execution.durability.ledger import RunLedger
 from jupyter_loop.keeper.registry import KeeperEntry, list_entries, write_entry
 from jupyter_loop.state_files import DamagedFiles
 from jupyter_loop.testing.server_process import ServerProcess

@@ -6,7 +6,7 @@ import copy
 import weakref
 from typing import Any
 
-from jupyter_loop.execution.budget import (
+from jupyter_loop.execution.outputs.budget import (
     LINE_COST,
     METADATA_KEY,
     MIN_TOTAL,
@@ -22,9 +22,14 @@ from jupyter_loop.execution.budget import (
     text_size,
     with_fallback_text,
 )
-from jupyter_loop.execution.cell_outputs import CellOutputs
-from jupyter_loop.execution.ops import AppendOutput, AppendStream, ClearOutputs, UpdateDisplay
-from jupyter_loop.execution.record_edits import (
+from jupyter_loop.execution.outputs.cell_outputs import CellOutputs
+from jupyter_loop.execution.outputs.ops import (
+    AppendOutput,
+    AppendStream,
+    ClearOutputs,
+    UpdateDisplay,
+)
+from jupyter_loop.execution.outputs.record_edits import (
     Discard,
     NewOutput,
     NewStream,

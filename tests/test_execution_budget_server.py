@@ -19,7 +19,7 @@ import psutil
 import pytest
 from conftest import wait_for
 
-from jupyter_loop.execution.budget import METADATA_KEY
+from jupyter_loop.execution.outputs.budget import METADATA_KEY
 
 BUDGET = 256 * 1024
 

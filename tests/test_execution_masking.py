@@ -9,8 +9,13 @@ from typing import Any
 import pytest
 from conftest import wait_for
 
-from jupyter_loop.execution.masking import OutputMasking
-from jupyter_loop.execution.ops import AppendOutput, AppendStream, ClearOutputs, UpdateDisplay
+from jupyter_loop.execution.outputs.masking import OutputMasking
+from jupyter_loop.execution.outputs.ops import (
+    AppendOutput,
+    AppendStream,
+    ClearOutputs,
+    UpdateDisplay,
+)
 from jupyter_loop.secrets import DEFAULT_MASK, SecretMasker
 
 CANARY = "canary-7c1e0b9f-env"  # the server's OPENAI_API_KEY: masked by its variable's name

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jupyter_loop.execution.ops import (
+from jupyter_loop.execution.outputs.ops import (
     AppendOutput,
     AppendStream,
     ClearOutputs,

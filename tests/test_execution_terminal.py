@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from jupyter_loop.execution.terminal import LINE_LIMIT, TailEdit, TerminalScreen
+from jupyter_loop.execution.outputs.terminal import LINE_LIMIT, TailEdit, TerminalScreen
 
 
 def render(*chunks: str) -> str:

@@ -6,7 +6,7 @@ import pytest
 from conftest import wait_for
 
 from jupyter_loop.errors import Conflict
-from jupyter_loop.execution import introspect
+from jupyter_loop.execution.kernel import introspect
 
 DATA = (
     "import numpy as np, pandas as pd\n"

@@ -18,16 +18,16 @@ import pytest
 from conftest import wait_for
 from jupyter_ydoc import YNotebook
 
-from jupyter_loop.execution.budget import METADATA_KEY, OutputBudget, text_size, value_size
-from jupyter_loop.execution.ops import (
+from jupyter_loop.execution.full_outputs.store import RunKey
+from jupyter_loop.execution.outputs.budget import METADATA_KEY, OutputBudget, text_size, value_size
+from jupyter_loop.execution.outputs.ops import (
     AppendOutput,
     AppendStream,
     ClearOutputs,
     OutputOp,
     UpdateDisplay,
 )
-from jupyter_loop.execution.outputs_store import RunKey
-from jupyter_loop.execution.writer import CellWriter, OutputPolicy
+from jupyter_loop.execution.outputs.writer import CellWriter, OutputPolicy
 from jupyter_loop.secrets import SecretMasker
 from jupyter_loop.testing.one_notebook import OneNotebook
 

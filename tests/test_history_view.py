@@ -1,4 +1,4 @@
-"""What a tab's History view and stale marks ask the server (cell_history_handlers.py):
+"""What a tab's History view and stale marks ask the server (history/handlers.py):
 the stale marks of a notebook over REST, where a run's outputs can be seen, and the source
 of a run restored as a proposal."""
 

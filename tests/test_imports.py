@@ -28,17 +28,17 @@ def is_module(name: str) -> bool:
     return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
-def imported(path: Path, *, when_loaded: bool = False) -> set[str]:
+def imported(path: Path, *, when_loaded: bool = False, typing: bool = False) -> set[str]:
     """The modules of ours that ``path`` imports, as absolute names.
 
     With ``when_loaded``, only the imports that run when ``path`` is imported: at module
-    level, not in a function and not under ``if TYPE_CHECKING:``.
+    level, not in a function and not under ``if TYPE_CHECKING:`` (unless ``typing``).
     """
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found: set[str] = set()
-    for node in loaded_at_import(tree.body) if when_loaded else ast.walk(tree):
+    for node in loaded_at_import(tree.body, typing) if when_loaded else ast.walk(tree):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -53,19 +53,23 @@ def imported(path: Path, *, when_loaded: bool = False) -> set[str]:
     return {module for module in found if module.split(".")[0] == "jupyter_loop"}
 
 
-def loaded_at_import(body: list[ast.stmt]) -> list[ast.stmt]:
-    """The statements of ``body`` that run when the module is imported, nested ones too."""
+def loaded_at_import(body: list[ast.stmt], typing: bool = False) -> list[ast.stmt]:
+    """The statements of ``body`` that run when the module is imported, nested ones too
+    (with ``typing``, also those a type checker reads under ``if TYPE_CHECKING:``)."""
     statements: list[ast.stmt] = []
     for node in body:
         statements.append(node)
         if isinstance(node, ast.If):
-            typing_only = "TYPE_CHECKING" in ast.unparse(node.test)
-            statements += loaded_at_import(node.orelse if typing_only else node.body + node.orelse)
+            typing_only = "TYPE_CHECKING" in ast.unparse(node.test) and not typing
+            branches = node.orelse if typing_only else node.body + node.orelse
+            statements += loaded_at_import(branches, typing)
         elif isinstance(node, ast.Try):
             handlers = [line for handler in node.handlers for line in handler.body]
-            statements += loaded_at_import(node.body + handlers + node.orelse + node.finalbody)
+            statements += loaded_at_import(
+                node.body + handlers + node.orelse + node.finalbody, typing
+            )
         elif isinstance(node, (ast.With, ast.ClassDef)):
-            statements += loaded_at_import(node.body)
+            statements += loaded_at_import(node.body, typing)
     return statements
 
 
@@ -170,3 +174,132 @@ def test_every_write_of_ours_goes_through_the_one_door() -> None:
             ):
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert found == []
+
+
+def imports_of_package(package: str) -> list[tuple[str, str]]:
+    """(importer, imported) for every import of ours in ``jupyter_loop/<package>``."""
+    return [
+        (module_name(path), module)
+        for path in our_modules(PACKAGE.joinpath(*package.split(".")))
+        for module in imported(path)
+    ]
+
+
+def test_access_asks_no_channel() -> None:
+    """``access/`` (the rights table, who is asking, the scoped tokens) is what every channel
+    asks, so it imports none of them: a channel's rule would otherwise leak into the table."""
+    channels = {"agent", "completion", "mcp_server", "acp", "execution", "document", "cli"}
+    upward = [
+        f"{importer} imports {module}"
+        for importer, module in imports_of_package("access")
+        if module.split(".")[1] in channels
+    ]
+    assert upward == []
+
+
+def test_history_sits_above_execution() -> None:
+    """``history/`` reads what execution wrote (the run history, the output store);
+    execution writes it and never reads back through ``history/``."""
+    downward = [
+        f"{importer} imports {module}"
+        for importer, module in imports_of_package("execution")
+        if module.startswith("jupyter_loop.history")
+    ]
+    assert downward == []
+
+
+def test_how_a_kernel_is_reached_stays_inside_execution_kernel() -> None:
+    """Above ``execution/kernel/``, a kernel is a :mod:`~jupyter_loop.execution.kernel.line`
+    and a connection; whether it is reached over ZeroMQ or a gateway's websocket, and with
+    which session id, is decided by ``connection.link_to`` alone."""
+    inner = {
+        f"jupyter_loop.execution.kernel.{name}" for name in ("zmq_link", "gateway_link", "session")
+    }
+    reached = [
+        f"{module_name(path)} imports {module}"
+        for path in [*our_modules(PACKAGE), *our_modules(ROOT / "bench")]
+        for module in imported(path)
+        if module in inner and not module_name(path).startswith("jupyter_loop.execution.kernel.")
+    ]
+    assert reached == []
+
+
+def test_outputs_are_written_the_same_whoever_runs_the_cell() -> None:
+    """``execution/outputs/`` and ``execution/full_outputs/`` know outputs, not runs: they
+    import nothing of the queue, the runs or the kernels (a run hands them its messages), only
+    each other and the journal that keeps the same outputs on disk (``durability/wal.py``)."""
+    allowed = ("outputs", "full_outputs", "durability.wal")
+    reaching = [
+        f"{importer} imports {module}"
+        for room in ("execution.outputs", "execution.full_outputs")
+        for importer, module in imports_of_package(room)
+        if module.startswith("jupyter_loop.execution.")
+        and not any(module.startswith(f"jupyter_loop.execution.{ok}") for ok in allowed)
+    ]
+    assert reaching == []
+
+
+def test_durability_is_below_the_service() -> None:
+    """``execution/durability/`` keeps and takes up runs for the service; it never reaches up
+    into the service, the REST or socket faces, or the request parsing."""
+    above = {"service", "handlers", "run_socket", "run_request", "payloads"}
+    upward = [
+        f"{importer} imports {module}"
+        for importer, module in imports_of_package("execution.durability")
+        if module.split(".")[:2] == ["jupyter_loop", "execution"]
+        and module.split(".")[2:3]
+        and module.split(".")[2] in above
+    ]
+    assert upward == []
+
+
+# Two modules that name each other's types: the import one way runs, the other is read by
+# the type checker only (``if TYPE_CHECKING:``), so Python never sees a circle. Each is
+# kept on purpose, for the reason given; a new one must be added here with its own.
+TYPE_ONLY_CIRCLES = {
+    # The file reload is a record the kept reloads store; the reloader is handed the
+    # store that keeps them, and names its type.
+    (
+        "jupyter_loop.document.file_guards.file_reloads",
+        "jupyter_loop.document.file_guards.kept_reloads",
+    ),
+    # A kept run is followed again by its kernel's queue (``KernelQueue.follow``), and the
+    # queue forgets a kept run's request once it ends (``kept_runs.forget_request``).
+    ("jupyter_loop.execution.durability.kept_runs", "jupyter_loop.execution.queue"),
+    # A run carries its origin; the origin's history record is made from the run's job,
+    # run and outcome, which it names as types only.
+    ("jupyter_loop.execution.run", "jupyter_loop.execution.run_origin"),
+    # The MIME rules take the masker they apply; the masker applies the MIME rules.
+    ("jupyter_loop.mime_masking", "jupyter_loop.secrets"),
+}
+
+
+def test_the_circles_for_types_only_are_the_ones_kept_on_purpose() -> None:
+    graph = {
+        module_name(path): imported(path, when_loaded=True, typing=True)
+        for path in our_modules(PACKAGE)
+    }
+    circles = {
+        (first, second)
+        for first, targets in graph.items()
+        for second in targets
+        if first < second and first in graph.get(second, ())
+    }
+    assert circles == TYPE_ONLY_CIRCLES
+
+
+def test_the_file_guards_are_started_in_one_place() -> None:
+    """``document/file_guards/`` is started by its one function: from outside, the package
+    is imported, and ``offline_edits`` (the record a returning tab's edits are offered back
+    in); no guard module is built elsewhere, in an order of its own."""
+    room = "jupyter_loop.document.file_guards"
+    open_doors = {room, f"{room}.offline_edits"}
+    past_the_door = [
+        f"{module_name(path)} imports {module}"
+        for path in [*our_modules(PACKAGE), *our_modules(ROOT / "bench")]
+        for module in imported(path)
+        if module.startswith(room)
+        and module not in open_doors
+        and not module_name(path).startswith(room)
+    ]
+    assert past_the_door == []

@@ -20,7 +20,7 @@ from conftest import notebook_json
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 from tornado.websocket import websocket_connect
 
-from jupyter_loop.execution.budget import METADATA_KEY
+from jupyter_loop.execution.outputs.budget import METADATA_KEY
 from jupyter_loop.testing.hub_process import TOKEN, HubProcess
 from jupyter_loop.testing.server_process import ask_run_socket
 

@@ -15,7 +15,7 @@ from conftest import wait_for
 from kept_helpers import LINES, LOOP, PATH, Serve, ended_in_file, lines_seen, printed, run, started
 from pycrdt import Map, Provider
 
-from jupyter_loop.execution.ledger import RunLedger
+from jupyter_loop.execution.durability.ledger import RunLedger
 from jupyter_loop.keeper.registry import KeeperEntry, list_entries, process_alive
 from jupyter_loop.testing.server_process import ServerProcess
 

@@ -25,8 +25,8 @@ from conftest import wait_for
 from mcp_helpers import call, text_of
 from PIL import Image, PngImagePlugin
 
-from jupyter_loop.execution.masking import OutputMasking
-from jupyter_loop.execution.ops import AppendOutput
+from jupyter_loop.execution.outputs.masking import OutputMasking
+from jupyter_loop.execution.outputs.ops import AppendOutput
 from jupyter_loop.png_text import SIGNATURE, chunk, chunks, mask_png_text
 from jupyter_loop.secrets import DEFAULT_MASK, SecretMasker
 

@@ -10,7 +10,7 @@ import pytest
 from conftest import wait_for
 from tornado.httpclient import HTTPClientError
 
-from jupyter_loop.execution.budget import METADATA_KEY
+from jupyter_loop.execution.outputs.budget import METADATA_KEY
 
 LINES = "".join(f"{i}\n" for i in range(20_000))
 SOURCE = (

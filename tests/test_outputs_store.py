@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from jupyter_loop.errors import NotFound
-from jupyter_loop.execution.outputs_store import FileOutputStore, RunKey
+from jupyter_loop.execution.full_outputs.store import FileOutputStore, RunKey
 
 KEY = RunKey("file-1", "cell-1", "run-1")
 IMAGE = {

@@ -15,8 +15,8 @@ from conftest import wait_for
 from mcp_helpers import answer_approval, call
 from pycrdt import Map
 
+from jupyter_loop.access.identity import server_login_name
 from jupyter_loop.document.presence import RENEW_SECONDS
-from jupyter_loop.identity import server_login_name
 from jupyter_loop.records import AGENT_FIELD, FOCUS_FIELD
 from jupyter_loop.testing.yjs import read_with_yjs
 

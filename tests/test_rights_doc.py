@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from jupyter_loop.access.rights import REQUIRES
 from jupyter_loop.app import all_routes
-from jupyter_loop.rights import REQUIRES
 from jupyter_loop.rights_doc import METHODS, render
 
 DOC = Path(__file__).parent.parent / "docs" / "rights.md"

@@ -7,8 +7,8 @@ import json
 import logging
 from pathlib import Path
 
-from jupyter_loop.execution.kept import taken_up_job
-from jupyter_loop.execution.ledger import LedgerEntry, RunLedger
+from jupyter_loop.execution.durability.kept_runs import taken_up_job
+from jupyter_loop.execution.durability.ledger import LedgerEntry, RunLedger
 from jupyter_loop.execution.run_origin import TAB, RunOrigin, kept_source
 from jupyter_loop.secrets import SecretMasker
 

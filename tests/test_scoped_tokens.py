@@ -135,6 +135,6 @@ async def test_the_terminal_client_makes_lists_and_revokes_tokens(
 
 
 def _login() -> str:
-    from jupyter_loop.identity import server_login_name
+    from jupyter_loop.access.identity import server_login_name
 
     return server_login_name()

@@ -16,8 +16,8 @@ from conftest import notebook_json, wait_for
 from pycrdt import Map
 from tornado.httpclient import HTTPClientError
 
+from jupyter_loop.history.versions.store import MERGE_SECONDS, ON_DISK, SAVED, VersionStore
 from jupyter_loop.testing.yjs import read_with_yjs
-from jupyter_loop.versions.store import MERGE_SECONDS, ON_DISK, SAVED, VersionStore
 
 LOOP = ("api", "jupyter-loop")
 VERSIONS = (*LOOP, "versions")

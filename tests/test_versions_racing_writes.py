@@ -18,7 +18,7 @@ from conftest import notebook_json
 from test_versions import save, sources_of, versions
 from traitlets.config import Config
 
-from jupyter_loop.versions.store import ON_DISK, SAVED
+from jupyter_loop.history.versions.store import ON_DISK, SAVED
 
 
 @pytest.fixture

@@ -26,10 +26,10 @@ from acp import RequestError
 from acp.schema import DeniedOutcome, ReadTextFileResponse, RequestPermissionResponse
 from jupyter_server.utils import ensure_async
 
+from ..access.rights import Ability, Grants
 from ..agent.callers import Caller
 from ..agent.outside import OutsideAgents
 from ..document import LiveDocuments
-from ..rights import Ability, Grants
 from ..secrets import SecretMasker
 
 FORBIDDEN = -32001

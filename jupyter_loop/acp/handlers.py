@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 from tornado import web
 
+from ..access.rights import Ability, requires
 from ..assistant_services import AssistantHandler
 from ..handlers import NAMESPACE, LoopHandler
-from ..rights import Ability, requires
 from .catalog import BUILTIN, AgentListing
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ agent's next turn starts a new one, remembering nothing of the earlier turns). I
 the server's to end: every session is closed in :meth:`AcpService.stop`, awaited by the
 extension's ``stop_extension``, and a session whose process died is closed at once.
 
-Each session gets a scoped token (:mod:`jupyter_loop.access_tokens`) for jupyter-loop's
+Each session gets a scoped token (:mod:`jupyter_loop.access.tokens`) for jupyter-loop's
 MCP endpoint, for its notebook only, at most its person's rights and the turn's mode
 (``approval: never`` gives a ``propose`` token: the agent cannot run cells through our
 tools), revoked when the session ends and expiring by itself after
@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..access_tokens import SCOPES, AccessTokens, TokenOwner
+from ..access.rights import Ability, Grants, rights_text
+from ..access.tokens import SCOPES, AccessTokens, TokenOwner
 from ..agent.callers import Caller
 from ..agent.payloads import policy_or_default
 from ..agent.shared_turn import LiveTurn
@@ -39,7 +40,6 @@ from ..agent.store import new_id, now_iso
 from ..document import LiveDocuments, NotebookRef
 from ..errors import Forbidden, NotFound
 from ..records import TokenUsage, TurnRecord, UserEntry
-from ..rights import Ability, Grants, rights_text
 from .catalog import AgentCatalog, AgentCommand
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from traitlets import Bool, Dict, Float, List, Unicode
 from traitlets.config import Configurable
 
 if TYPE_CHECKING:
-    from ..access_tokens import AccessTokens
+    from ..access.tokens import AccessTokens
     from ..document import LiveDocuments
     from .service import AcpService
 

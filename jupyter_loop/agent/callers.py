@@ -19,7 +19,7 @@ class Caller:
     """Who calls: the Jupyter user (as people know them), the client program (MCP
     ``clientInfo`` name), its connection (an MCP session id the server minted for this
     principal, ``""`` when there is none) and the principal (who holds the credential,
-    :func:`jupyter_loop.identity.principal_of`). An "allow for the turn" answer holds for
+    :func:`jupyter_loop.access.identity.principal_of`). An "allow for the turn" answer holds for
     that principal on that connection, as long as it lasts; without a connection, for the
     one call. ``direct``: how to ask the caller's person for an approval in their client
     (MCP elicitation), when it can."""

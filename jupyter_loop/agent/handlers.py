@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 
 from tornado import web
 
-from ..access_token_handlers import owner_of
+from ..access.rights import Ability, requires
+from ..access.token_handlers import owner_of
 from ..assistant_services import AssistantHandler
 from ..errors import BadRequest
 from ..handlers import NAMESPACE, LoopHandler
-from ..rights import Ability, requires
 from .payloads import ApprovalAnswer, PathRequest, TurnRequest, provider_choice
 
 if TYPE_CHECKING:

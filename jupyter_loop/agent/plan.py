@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from ..access.rights import Ability
 from ..execution.run import RunOutcome
 from ..notebook_view.vision import ImageBudget
-from ..rights import Ability
 
 RunCells = Callable[[list[str], dict[str, str], str], Awaitable[dict[str, RunOutcome]]]
 """Runs cells (ids, the hashes of the sources approved, the approval's id or "") until

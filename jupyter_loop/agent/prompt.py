@@ -12,11 +12,11 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
+from ..access.rights import Ability, rights_text
 from ..notebook_view.snapshot import NotebookSnapshots, with_stale_marks
 from ..notebook_view.vision import ImageShrinker
 from ..notebook_view.vision import attach as attach_images
 from ..providers import ChatMessage
-from ..rights import Ability, rights_text
 from ..secrets import SecretMasker
 from . import proposals
 from .context import ConversationMessage, ToolStep, TurnOverview, build_context, new_nonce

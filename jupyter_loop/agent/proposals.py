@@ -33,9 +33,9 @@ from jupyter_ydoc import YNotebook
 from pycrdt import Array, Map
 
 from ..document import CellNotFound, find_cell, set_source
-from ..document.offline_edits import OfflineEdit
+from ..document.file_guards.offline_edits import OfflineEdit
 from ..errors import BadRequest, Conflict, NotFound
-from ..execution.output_writes import output_map
+from ..execution.outputs.writes import output_map
 from ..records import Proposal
 from .store import new_id, now_iso
 
@@ -193,7 +193,7 @@ OFFLINE_SUMMARY = (
 
 def keep_offline_edits(notebook: YNotebook, edits: Sequence[OfflineEdit]) -> list[Proposal]:
     """Offer back what a returning tab changed in cells that were reloaded from the file
-    while it was away (``document.returning_tabs``): one proposal per cell, under one turn
+    while it was away (``file_guards.returning_tabs``): one proposal per cell, under one turn
     of their own, that a person accepts or rejects like the assistant's."""
     turn_id = new_id("offline")
     made = []

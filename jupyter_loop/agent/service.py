@@ -14,9 +14,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..access.rights import Ability, Grants
 from ..document import LiveDocuments, NotebookRef
 from ..errors import BadRequest, Conflict, NotFound, Unavailable
-from ..execution.introspect import VariablesReport
+from ..execution.kernel.introspect import VariablesReport
 from ..execution.payloads import RunRequest
 from ..execution.run import RunOutcome
 from ..execution.run_origin import ASSISTANT, RunOrigin
@@ -25,7 +26,6 @@ from ..notebook_view.snapshot import sources_with_outputs
 from ..providers import ModelProvider, ProviderError
 from ..providers.token_budgets import BudgetAccount, TokenBudgets
 from ..records import TokenUsage, TurnRecord, UserEntry
-from ..rights import Ability, Grants
 from .approvals import ApprovalDesk
 from .asking import ApprovalPath
 from .context import ConversationMessage
@@ -181,7 +181,7 @@ class AgentService:
     async def start_turn(self, request: TurnRequest, grants: Grants) -> str:
         """Start a turn on the notebook; returns its id. 409 if one is running there.
 
-        ``grants``: what the user may do (:mod:`jupyter_loop.rights`). Without the right to
+        ``grants``: what the user may do (:mod:`jupyter_loop.access.rights`). Without the right to
         run, the turn's ``run_cells`` calls fail before asking for approval (the model is
         told, nothing runs); without the right to edit, no ``propose_*`` tool is offered;
         without the kernel rights, no variables are read. The prompt says which.

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..document import LiveDocuments
 from ..errors import JupyterLoopError
-from ..execution.introspect import describe as describe_variables
+from ..execution.kernel.introspect import describe as describe_variables
 from ..providers import (
     ChatMessage,
     ImagesRefused,

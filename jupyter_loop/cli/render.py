@@ -1,7 +1,7 @@
 """What the terminal client prints of a cell's outputs as they grow (pure, no I/O).
 
 The shared document already holds stream text as a terminal renders it (``\\r`` applied by
-:class:`~jupyter_loop.execution.terminal.TerminalScreen` on the server), so following a cell
+:class:`~jupyter_loop.execution.outputs.terminal.TerminalScreen` on the server), so following a cell
 means printing what was added since last time. Only the last line of the last output can
 still change (a progress bar): finished lines are printed once; the open line is shown and
 redrawn in place on a terminal, and printed when it is finished (or the cell ends) when the

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 from tornado import web
 from tornado.iostream import StreamClosedError
 
+from ..access.rights import Ability, requires
 from ..assistant_services import AssistantHandler
 from ..handlers import NAMESPACE, LoopHandler
-from ..rights import Ability, requires
 from .payloads import CompletionRequest
 
 if TYPE_CHECKING:

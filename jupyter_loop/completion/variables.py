@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from ..execution.introspect import Variable
+from ..execution.kernel.introspect import Variable
 
 if TYPE_CHECKING:
     from ..execution.service import ExecutionService

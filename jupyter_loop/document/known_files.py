@@ -1,7 +1,7 @@
 """The notebook files as the server last knew them, written down for its next process.
 
 After a crash, the restart puts back the outputs of the runs it cut off
-(``execution.recovery`` replays their output journals). That is right when the file is
+(``execution.durability.recovery`` replays their output journals). That is right when the file is
 the one the dead process left: its own last save, or the file its room read and never
 saved. It is wrong when someone replaced the file in between (a ``git checkout`` while no
 server ran, or just as the new one started): that file came last and wins, as it does

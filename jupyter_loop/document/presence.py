@@ -41,8 +41,8 @@ from typing import Any
 from jupyter_ydoc import YNotebook
 from pycrdt import Assoc, Encoder, StickyIndex, Text
 
+from ..access.identity import made_at_random, server_login_name
 from ..errors import NotFound
-from ..identity import made_at_random, server_login_name
 from ..records import AGENT_FIELD, FOCUS_FIELD, AgentAtWork, CellFocus
 from . import collaboration
 from .cells import find_cell
@@ -70,7 +70,7 @@ def person_name(state: dict[str, Any]) -> str:
     """The name a tab's ``user`` field shows to others (as JupyterLab's collaborators
     panel shows it); a user Jupyter named after a random moon, per browser session, is
     the server's one person, named as the history and the journal name them
-    (:func:`..identity.user_name_of`)."""
+    (:func:`..access.identity.user_name_of`)."""
     user = state.get("user")
     if made_at_random(user):
         return server_login_name()

@@ -35,7 +35,7 @@ end (what this did before). Stepping through cells, a save then came with nearly
 run, and with it the tabs fetching the file's model, on the event loop and the page the
 next run needed (a profile of 80 runs of ``bench/browser_latency.js``'s cells: 40 saves,
 stock JupyterLab none). The output journal, not the file, is what a crash needs
-(``execution/wal.py``)."""
+(``execution/durability/wal.py``)."""
 
 LATEST = 5.0
 """Most seconds a run's end waits for its save while runs keep ending."""

@@ -19,7 +19,7 @@ from pycrdt import Array, Map
 from ..records import CellMarker, InputRequest
 
 BOARD = "jupyter_loop:execution"
-# The life of the notebook's kernel, rewritten when it begins a new one (``kernel_notices``).
+# The life of the notebook's kernel, rewritten when it begins a new one (``kernel.notices``).
 KERNEL_LIFE = "jupyter_loop:kernel_life"
 
 QUEUED, RUNNING, DONE = "queued", "running", "done"

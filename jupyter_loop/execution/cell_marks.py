@@ -15,7 +15,7 @@ from pycrdt import Array, Map
 
 from ..document import CellNotFound, LiveDocuments, find_cell, find_cells, writing
 from . import board
-from .output_writes import output_map
+from .outputs.writes import output_map
 from .run import CellJob, CellRun, RunOutcome
 
 NOTE_PREFIX = "[jupyter-loop] "

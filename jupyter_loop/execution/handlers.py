@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from tornado import web
 
+from ..access.rights import Ability, requires
 from ..handlers import NAMESPACE, LoopHandler
-from ..rights import Ability, requires
 from .payloads import InputReply, RunRequest
 from .service import ExecutionService
 

@@ -25,9 +25,9 @@ from ..document import LiveDocuments, source_hash
 from ..errors import JupyterLoopError
 from . import board
 from .cell_marks import failure_note, source_of
-from .cell_writers import CellWriters
-from .kernel_line import KernelLine
-from .ledger import RunLedger
+from .durability.ledger import RunLedger
+from .kernel.line import KernelLine
+from .outputs.cell_writers import CellWriters
 from .run import CellJob, CellRun, RunOutcome
 from .run_origin import kept_source
 

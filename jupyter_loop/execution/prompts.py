@@ -12,7 +12,7 @@ from typing import Any
 from ..errors import Conflict
 from ..records import InputRequest
 from . import board
-from .ops import AppendStream
+from .outputs.ops import AppendStream
 from .run import CellRun
 
 

@@ -3,7 +3,7 @@
 The next cell is handed to the kernel the moment the one before ends, before that one's
 results are written, so a Run All keeps the kernel busy. Like JupyterLab, an error (or
 an interrupt) drops whatever is still queued; a kernel restart or death ends the running
-cell and empties the queue (``kernel_line``: the queue's connection to its kernel, across
+cell and empties the queue (``kernel.line``: the queue's connection to its kernel, across
 the kernel's lives).
 """
 
@@ -30,18 +30,18 @@ from .cell_marks import (
     note_line,
     write_failure,
 )
-from .cell_writers import CellWriters
+from .durability.kept_runs import forget_request
+from .durability.ledger import LedgerEntry, NullLedger, RunLedger
+from .durability.wal import RunEnd
 from .handover import Handover
 from .history import RunHistory
-from .kept import forget_request
-from .kernel_line import KernelLine
-from .ledger import LedgerEntry, NullLedger, RunLedger
-from .ops import AppendStream
+from .kernel.line import KernelLine
+from .outputs.cell_writers import CellWriters
+from .outputs.ops import AppendStream
+from .outputs.writer import OutputPolicy
 from .prompts import hide_prompt, show_prompt, take_answer
 from .run import CellJob, CellRun, RunOutcome
 from .run_origin import RUNS_API, RunOrigin, entry_for, kept_source, outputs_digest
-from .wal import RunEnd
-from .writer import OutputPolicy
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ HANDED_AHEAD = 0
 """Cells handed to the kernel beyond the running one. Zero: the next cell is handed over
 the moment the one before ends, before that one's results are written, so the kernel
 runs it meanwhile. Handing one more ahead kept the kernel no busier: with two requests
-in flight, pyzmq's asyncio poll missed replies (see ``zmq_link.POLL_TIMEOUT``)."""
+in flight, pyzmq's asyncio poll missed replies (see ``kernel.zmq_link.POLL_TIMEOUT``)."""
 
 
 class KernelQueue:
@@ -147,7 +147,7 @@ class KernelQueue:
 
     def follow(self, listed: LedgerEntry, job: CellJob, kind: type[CellRun]) -> CellRun:
         """Take up a run the previous server handed to this (kept) kernel: it answers the
-        messages of its execute request from now on (see ``kept.resume_run``). It stays
+        messages of its execute request from now on (see ``kept_runs.resume_run``). It stays
         listed with the record it had (``listed``): a second crash takes it over again."""
         msg_id = listed.msg_id
         self._docs.pin(job.room_id)

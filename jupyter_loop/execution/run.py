@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..records import InputRequest
-from .ops import UpdateDisplay, op_from_message
+from .outputs.ops import UpdateDisplay, op_from_message
+from .outputs.writer import CellWriter
 from .run_origin import KeptSource, RunOrigin
-from .writer import CellWriter
 
 KERNEL_DIED = "The kernel died while this cell was running."
 KERNEL_RESTARTED = "The kernel died and was restarted while this cell ran."
@@ -88,7 +88,7 @@ class CellRun:
         self.started_at: float | None = None
         self.ended_at: float | None = None  # when its outcome was known (see drop_queued)
         self.kernel_run = ""  # which start of the kernel ran it (see KernelLine.kernel_run)
-        self.taken_over = False  # started by an earlier server process (``kept.resume_run``)
+        self.taken_over = False  # started by an earlier server process (``kept_runs.resume_run``)
         self.outputs_digest = ""
         self.done: asyncio.Future[RunOutcome] = asyncio.get_running_loop().create_future()
 

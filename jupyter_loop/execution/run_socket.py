@@ -26,10 +26,10 @@ from jupyter_server.base.handlers import JupyterHandler
 from jupyter_server.base.websocket import WebSocketMixin
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
+from ..access.identity import user_name_of
+from ..access.rights import Ability, requires
 from ..errors import JupyterLoopError
 from ..handlers import NAMESPACE, parse_json_object
-from ..identity import user_name_of
-from ..rights import Ability, requires
 from .payloads import SocketRun
 from .run_origin import TAB, RunOrigin
 from .service import ExecutionService

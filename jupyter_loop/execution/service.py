@@ -15,19 +15,19 @@ from ..errors import Conflict, JupyterLoopError, NotFound
 from ..keeper.adoption import KeptKernels
 from . import board
 from .cell_marks import failure_note
-from .introspect import EXPRESSION, EXPRESSION_KEY, VariablesReport, report_from_reply
-from .kernel_notices import KernelLifeNotices
-from .ledger import NullLedger, RunLedger
-from .outputs_store import OutputStore
+from .durability.ledger import NullLedger, RunLedger
+from .durability.process_boundary import ProcessBoundary
+from .durability.restart import take_up_left_runs
+from .full_outputs.store import OutputStore
+from .kernel.introspect import EXPRESSION, EXPRESSION_KEY, VariablesReport, report_from_reply
+from .kernel.notices import KernelLifeNotices
+from .outputs.writer import OutputPolicy
 from .payloads import InputReply, QueuedCell, RunRequest, RunTicket
-from .process_boundary import ProcessBoundary
 from .queue import KernelQueue, QueueSettings
-from .restart import take_up_left_runs
 from .run import CellJob, RunOutcome
 from .run_origin import RUNS_API, RunEntry, RunOrigin, stale_reason
 from .run_request import cells_to_run, check_sources, jobs_for, mark, skipped
 from .tab_sources import with_shown_sources
-from .writer import OutputPolicy
 
 VARIABLES_TIMEOUT = 5.0
 """Seconds the variables snippet may take before the kernel counts as not answering."""
@@ -68,8 +68,8 @@ class ExecutionService:
 
     async def recover(self) -> int:
         """Take up or end the runs a previous server process left in flight: runs on a
-        kernel a keeper kept are followed again (see ``kept``), the others end (see
-        ``recovery``). Returns how many cells changed."""
+        kernel a keeper kept are followed again (see ``durability.kept_runs``), the others end (see
+        ``durability.recovery``). Returns how many cells changed."""
         return await self._boundary.take_up(
             partial(
                 take_up_left_runs,
@@ -86,12 +86,12 @@ class ExecutionService:
 
     async def recovered(self) -> None:
         """Wait until the runs a previous server left are followed again or ended (see
-        ``process_boundary``)."""
+        ``durability.process_boundary``)."""
         await self._boundary.taken_up()
 
     def stopping(self, leaving: Collection[str] = frozenset()) -> None:
         """The server begins to stop: the runs in flight now stay listed through
-        :meth:`stop`, whatever ends them before it (see ``process_boundary``)."""
+        :meth:`stop`, whatever ends them before it (see ``durability.process_boundary``)."""
         self._boundary.stopping(leaving)
 
     async def stop(self, leaving: Collection[str] = frozenset()) -> None:
@@ -301,14 +301,14 @@ class ExecutionService:
         return kernel_id
 
     async def variables(self, path: str, timeout: float = VARIABLES_TIMEOUT) -> VariablesReport:
-        """The user variables of the notebook's kernel, read silently (see ``introspect``).
+        """The user variables of the notebook's kernel, read silently (see ``kernel.introspect``).
 
         Raises ``Conflict`` while a cell runs or waits (the snippet would wait behind them).
         The queue, not the kernel's last status, tells: the status of the previous read may
         still say busy; and a run the tab shows done is over in the kernel, even while its
         end is still being written. Code run by another client (a console) shows as a
         timeout. A read still in flight is waited for, never sent again (see
-        ``silent_read``).
+        ``kernel.silent_read``).
         """
         kernel_id = await self._kernel_of(path)
         queue = self._queue(kernel_id)
@@ -366,7 +366,7 @@ class ExecutionService:
                 queue.line.kernel_died()
 
         # A gateway kernel has no restarter here (these never fire): its connection
-        # reports a death instead (see ``kernel.KernelChannel``).
+        # reports a death instead (see ``kernel.connection.KernelChannel``).
         manager.add_restart_callback(restarted, "restart")
         manager.add_restart_callback(died, "dead")
 

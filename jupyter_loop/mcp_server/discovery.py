@@ -26,8 +26,8 @@ from typing import Any
 from jupyter_server.auth.decorator import allow_unauthenticated
 from jupyter_server.utils import url_path_join
 
+from ..access.rights import requires
 from ..handlers import NAMESPACE, LoopHandler
-from ..rights import requires
 
 ENDPOINT = f"api/{NAMESPACE}/mcp"
 """The endpoint's path under the base URL."""

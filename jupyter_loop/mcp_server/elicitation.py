@@ -13,7 +13,7 @@ person in a tab or at ``jupyter loop approve`` approves an agent's run; the gate
 :class:`~jupyter_loop.agent.outside.OutsideAgents` (``client_approvals``), the one place
 every channel's approval passes. The form shows the sources as the tabs do: masked. Its
 answer needs no right the call did not already need: ``run_cells`` needs the right to run,
-which is the right to answer approvals (:mod:`jupyter_loop.rights`).
+which is the right to answer approvals (:mod:`jupyter_loop.access.rights`).
 
 "Decline" is a denial; "cancel" (the form dismissed) is no answer, and a tab may still give
 one. An ``input()`` prompt is asked the same way (:mod:`jupyter_loop.agent.direct_inputs`),

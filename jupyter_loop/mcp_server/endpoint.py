@@ -6,7 +6,7 @@ handlers (list and call tools; list, template and read resources: cell outputs, 
 :class:`StreamableHTTPSessionManager` for sessions and SSE. Tornado authenticates the
 request like every Jupyter API request (token header, JupyterHub token through the proxy;
 :mod:`.handler`), then hands it to the SDK through :mod:`.bridge`; the scope carries the
-caller's :class:`~jupyter_loop.rights.Grants` (every right asked of the authorizer,
+caller's :class:`~jupyter_loop.access.rights.Grants` (every right asked of the authorizer,
 awaited, once per request), so each tool call is authorized with the server's authorizer
 against the request that carries it. The session manager's task group lives in one task
 owned by :class:`McpEndpoint`, stopped with the extension.
@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, Any
 from tornado import web
 
 from .. import __version__
+from ..access.rights import Ability, Grants
 from ..agent.asking import DirectPrompt
 from ..agent.callers import Caller, client_claim
 from ..agent.outside import OutsideAgents
 from ..agent.tools import given, schema_violation
 from ..errors import JupyterLoopError
-from ..rights import Ability, Grants
 from . import legacy_tasks, resources
 from .bridge import TornadoExchange
 from .elicitation import answered_in_client, client_prompt

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from tornado import web
 
-from ..access_tokens import PREFIX as TOKEN_PREFIX
-from ..access_tokens import SCOPES, AccessToken, AccessTokens
+from ..access.rights import Ability, Grants, grants_of, requires
+from ..access.tokens import PREFIX as TOKEN_PREFIX
+from ..access.tokens import SCOPES, AccessToken, AccessTokens
 from ..assistant_services import SETTING as ASSISTANT
 from ..errors import JupyterLoopError
 from ..handlers import LoopHandler
-from ..rights import Ability, Grants, grants_of, requires
 from . import discovery
 from .bridge import TornadoExchange
 from .sessions import SESSION_HEADER

@@ -8,7 +8,7 @@ cannot run cells"); a refusal by the authorizer (a Jupyter token, or a token who
 lacks the right) names the Jupyter permissions, which an administrator grants.
 
 Example:
-    >>> from jupyter_loop.access_tokens import SCOPES
+    >>> from jupyter_loop.access.tokens import SCOPES
     >>> grants = Grants("ada", "token t1", SCOPES["propose"], None, "propose")
     >>> print(refusal(grants, Ability.RUN, "run_cells", "a.ipynb")[:74])
     Forbidden: this token's scope is propose: it cannot run cells (run_cells).
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..access_tokens import SCOPES, api_path
-from ..rights import RIGHTS, Ability, Grants
+from ..access.rights import RIGHTS, Ability, Grants
+from ..access.tokens import SCOPES, api_path
 
 CAN: dict[Ability, str] = {
     Ability.READ: "read notebooks",

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
+from ..access.rights import Ability
 from ..notebook_view.output_resources import OutputContent, OutputLink
-from ..rights import Ability
 
 if TYPE_CHECKING:
     import mcp_types as types

@@ -43,11 +43,11 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from ..access.rights import Ability, Grants
 from ..agent.asking import DirectPrompt
 from ..agent.callers import Caller
 from ..agent.outside import OutsideAgents
 from ..errors import JupyterLoopError
-from ..rights import Ability, Grants
 from .elicitation import Form, asking_by_forms
 from .refusals import refusal
 from .task_book import CANCELLED, COMPLETED, TERMINAL, WORKING, TaskBook, TaskRecord

@@ -5,7 +5,7 @@ Every tool takes the notebook's ``path``. The agent's own tools (``read_cell``,
 (:data:`jupyter_loop.agent.tools.AGENT_TOOLS`: schema and ability in one record) and run
 through the same toolbox as the server's agent
 (:class:`~jupyter_loop.agent.outside.OutsideAgents`). The abilities are those of
-:mod:`jupyter_loop.rights`, as the REST API's; arguments are checked against the schema the
+:mod:`jupyter_loop.access.rights`, as the REST API's; arguments are checked against the schema the
 client is shown (:func:`jupyter_loop.agent.tools.schema_violation`) before any tool runs.
 """
 
@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..access.rights import Ability
 from ..agent.callers import Caller
 from ..agent.outside import OutsideAgents
 from ..agent.outside_reads import AgentView
@@ -24,7 +25,6 @@ from ..agent.tools import AGENT_TOOLS_BY_NAME
 from ..notebook_view.output_resources import OutputLink, image_fingerprint
 from ..notebook_view.summary import ImageAttachment
 from ..notebook_view.vision import ImageBudget, ImageShrinker
-from ..rights import Ability
 from .hints import INTERRUPTS, PROPOSES, READS_ONLY, RUNS_CODE, Hints
 from .paging import CURSOR
 from .resources import resource_links

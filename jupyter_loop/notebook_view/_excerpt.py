@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..execution.terminal import ANSI_ESCAPE, strip_ansi
+from ..execution.outputs.terminal import ANSI_ESCAPE, strip_ansi
 
 _SNAP = 4  # look this fraction of a piece back (or ahead) for a line break to cut at
 _MIN_PIECE = 16

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import Any
 
-from jupyter_loop.execution.terminal import strip_ansi
+from jupyter_loop.execution.outputs.terminal import strip_ansi
 from jupyter_loop.notebook_view._excerpt import head_tail
 
 MAX_TABLE_ROWS = 15

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from jupyter_loop.execution.terminal import strip_ansi
+from jupyter_loop.execution.outputs.terminal import strip_ansi
 from jupyter_loop.notebook_view._excerpt import head_tail
 
 HEADLINE_CHARS = 120

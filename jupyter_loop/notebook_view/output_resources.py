@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import NotFound
-from ..execution.budget import METADATA_KEY, value_size
-from ..execution.outputs_store import OutputStore, RunKey
-from ..execution.outputs_traits import OUTPUTS_PATH
-from ..execution.terminal import strip_ansi
+from ..execution.full_outputs.store import OutputStore, RunKey
+from ..execution.outputs.budget import METADATA_KEY, value_size
+from ..execution.outputs.terminal import strip_ansi
+from ..execution.outputs.traits import OUTPUTS_PATH
 from .summary import IMAGE_MIMES, summarize_output
 
 LINK_CHARS = 2_000

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jupyter_loop.execution.terminal import strip_ansi
+from jupyter_loop.execution.outputs.terminal import strip_ansi
 from jupyter_loop.notebook_view._excerpt import (
     Excerpt,
     clean_text,

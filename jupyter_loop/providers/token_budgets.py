@@ -5,7 +5,7 @@ model call and :meth:`BudgetAccount.spend` what the model server said the call u
 input and output tokens). Over the cap, a call is refused with a plain message: a turn
 that has not started gets a 403; one under way ends with that message; a completion gets
 the message instead of text. A day is a UTC day. Users are told apart by their principal
-(:func:`jupyter_loop.identity.principal_of`), not their display name.
+(:func:`jupyter_loop.access.identity.principal_of`), not their display name.
 
 The counts are kept in one owner-only JSON file, written at most once a second while they
 change and when the server stops: a crash of the server loses at most that second's count.

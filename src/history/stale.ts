@@ -36,7 +36,7 @@ const REFRESH_ON: Kernel.Status[] = [
  * Why asked of the server (`GET stale`) rather than computed here: the mark
  * compares the source now with the source the cell's last run ran and the
  * kernel's start now with the one that run had, which only the run history
- * knows (see `cell_history_handlers.py` for the rejected alternatives). Every
+ * knows (see `jupyter_loop/history/handlers.py` for the rejected alternatives). Every
  * tab asks on open, after a change to the notebook (an edit in any tab reaches
  * every tab), after a run ends and after its kernel restarts; so every tab, and
  * a reopened one, shows the same marks.

@@ -13,12 +13,12 @@ from typing import Any
 
 from jupyter_ydoc import YNotebook
 
+from ...access.rights import Ability, rights_text
 from ...document import CellNotFound, find_cell, source_hash
 from ...errors import JupyterLoopError, SourceChanged
 from ...execution.run import RunOutcome
 from ...notebook_view.snapshot import read_cell
 from ...notebook_view.summary import ImageAttachment, headline, summarize_outputs
-from ...rights import Ability, rights_text
 from ...secrets import SecretMasker
 from .args import ToolError
 from .args import arg_str_list as _str_list

@@ -15,11 +15,12 @@ from typing import Any
 
 from jupyter_ydoc import YNotebook
 
+from ...access.rights import Ability
 from ...document import CellNotFound, LiveDocuments, find_cell
 from ...errors import JupyterLoopError
 from ...execution import board
-from ...execution.introspect import VariablesReport
-from ...execution.introspect import describe as describe_variables
+from ...execution.kernel.introspect import VariablesReport
+from ...execution.kernel.introspect import describe as describe_variables
 from ...notebook_view.notebook_map import cell_line
 from ...notebook_view.snapshot import read_cell
 from ...notebook_view.summary import (
@@ -30,7 +31,6 @@ from ...notebook_view.summary import (
     summarize_outputs,
 )
 from ...providers import BadToolArguments, ToolCall, ToolSpec
-from ...rights import Ability
 from ...secrets import SecretMasker
 from .. import proposals
 from .args import ToolError, given, schema_violation
@@ -359,7 +359,7 @@ def _one_line(text: str, limit: int = 80) -> str:
 class AgentTool:
     """One of the agent's tools in one record: its schema (what a model and an MCP client
     are shown, and what its arguments are checked against), the ability it needs
-    (:mod:`jupyter_loop.rights`) and its handler. A turn is offered the tools whose ability
+    (:mod:`jupyter_loop.access.rights`) and its handler. A turn is offered the tools whose ability
     its user has; the MCP endpoint lists them and refuses a call its caller lacks the
     ability for. Rejected: a name list per channel beside the handlers (they drifted)."""
 
