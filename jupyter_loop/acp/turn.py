@@ -146,6 +146,10 @@ class AcpTurn:
                         f"{label} cannot reach jupyter-loop's tools (it takes no MCP server "
                         "over HTTP): it reads notebooks only through the file requests."
                     )
+                if new and session.notice:
+                    notice = session.notice
+                    masked = self._masker.mask(notice) if self._masker is not None else notice
+                    await self._updates.notice(masked)  # an agent's reason may quote a secret
                 session.client.turn = self
                 state, error = await self._prompt(session)
             except asyncio.CancelledError:
