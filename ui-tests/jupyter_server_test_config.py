@@ -1,6 +1,7 @@
 """JupyterLab server for the browser tests: galata's settings plus jupyter-loop's."""
 
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -70,3 +71,15 @@ if os.environ.get("LOOP_AGENT_PROVIDER", "openai") != "none":
     Path(tempfile.gettempdir(), f"jupyter-loop-model-server-{c.ServerApp.port}.url").write_text(
         _model_server.url
     )
+
+# LOOP_UI_ACP_AGENT=scripted: the scripted ACP agent (jupyter_loop/testing/acp_agent.py) is
+# offered in the panel's agent picker (acp-agent.spec.ts starts a server of its own with it,
+# so the other tests' panel has no picker).
+if os.environ.get("LOOP_UI_ACP_AGENT") == "scripted":
+    c.JupyterLoopApp.acp_presets = False
+    c.JupyterLoopApp.acp_agents = {
+        "scripted": {
+            "command": [sys.executable, "-m", "jupyter_loop.testing.acp_agent"],
+            "label": "Scripted ACP agent",
+        }
+    }

@@ -14,6 +14,7 @@ prompt's text, one command a line (so a test reads as what the agent does):
 - ``write PATH TEXT``: ``fs/write_text_file`` of a plain file;
 - ``permission TITLE``: ``session/request_permission``; says the option chosen;
 - ``pid``: say the process id (a test checks the process is gone later);
+- ``sleep SECONDS``: wait that long (a turn that goes on while a test closes its tab);
 - ``hang``: wait for ``session/cancel`` (then the turn ends ``cancelled``);
 - ``crash``: exit at once with status 3, mid-turn;
 - ``session``: say the session's id;
@@ -162,6 +163,8 @@ class ScriptedAgent:
         elif command == "tool":
             await client.session_update(session_id, start_tool_call("t1", rest, kind="other"))
             await client.session_update(session_id, update_tool_call("t1", status="completed"))
+        elif command == "sleep":
+            await asyncio.sleep(float(rest))
         elif command == "pid":
             await self._say(session_id, f"pid {os.getpid()}")
         elif command == "crash":  # as a Rust agent dies: the error, then its backtrace
