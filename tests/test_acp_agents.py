@@ -322,3 +322,23 @@ async def test_an_idle_session_ends_with_its_process(
         await agent.start(path, "pid", agent="scripted")  # a new session
         again = int(re.findall(r"pid (\d+)", said(await agent.ended(path)))[-1])
     assert tokens["tokens"] == [] and again != pid
+
+
+async def test_the_agents_runs_and_journal_name_the_agent_and_its_person(
+    agent: Agent, notebook_in_tab: Any, api: Any
+) -> None:
+    async with notebook_in_tab("named.ipynb", "print(6 * 7)") as (path, tab):
+        run = json.dumps({"path": path, "cell_ids": ["c0"], "wait_seconds": 60})
+        await agent.start(path, f"mcp run_cells {run}", agent="scripted")
+        approval = await approval_in(tab)
+        await agent.approve(path, approval["id"], "once")
+        conversation = await agent.ended(path)
+    assert "42" in said(conversation)
+    # Who asked is what the server knows (the session's token is the agent's), not what
+    # the agent's MCP client calls itself.
+    who = conversation["turn"]["started_by"]
+    assert approval["requested_by"] == f"scripted for {who}"
+    reply = await api("api", "jupyter-loop", "history", params={"path": path, "cell_id": "c0"})
+    assert reply["runs"][0]["by"] == f"scripted for {who}"
+    journal = await agent.journal(path)
+    assert {f"scripted for {who}"} == {e["by"] for e in journal if e["action"] == "external_call"}

@@ -269,13 +269,15 @@ class AcpService:
 
         settings = self.settings
         scope = key[3]
-        made, secret = settings.tokens.create(owner, scope, path, TOKEN_SECONDS)
+        made, secret = settings.tokens.create(
+            owner, scope, path, TOKEN_SECONDS, agent=command.label
+        )
 
         def revoke() -> None:
             with contextlib.suppress(NotFound):
                 settings.tokens.revoke(owner, made.id)
 
-        caller = Caller(grants.user, command.label, principal=grants.principal)
+        caller = Caller(grants.user, command.label, principal=grants.principal, agent=command.label)
         narrowed = Grants(grants.user, grants.principal, grants.granted & SCOPES[scope], path)
         client = NotebookClient(
             SessionScope(
