@@ -342,3 +342,25 @@ async def test_the_agents_runs_and_journal_name_the_agent_and_its_person(
     assert reply["runs"][0]["by"] == f"scripted for {who}"
     journal = await agent.journal(path)
     assert {f"scripted for {who}"} == {e["by"] for e in journal if e["action"] == "external_call"}
+
+
+async def test_thoughts_plans_diffs_and_commands_are_shown(
+    agent: Agent, notebook_in_tab: Any
+) -> None:
+    script = "commands\nthink I should divide by one\nplan\ndiff a.py x=1/0 x=1/1\nsay Fixed."
+    async with notebook_in_tab("shown.ipynb", "1") as (path, tab):
+        await agent.start(path, script, agent="scripted")
+        conversation = await agent.ended(path)
+        state = await wait_for(
+            lambda: agent_state(tab) if agent_state(tab)["turn"]["state"] == "done" else None
+        )
+    live = {e["kind"]: e for e in state["live"]}
+    # The thought, whole, as an entry of its own (the panel shows it collapsed).
+    assert live["thought"]["text"] == "I should divide by one"
+    notes = notices(conversation)
+    assert "Plan:\n✓ read the error\n→ fix the cell\n• run it again" in notes
+    assert "Commands: /explain (Explain the selected cell), /fix (Fix the last error)" in notes
+    # The tool call's diff, as a unified diff of its path.
+    assert "--- a.py\n+++ a.py\n@@ -1 +1 @@\n-x=1/0\n+x=1/1" in live["tool"]["detail"]
+    roles = [m["role"] for m in conversation["messages"]]
+    assert "thought" in roles and said(conversation) == "Fixed."

@@ -14,6 +14,10 @@ prompt's text, one command a line (so a test reads as what the agent does):
 - ``write PATH TEXT``: ``fs/write_text_file`` of a plain file;
 - ``permission TITLE``: ``session/request_permission``; says the option chosen;
 - ``pid``: say the process id (a test checks the process is gone later);
+- ``think TEXT``: stream TEXT as two thought chunks;
+- ``diff PATH OLD NEW``: a tool call that completes with a ``diff`` of PATH, OLD → NEW;
+- ``plan``: a plan of three entries (completed, in progress, pending);
+- ``commands``: ``available_commands_update`` with ``/explain`` and ``/fix``;
 - ``sleep SECONDS``: wait that long (a turn that goes on while a test closes its tab);
 - ``hang``: wait for ``session/cancel`` (then the turn ends ``cancelled``);
 - ``crash``: exit at once with status 3, mid-turn;
@@ -48,13 +52,19 @@ from acp import (
     NewSessionResponse,
     PromptResponse,
     RequestError,
+    plan_entry,
     run_agent,
     start_tool_call,
+    tool_diff_content,
     update_agent_message_text,
+    update_agent_thought_text,
+    update_plan,
     update_tool_call,
 )
 from acp.schema import (
     AgentCapabilities,
+    AvailableCommand,
+    AvailableCommandsUpdate,
     Implementation,
     McpCapabilities,
     PermissionOption,
@@ -163,6 +173,32 @@ class ScriptedAgent:
         elif command == "tool":
             await client.session_update(session_id, start_tool_call("t1", rest, kind="other"))
             await client.session_update(session_id, update_tool_call("t1", status="completed"))
+        elif command == "think":
+            for piece in (rest[: len(rest) // 2], rest[len(rest) // 2 :]):
+                await client.session_update(session_id, update_agent_thought_text(piece))
+        elif command == "diff":
+            path, old, new = rest.split(" ", 2)
+            change = tool_diff_content(path, new, old)
+            await client.session_update(
+                session_id, start_tool_call("t2", f"Edit {path}", kind="edit", content=[change])
+            )
+            await client.session_update(session_id, update_tool_call("t2", status="completed"))
+        elif command == "plan":
+            steps = [("read the error", "completed"), ("fix the cell", "in_progress")]
+            steps.append(("run it again", "pending"))
+            entries = [plan_entry(text, status=status) for text, status in steps]  # type: ignore[arg-type]
+            await client.session_update(session_id, update_plan(entries))
+        elif command == "commands":
+            commands = [
+                AvailableCommand(name="explain", description="Explain the selected cell"),
+                AvailableCommand(name="fix", description="Fix the last error"),
+            ]
+            await client.session_update(
+                session_id,
+                AvailableCommandsUpdate(
+                    session_update="available_commands_update", available_commands=commands
+                ),
+            )
         elif command == "sleep":
             await asyncio.sleep(float(rest))
         elif command == "pid":
