@@ -83,3 +83,18 @@ if os.environ.get("LOOP_UI_ACP_AGENT") == "scripted":
             "label": "Scripted ACP agent",
         }
     }
+    # LOOP_UI_QWEN=<the qwen command of `npm install @qwen-code/qwen-code`>: Qwen Code too,
+    # its model the scripted model server above (the tests script its tool calls).
+    if os.environ.get("LOOP_UI_QWEN") and os.environ.get("LOOP_AGENT_PROVIDER") != "none":
+        _qwen_home = _state / "qwen-home"
+        _qwen_home.mkdir(exist_ok=True)
+        c.JupyterLoopApp.acp_agents["qwen"] = {
+            "command": [os.environ["LOOP_UI_QWEN"], "--acp"],
+            "label": "Qwen Code",
+            "env": {
+                "HOME": str(_qwen_home),
+                "OPENAI_API_KEY": "sk-real-agent-test",
+                "OPENAI_BASE_URL": _model_server.openai_base_url,
+                "OPENAI_MODEL": "scripted-tools",
+            },
+        }

@@ -1,6 +1,6 @@
 import { expect, Page, test } from '@playwright/test';
 
-import { ask, cells, openAssistant } from './agent-helpers';
+import { ask, cells, ModelServer, openAssistant } from './agent-helpers';
 import { cellText } from './helpers';
 import { OwnServer } from './own-server';
 
@@ -104,6 +104,126 @@ test('an ACP agent picked in the panel: reads the error, proposes a fix, runs af
       again.locator('.jp-Loop-Message.jp-mod-assistant').last()
     ).toContainText('finished while the tab was closed', { timeout: 60000 });
     expect(await cellText(page, 0)).not.toContain('ZeroDivisionError');
+    await page.close();
+  } finally {
+    await server.dispose();
+  }
+});
+
+/**
+ * The same with Qwen Code (`npm install @qwen-code/qwen-code`, LOOP_UI_QWEN=its `qwen`),
+ * its model the scripted model server: the tool calls are scripted, the agent is real.
+ * Qwen asks permission for each call of our MCP tools: the panel's approval card.
+ */
+test('Qwen Code picked in the panel: reads the error, proposes a fix, runs after approval, ends with the tab closed', async ({
+  browser
+}) => {
+  test.skip(!process.env.LOOP_UI_QWEN, 'LOOP_UI_QWEN names no qwen command');
+  test.setTimeout(300000);
+  const server = new OwnServer({
+    env: {
+      LOOP_UI_ACP_AGENT: 'scripted',
+      LOOP_UI_QWEN: process.env.LOOP_UI_QWEN!
+    }
+  });
+  server.writeNotebook(PATH, ['1 / 0']);
+  await server.start();
+  try {
+    const model = ModelServer.of(String(server.port));
+    await model.reset();
+    let page = await browser.newPage();
+    await openNotebook(page, server);
+    await expect(page.locator('#jp-main-statusbar')).toContainText('Idle', {
+      timeout: 60000
+    });
+    await page.evaluate(() =>
+      (window as any).jupyterapp.commands.execute('notebook:run-all-cells')
+    );
+    await expect.poll(() => cellText(page, 0)).toContain('ZeroDivisionError');
+    const panel = await openAssistant(page);
+    await panel.getByRole('combobox', { name: 'Agent' }).selectOption('qwen');
+    // Answer every approval card of the panel (Qwen's permission requests, as the
+    // approval policy asks for them, and our endpoint's run of a cell) until `done`.
+    const allowingUntil = async (done: () => Promise<boolean>) => {
+      let allowed = 0;
+      const deadline = Date.now() + 120000;
+      while (!(await done())) {
+        expect(Date.now()).toBeLessThan(deadline);
+        const allow = panel
+          .locator('.jp-Loop-Approval')
+          .getByRole('button', { name: 'Allow once' });
+        if ((await allow.count()) > 0) {
+          await allow.first().click({ timeout: 5000 });
+          allowed += 1;
+        }
+        await page.waitForTimeout(300);
+      }
+      return allowed;
+    };
+
+    await model.script(
+      {
+        tool_calls: [
+          {
+            name: 'mcp__jupyter-loop__read_cell',
+            arguments: { path: PATH, cell_id: 'c0' }
+          }
+        ]
+      },
+      {
+        tool_calls: [
+          {
+            name: 'mcp__jupyter-loop__propose_modify',
+            arguments: {
+              path: PATH,
+              cell_id: 'c0',
+              source: '1 / 1',
+              summary: 'divide by one'
+            }
+          }
+        ]
+      },
+      { text: 'It divides by zero; I proposed 1 / 1.' }
+    );
+    await ask(page, 'Why does the first cell fail?');
+    const proposal = cells(page).nth(0).locator('.jp-Loop-CellProposal');
+    await allowingUntil(async () => (await proposal.count()) > 0);
+    await expect(
+      panel.locator('.jp-Loop-Message.jp-mod-assistant').last()
+    ).toContainText('I proposed 1 / 1', { timeout: 90000 });
+    await expect(proposal).toBeVisible();
+    await proposal.getByRole('button', { name: 'Accept' }).click();
+    await expect(proposal).toHaveCount(0);
+    await expect(
+      panel.getByRole('button', { name: 'Stop the assistant' })
+    ).toHaveCount(0, { timeout: 60000 });
+
+    await model.script(
+      {
+        tool_calls: [
+          {
+            name: 'mcp__jupyter-loop__run_cells',
+            arguments: { path: PATH, cell_ids: ['c0'], wait_seconds: 90 }
+          }
+        ]
+      },
+      { text: 'finished while the tab was closed', delay: 8, chunk_size: 200 }
+    );
+    await ask(page, 'Run it.');
+    // The run waits for an approval given here (at least our endpoint's, on the cell).
+    const allowed = await allowingUntil(async () =>
+      (await cellText(page, 0)).includes('1.0')
+    );
+    expect(allowed).toBeGreaterThan(0);
+
+    await page.close();
+    await new Promise(resolve => setTimeout(resolve, 12000));
+    page = await browser.newPage();
+    await openNotebook(page, server);
+    const again = await openAssistant(page);
+    await expect(
+      again.locator('.jp-Loop-Message.jp-mod-assistant').last()
+    ).toContainText('finished while the tab was closed', { timeout: 90000 });
     await page.close();
   } finally {
     await server.dispose();
