@@ -18,6 +18,7 @@ from .access.token_handlers import route_table as token_routes
 from .access.tokens import AccessTokens
 from .acp.handlers import SETTING as ACP
 from .acp.handlers import route_table as acp_routes
+from .acp.kept import KeptSessions
 from .acp.traits import AcpConfig
 from .agent import proposals
 from .agent.handlers import route_table as agent_routes
@@ -301,7 +302,8 @@ class JupyterLoopApp(
             )
         )
         tokens = AccessTokens(Path(self.data_dir) / "tokens.json", self.damaged)
-        self.acp = self.acp_service(server, self.documents, tokens, self.log)
+        kept = KeptSessions(Path(self.data_dir) / "acp_sessions.json", self.damaged)
+        self.acp = self.acp_service(server, self.documents, tokens, self.log, kept)
         IOLoop.current().add_callback(self.acp.start)
         self.settings.update(
             {ASSISTANT: self.assistant, "jupyter_loop_tokens": tokens, ACP: self.acp}

@@ -190,8 +190,19 @@ class NoticeEntry(Record):
     level: str
 
 
+@dataclass(frozen=True)
+class ThoughtEntry(Record):
+    """What an ACP agent thought aloud (``agent_thought_chunk``), whole: shown collapsed."""
+
+    TS = "ILiveThoughtEntry"
+    id: str
+    kind: str
+    text: str
+
+
 LIVE_ENTRIES: dict[str, Callable[..., Record]] = {
     "user": UserEntry,
+    "thought": ThoughtEntry,
     "assistant": AssistantEntry,
     "tool": ToolEntry,
     "notice": NoticeEntry,

@@ -163,6 +163,13 @@ export interface ILiveToolEntry {
   cell_ids?: string[];
 }
 
+/** What an ACP agent thought aloud, whole (an entry of `live`): shown collapsed. */
+export interface ILiveThoughtEntry {
+  id: string;
+  kind: 'thought';
+  text: string;
+}
+
 /** A notice to the user (an entry of `live`). */
 export interface ILiveNoticeEntry {
   id: string;
@@ -173,7 +180,11 @@ export interface ILiveNoticeEntry {
 
 /** An entry of the current turn (`live` in {@link AGENT_MAP}), as plain data. */
 export type ILiveEntry =
-  ILiveUserEntry | ILiveAssistantEntry | ILiveToolEntry | ILiveNoticeEntry;
+  | ILiveUserEntry
+  | ILiveAssistantEntry
+  | ILiveToolEntry
+  | ILiveThoughtEntry
+  | ILiveNoticeEntry;
 
 /** The agent waits for permission to run cells (`approval` in {@link AGENT_MAP}). */
 export interface IApprovalRequest {
@@ -251,7 +262,7 @@ export interface IToolStepInfo {
 export interface IConversationMessage {
   id: string;
   turn_id: string;
-  role: 'user' | 'assistant' | 'tool' | 'notice' | 'system';
+  role: 'user' | 'assistant' | 'tool' | 'thought' | 'notice' | 'system';
   text: string;
   tool?: IToolStepInfo | null;
   created_at?: string | number;

@@ -322,3 +322,45 @@ async def test_an_idle_session_ends_with_its_process(
         await agent.start(path, "pid", agent="scripted")  # a new session
         again = int(re.findall(r"pid (\d+)", said(await agent.ended(path)))[-1])
     assert tokens["tokens"] == [] and again != pid
+
+
+async def test_the_agents_runs_and_journal_name_the_agent_and_its_person(
+    agent: Agent, notebook_in_tab: Any, api: Any
+) -> None:
+    async with notebook_in_tab("named.ipynb", "print(6 * 7)") as (path, tab):
+        run = json.dumps({"path": path, "cell_ids": ["c0"], "wait_seconds": 60})
+        await agent.start(path, f"mcp run_cells {run}", agent="scripted")
+        approval = await approval_in(tab)
+        await agent.approve(path, approval["id"], "once")
+        conversation = await agent.ended(path)
+    assert "42" in said(conversation)
+    # Who asked is what the server knows (the session's token is the agent's), not what
+    # the agent's MCP client calls itself.
+    who = conversation["turn"]["started_by"]
+    assert approval["requested_by"] == f"scripted for {who}"
+    reply = await api("api", "jupyter-loop", "history", params={"path": path, "cell_id": "c0"})
+    assert reply["runs"][0]["by"] == f"scripted for {who}"
+    journal = await agent.journal(path)
+    assert {f"scripted for {who}"} == {e["by"] for e in journal if e["action"] == "external_call"}
+
+
+async def test_thoughts_plans_diffs_and_commands_are_shown(
+    agent: Agent, notebook_in_tab: Any
+) -> None:
+    script = "commands\nthink I should divide by one\nplan\ndiff a.py x=1/0 x=1/1\nsay Fixed."
+    async with notebook_in_tab("shown.ipynb", "1") as (path, tab):
+        await agent.start(path, script, agent="scripted")
+        conversation = await agent.ended(path)
+        state = await wait_for(
+            lambda: agent_state(tab) if agent_state(tab)["turn"]["state"] == "done" else None
+        )
+    live = {e["kind"]: e for e in state["live"]}
+    # The thought, whole, as an entry of its own (the panel shows it collapsed).
+    assert live["thought"]["text"] == "I should divide by one"
+    notes = notices(conversation)
+    assert "Plan:\n✓ read the error\n→ fix the cell\n• run it again" in notes
+    assert "Commands: /explain (Explain the selected cell), /fix (Fix the last error)" in notes
+    # The tool call's diff, as a unified diff of its path.
+    assert "--- a.py\n+++ a.py\n@@ -1 +1 @@\n-x=1/0\n+x=1/1" in live["tool"]["detail"]
+    roles = [m["role"] for m in conversation["messages"]]
+    assert "thought" in roles and said(conversation) == "Fixed."

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_helpers import Agent, agent_state, tab_proposals
+from agent_helpers import OPENAI_CHAT, Agent, agent_state, tab_proposals
 from conftest import wait_for
 
 from jupyter_loop.testing import ScriptedModelServer, call_tools, say
@@ -26,7 +26,9 @@ pytestmark = pytest.mark.skipif(not QWEN, reason="JUPYTER_LOOP_QWEN names no qwe
 
 
 @pytest.fixture
-def loop_config(model_server: ScriptedModelServer, tmp_path: Path) -> dict[str, Any]:
+def loop_config(
+    model_server: ScriptedModelServer, tmp_path: Path, request: pytest.FixtureRequest
+) -> dict[str, Any]:
     home = tmp_path / "agent-home"
     home.mkdir()
     env = {
@@ -40,6 +42,8 @@ def loop_config(model_server: ScriptedModelServer, tmp_path: Path) -> dict[str, 
         "acp_presets": False,
         "batch_interval": 0.01,
         "approval_policy": "ask",
+        # indirect parametrization: a short idle time (its session then ends between turns)
+        "acp_session_idle_timeout": getattr(request, "param", 1800.0),
     }
 
 
@@ -126,3 +130,26 @@ async def test_qwen_runs_a_cell_only_after_our_approval(
     assert "run_cells" in json.dumps(asked[0]["sources"])
     assert asked[1]["cell_ids"] == ["c0"] and "print(6 * 7)" in json.dumps(asked[1]["sources"])
     assert "42" in outputs
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("loop_config", [1.0], indirect=True)
+async def test_qwen_loads_its_earlier_session_when_its_process_has_ended(
+    api: Any, write_notebook: Any, model_server: ScriptedModelServer, jp_serverapp: Any
+) -> None:
+    # A session ended (idle here; a server restart ends it the same way) is reopened with
+    # session/load: Qwen Code advertises loadSession and keeps its sessions in its HOME.
+    agent = Agent(api)
+    path = write_notebook("resume.ipynb", "1")
+    model_server.script(say("I will remember apples."), say("You said apples."))
+    await agent.start(path, "Remember the word apples.", agent="qwen")
+    assert (await agent.ended(path, timeout=120))["turn"]["state"] == "done"
+    service = jp_serverapp.web_app.settings["jupyter_loop_acp"]
+    await wait_for(lambda: service.processes() == [], timeout=30)
+    await agent.start(path, "Which word?", agent="qwen")
+    conversation = await agent.ended(path, timeout=120)
+    assert conversation["turn"]["state"] == "done", conversation["turn"]
+    shown = [m["text"] for m in conversation["messages"] if m["role"] == "notice"]
+    assert any("Qwen Code loaded its earlier session" in n for n in shown), shown
+    last = json.dumps(model_server.bodies(OPENAI_CHAT)[-1])
+    assert "Remember the word apples." in last  # the model was sent the earlier turn

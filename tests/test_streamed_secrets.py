@@ -112,7 +112,9 @@ class TestAcpAgent:
         async with notebook_in_tab("acp.ipynb", "x = 1") as (path, tab):
             watched = Watched(tab)
             await agent.start(
-                path, "say key ${LEAKED} ok\ntool read ${LEAKED}\nsay Done.", agent="scripted"
+                path,
+                "say key ${LEAKED} ok\ntool read ${LEAKED}\nthink hm ${LEAKED}\nsay Done.",
+                agent="scripted",
             )
             conversation = await agent.ended(path)
             state = await wait_for(
@@ -127,6 +129,8 @@ class TestAcpAgent:
         tools = [e for e in state["live"] if e["kind"] == "tool"]
         assert [t["summary"] for t in tools] == [f"read {DEFAULT_MASK}"]
         assert stored_texts(conversation, "tool") == [f"read {DEFAULT_MASK}"]
+        thoughts = [e["text"] for e in state["live"] if e["kind"] == "thought"]
+        assert thoughts == stored_texts(conversation, "thought") == [f"hm {DEFAULT_MASK}"]
         assert CANARY not in json.dumps(conversation)
         assert CANARY not in json.dumps(await agent.journal(path))
         assert files_holding(tmp_path, CANARY) == []

@@ -1,6 +1,7 @@
 """JupyterLab server for the browser tests: galata's settings plus jupyter-loop's."""
 
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -70,3 +71,30 @@ if os.environ.get("LOOP_AGENT_PROVIDER", "openai") != "none":
     Path(tempfile.gettempdir(), f"jupyter-loop-model-server-{c.ServerApp.port}.url").write_text(
         _model_server.url
     )
+
+# LOOP_UI_ACP_AGENT=scripted: the scripted ACP agent (jupyter_loop/testing/acp_agent.py) is
+# offered in the panel's agent picker (acp-agent.spec.ts starts a server of its own with it,
+# so the other tests' panel has no picker).
+if os.environ.get("LOOP_UI_ACP_AGENT") == "scripted":
+    c.JupyterLoopApp.acp_presets = False
+    c.JupyterLoopApp.acp_agents = {
+        "scripted": {
+            "command": [sys.executable, "-m", "jupyter_loop.testing.acp_agent"],
+            "label": "Scripted ACP agent",
+        }
+    }
+    # LOOP_UI_QWEN=<the qwen command of `npm install @qwen-code/qwen-code`>: Qwen Code too,
+    # its model the scripted model server above (the tests script its tool calls).
+    if os.environ.get("LOOP_UI_QWEN") and os.environ.get("LOOP_AGENT_PROVIDER") != "none":
+        _qwen_home = _state / "qwen-home"
+        _qwen_home.mkdir(exist_ok=True)
+        c.JupyterLoopApp.acp_agents["qwen"] = {
+            "command": [os.environ["LOOP_UI_QWEN"], "--acp"],
+            "label": "Qwen Code",
+            "env": {
+                "HOME": str(_qwen_home),
+                "OPENAI_API_KEY": "sk-real-agent-test",
+                "OPENAI_BASE_URL": _model_server.openai_base_url,
+                "OPENAI_MODEL": "scripted-tools",
+            },
+        }

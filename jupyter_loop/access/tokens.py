@@ -76,6 +76,9 @@ class AccessToken:
     expires: float | None
     owner: TokenOwner
     digest: str
+    agent: str | None = None
+    """The ACP agent the server minted it for (its label), or None: a person made it. The
+    server's word, not a client's claim: calls with it are shown as that agent's."""
 
     def public(self) -> dict[str, Any]:
         """What ``token list`` shows: everything but the hash."""
@@ -100,6 +103,7 @@ class AccessTokens:
         seconds: float | None,
         *,
         now: float | None = None,
+        agent: str | None = None,
     ) -> tuple[AccessToken, str]:
         """A new token; returns its record and the token itself (shown once)."""
         if scope not in SCOPES:
@@ -112,7 +116,7 @@ class AccessTokens:
         secret = f"{PREFIX}{token_id}_{secrets.token_urlsafe(32)}"
         made = AccessToken(
             token_id, scope, notebook, now, None if seconds is None else now + seconds,
-            owner, _digest(secret),
+            owner, _digest(secret), agent,
         )  # fmt: skip
         with self._lock:
             tokens = self._read()
@@ -183,6 +187,7 @@ def _parse_token(item: Any) -> AccessToken:
         expires=expect(item.get("expires"), (int, float, type(None)), "expires"),
         owner=TokenOwner(*(expect(owner.get(name), str, name) for name in names)),
         digest=expect(item.get("digest"), str, "digest"),
+        agent=expect(item.get("agent"), (str, type(None)), "agent"),
     )  # fmt: skip
     if made.scope not in SCOPES:
         raise Damaged(f"a token's scope is {made.scope!r}")

@@ -69,12 +69,17 @@ class NotebookClient:
     def __init__(self, scope: SessionScope) -> None:
         self.scope = scope
         self.turn: TurnSide | None = None
+        self.commands: list[Any] | None = None
+        """The agent's slash commands it announced between turns (after ``session/new``,
+        as Qwen Code does), not yet shown: the next turn shows them."""
 
     # -- the turn ----------------------------------------------------------------------
 
     async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
         if self.turn is not None:
             await self.turn.apply(update)
+        elif getattr(update, "session_update", "") == "available_commands_update":
+            self.commands = list(update.available_commands or [])
 
     async def request_permission(
         self, session_id: str, tool_call: Any, options: list[Any], **_: Any

@@ -16,6 +16,11 @@ tools), revoked when the session ends and expiring by itself after
 :data:`TOKEN_SECONDS` (a server killed before it could revoke it). A session older than
 that is replaced by a new one before its next turn.
 
+The id of each session opened is kept on disk (:mod:`.kept`): after a server restart (or
+an idle end) the conversation's next turn reopens it with ``session/load`` where the agent
+can, and otherwise the conversation says plainly that the agent starts anew
+(:func:`resume_notice`).
+
 Turns are the agent service's (one per notebook, whichever agent: a second is a 409), so
 stopping, the conversation and the runs in flight treat them as the assistant's.
 """
@@ -26,6 +31,7 @@ import asyncio
 import contextlib
 import logging
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +47,7 @@ from ..document import LiveDocuments, NotebookRef
 from ..errors import Forbidden, NotFound
 from ..records import TokenUsage, TurnRecord, UserEntry
 from .catalog import AgentCatalog, AgentCommand
+from .kept import KeptSession, KeptSessions
 
 if TYPE_CHECKING:
     from ..agent.payloads import TurnRequest
@@ -64,6 +71,8 @@ class AcpSettings:
     turn_timeout: float
     idle_timeout: float = 1800.0
     start_timeout: float = 60.0
+    kept: KeptSessions | None = None
+    """Where the sessions' ids are kept for the next server process (None: nowhere)."""
 
 
 def scope_for(grants: Grants, policy: str) -> str:
@@ -86,6 +95,8 @@ class AcpService:
         self._starting: dict[SessionKey, asyncio.Lock] = {}
         self._stopping = False
         self._reaper: asyncio.Task[None] | None = None
+        self._server = uuid.uuid4().hex
+        """This server process's id in the kept sessions (another's: it restarted since)."""
 
     def start(self) -> None:
         """Start ending idle sessions (their processes hold memory while nobody asks)."""
@@ -221,12 +232,26 @@ class AcpService:
             for other, (older, _) in list(self._sessions.items()):
                 if other[:3] == key[:3]:
                     await self._end(older)
+            file_id = NotebookRef.of_room(key[0]).file_id
+            kept = self.settings.kept
+            earlier = kept.find(file_id, command.name, grants.principal) if kept else None
+            if earlier is not None and earlier.conversation != key[4]:
+                earlier = None  # a conversation put away: nothing of it is remembered
             session = self._new_session(key, agents, path, grants, owner, command)
             try:
-                await session.start()
+                await session.start(earlier.session_id if earlier else None)
             except BaseException:
                 await session.close()
                 raise
+            if earlier is not None:
+                restarted = earlier.server != self._server
+                session.notice = resume_notice(session.resumed, command.label, restarted)
+            if kept is not None:
+                made = KeptSession(
+                    file_id, command.name, grants.principal, session.session_id, key[4],
+                    self._server,
+                )  # fmt: skip
+                await asyncio.to_thread(kept.keep, made)
             self._sessions[key] = (session, time.time())
             return session, True
 
@@ -244,13 +269,15 @@ class AcpService:
 
         settings = self.settings
         scope = key[3]
-        made, secret = settings.tokens.create(owner, scope, path, TOKEN_SECONDS)
+        made, secret = settings.tokens.create(
+            owner, scope, path, TOKEN_SECONDS, agent=command.label
+        )
 
         def revoke() -> None:
             with contextlib.suppress(NotFound):
                 settings.tokens.revoke(owner, made.id)
 
-        caller = Caller(grants.user, command.label, principal=grants.principal)
+        caller = Caller(grants.user, command.label, principal=grants.principal, agent=command.label)
         narrowed = Grants(grants.user, grants.principal, grants.granted & SCOPES[scope], path)
         client = NotebookClient(
             SessionScope(
@@ -289,6 +316,21 @@ class AcpService:
         sessions = [session for session, _ in self._sessions.values()]
         self._sessions.clear()
         await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
+
+
+def resume_notice(resumed: str | None, label: str, restarted: bool) -> str | None:
+    """What the conversation says when a turn needed the session of its earlier turns."""
+    since = "The server restarted" if restarted else "Its earlier session had ended"
+    if resumed == "loaded":
+        return f"{since}: {label} loaded its earlier session and goes on with it."
+    forgets = "it does not remember the earlier turns of this conversation."
+    if resumed and resumed.startswith("refused: "):
+        why = resumed.removeprefix("refused: ")[:200]
+        return (
+            f"{since}: {label} could not load its earlier session ({why}) and started a "
+            f"new session: {forgets}"
+        )
+    return f"{since}: {label} started a new session: {forgets}"
 
 
 def _import_sdk_parts() -> None:

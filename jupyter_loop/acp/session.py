@@ -9,6 +9,12 @@ and the session's access token is revoked (``on_close``).
 The client advertises reading and writing text files, never terminals (see
 :mod:`.client`), and hands the agent jupyter-loop's own MCP endpoint, over HTTP with the
 session's token, when the agent says it can reach MCP servers over HTTP.
+
+Given the id of a session an earlier process opened (:mod:`.kept`), it is reopened with
+``session/load`` when the agent advertises ``loadSession``; the agent then replays the
+conversation as ``session/update`` notifications, which are not written anywhere (no turn
+is under way yet: the conversation shows those turns already). An agent that cannot load
+it, or refuses to, gets ``session/new``, and :attr:`AcpSession.resumed` says which.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import time
 from collections.abc import Callable
 from typing import Any, cast
 
-from acp import PROTOCOL_VERSION, Client, text_block
+from acp import PROTOCOL_VERSION, Client, RequestError, text_block
 from acp.core import ClientSideConnection
 from acp.schema import (
     ClientCapabilities,
@@ -69,6 +75,11 @@ class AcpSession:
         self.session_id = ""
         self.reaches_tools = False
         """Whether the agent was given jupyter-loop's MCP endpoint."""
+        self.resumed: str | None = None
+        """With an earlier session's id: "loaded", "unsupported" (the agent cannot load a
+        session) or "refused: WHY" (it could not load that one); then a new one was opened."""
+        self.notice: str | None = None
+        """What the conversation should say of how the session was opened (once)."""
         self.closed = False
         self.last_used = time.monotonic()
         """When its last turn ended (or it started): an idle session is ended."""
@@ -82,9 +93,10 @@ class AcpSession:
     def alive(self) -> bool:
         return not self.closed and self.process is not None and self.process.returncode is None
 
-    async def start(self) -> None:
-        """Start the process, ``initialize`` and ``session/new``; :class:`AgentGone` if it
-        exits or does not answer within the start timeout."""
+    async def start(self, earlier: str | None = None) -> None:
+        """Start the process, ``initialize`` and ``session/load`` of ``earlier`` (where the
+        agent can) or ``session/new``; :class:`AgentGone` if it exits or does not answer
+        within the start timeout."""
         env = {**os.environ, **dict(self.command.env)}
         try:
             self.process = await asyncio.create_subprocess_exec(
@@ -104,11 +116,11 @@ class AcpSession:
         client = cast("Client", self.client)  # the SDK's Protocol, met method by method
         self._conn = ClientSideConnection(client, self.process.stdin, self.process.stdout)
         try:
-            await asyncio.wait_for(self._open(), self._start_timeout)
+            await asyncio.wait_for(self._open(earlier), self._start_timeout)
         except asyncio.TimeoutError as e:
             raise AgentGone(f"did not answer within {self._start_timeout:g} s") from e
 
-    async def _open(self) -> None:
+    async def _open(self, earlier: str | None) -> None:
         conn = self._conn
         assert conn is not None
         try:
@@ -131,6 +143,16 @@ class AcpSession:
                     HttpMcpServer(type="http", name="jupyter-loop", url=url, headers=[header])
                 )
                 self.reaches_tools = True
+            if earlier and capabilities is not None and capabilities.load_session:
+                try:
+                    await conn.load_session(cwd=self._cwd, session_id=earlier, mcp_servers=servers)
+                except RequestError as e:
+                    self.resumed = f"refused: {e}"
+                else:
+                    self.resumed, self.session_id = "loaded", earlier
+                    return
+            elif earlier:
+                self.resumed = "unsupported"
             opened = await conn.new_session(cwd=self._cwd, mcp_servers=servers)
         except ConnectionError as e:
             await self._reaped()

@@ -12,6 +12,7 @@ from traitlets.config import Configurable
 if TYPE_CHECKING:
     from ..access.tokens import AccessTokens
     from ..document import LiveDocuments
+    from .kept import KeptSessions
     from .service import AcpService
 
 
@@ -68,7 +69,12 @@ class AcpConfig(Configurable):
     )
 
     def acp_service(
-        self, server: Any, docs: LiveDocuments, tokens: AccessTokens, log: logging.Logger
+        self,
+        server: Any,
+        docs: LiveDocuments,
+        tokens: AccessTokens,
+        log: logging.Logger,
+        kept: KeptSessions | None = None,
     ) -> AcpService:
         """The ACP sessions' service, from these settings and the server's parts (cheap:
         nothing starts until a turn asks for an agent)."""
@@ -85,6 +91,7 @@ class AcpConfig(Configurable):
             contents=server.contents_manager,
             turn_timeout=self.acp_turn_timeout,
             idle_timeout=self.acp_session_idle_timeout,
+            kept=kept,
         )
         return AcpService(docs, settings, log)
 

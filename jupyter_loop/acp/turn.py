@@ -29,7 +29,7 @@ from ..document import LiveDocuments
 from ..errors import JupyterLoopError
 from ..secrets import SecretMasker
 from .session import AcpSession, AgentGone
-from .updates import TurnUpdates
+from .updates import TurnUpdates, commands_text
 
 CANCEL_GRACE = 5.0
 """Seconds an agent has to end its prompt after ``session/cancel`` before it is stopped."""
@@ -146,6 +146,13 @@ class AcpTurn:
                         f"{label} cannot reach jupyter-loop's tools (it takes no MCP server "
                         "over HTTP): it reads notebooks only through the file requests."
                     )
+                if new and session.notice:
+                    notice = session.notice
+                    masked = self._masker.mask(notice) if self._masker is not None else notice
+                    await self._updates.notice(masked)  # an agent's reason may quote a secret
+                if session.client.commands:
+                    commands, session.client.commands = session.client.commands, None
+                    await self._updates.notice(commands_text(commands))
                 session.client.turn = self
                 state, error = await self._prompt(session)
             except asyncio.CancelledError:

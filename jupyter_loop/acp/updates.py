@@ -4,18 +4,23 @@ live conversation and its durable store, in the order it was said.
 Message chunks stream into one assistant entry (in batches, as the built-in assistant's
 text does); a tool call, a plan or anything else shown between two pieces of text closes
 the text before it, so the next text starts a new entry below. A tool call is shown once,
-when it ends (completed or failed): the live entries are appended, never changed.
-Thoughts are counted, not shown (the panel has no collapsed view for them yet).
+when it ends (completed or failed): the live entries are appended, never changed; a
+``diff`` it carries is shown as a unified diff of its path. Thoughts are gathered into one
+``thought`` entry, written when the agent goes on to something else (the panel shows it
+collapsed). The plan is a notice with each entry's status (✓ done, → under way, •
+pending); the agent's slash commands (``available_commands_update``) a notice naming them.
 
 Everything is masked with the live turn's masker, as the built-in assistant's is: the
 chunks through :class:`~jupyter_loop.agent.shared_turn.StreamedText` (a secret split
-across chunks included), a tool call's title and content and a notice masked whole before
-they are cut, so the tabs and the stored conversation hold the same masked text.
+across chunks included), a tool call's title and content, a thought, a diff and a notice
+masked whole before they are cut, so the tabs and the stored conversation hold the same
+masked text.
 """
 
 from __future__ import annotations
 
 import asyncio
+import difflib
 from collections.abc import Callable
 from typing import Any
 
@@ -45,13 +50,34 @@ def _tool_detail(update: Any, masker: SecretMasker | None) -> str | None:
         if kind == "content":
             parts.append(_text_of(getattr(item, "content", None)))
         elif kind == "diff":
-            parts.append(f"diff of {getattr(item, 'path', '')}")
+            parts.append(_diff(item))
         elif kind == "terminal":
             parts.append("terminal output")
     if not parts:
         return None
     text = "\n".join(p for p in parts if p)
     return capped(masker.mask(text) if masker is not None else text, 2000)
+
+
+def _diff(item: Any) -> str:
+    """An ACP ``diff`` content as a unified diff of its path (a new file: all added)."""
+    path = str(getattr(item, "path", ""))
+    old = str(getattr(item, "old_text", None) or "").splitlines()
+    new = str(getattr(item, "new_text", None) or "").splitlines()
+    lines = difflib.unified_diff(old, new, path, path, lineterm="")
+    return "\n".join(lines) or f"{path}: unchanged"
+
+
+def commands_text(commands: Any) -> str:
+    """The agent's slash commands, as one line."""
+    named = []
+    for command in commands or []:
+        description = str(getattr(command, "description", "") or "")
+        named.append(f"/{command.name}" + (f" ({capped(description, 80)})" if description else ""))
+    return "Commands: " + ", ".join(named)
+
+
+PLAN_MARKS = {"completed": "✓", "in_progress": "→"}
 
 
 class TurnUpdates:
@@ -63,6 +89,7 @@ class TurnUpdates:
         self._interval = interval
         self._store = store
         self._stream: StreamedText | None = None
+        self._thought: list[str] = []
         self._tools: dict[str, dict[str, Any]] = {}
         self.thoughts = 0
         self.said: list[str] = []
@@ -71,7 +98,18 @@ class TurnUpdates:
         # in the order they came (a lock's waiters are served in order).
         self._lock = asyncio.Lock()
 
+    async def _close_thought(self) -> None:
+        # Masked whole, once: the tabs and the stored conversation get the same text.
+        text, self._thought = self._mask("".join(self._thought)), []
+        if text.strip():
+            await self._live.add("thought", text=text)
+            self._store("thought", text)
+
     async def _close_text(self) -> None:
+        await self._close_thought()
+        await self._close_stream()
+
+    async def _close_stream(self) -> None:
         if self._stream is None:
             return
         stream, self._stream = self._stream, None
@@ -86,20 +124,24 @@ class TurnUpdates:
 
     async def _apply(self, update: Any) -> None:
         kind = getattr(update, "session_update", "")
+        if kind == "agent_thought_chunk":
+            self.thoughts += 1
+            await self._close_stream()  # the thought comes after the text before it
+            self._thought.append(_text_of(update.content))
+            return
+        await self._close_thought()
         if kind == "agent_message_chunk":
             text = _text_of(update.content)
             if self._stream is None:
                 self._stream = StreamedText(self._live, self._interval)
             self._stream.add(text)
-        elif kind == "agent_thought_chunk":
-            self.thoughts += 1
         elif kind in ("tool_call", "tool_call_update"):
             await self._tool(update)
         elif kind == "plan":
-            steps = [
-                f"{'✓' if e.status == 'completed' else '•'} {e.content}" for e in update.entries
-            ]
+            steps = [f"{PLAN_MARKS.get(e.status, '•')} {e.content}" for e in update.entries]
             await self._notice("Plan:\n" + "\n".join(steps))
+        elif kind == "available_commands_update":
+            await self._notice(commands_text(update.available_commands))
 
     def _mask(self, text: str) -> str:
         return self._masker.mask(text) if self._masker is not None else text

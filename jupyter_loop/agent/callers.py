@@ -22,18 +22,28 @@ class Caller:
     :func:`jupyter_loop.access.identity.principal_of`). An "allow for the turn" answer holds for
     that principal on that connection, as long as it lasts; without a connection, for the
     one call. ``direct``: how to ask the caller's person for an approval in their client
-    (MCP elicitation), when it can."""
+    (MCP elicitation), when it can. ``agent``: the ACP agent the server started for this
+    person and whose token the call carries (its label; the server's word, so it is shown
+    as a name, not as a claim), ``""`` for any other client."""
 
     user: str
     client: str
     connection: str = ""
     principal: str = ""
     direct: DirectPrompt | None = field(default=None, compare=False, repr=False)
+    agent: str = ""
 
     @property
     def label(self) -> str:
         """Who asks, as people are shown it: the client's name is only what it says of itself
-        (rejected: the bare name, which can read "JupyterLab tab of alice (approved)")."""
+        (rejected: the bare name, which can read "JupyterLab tab of alice (approved)"); an
+        ACP agent the server started is named as the server knows it.
+
+        >>> Caller("ada", "mcp", agent="Qwen Code").label
+        'Qwen Code for ada'
+        """
+        if self.agent:
+            return f"{self.agent} for {self.user}"
         claim = f', calling itself "{self.client}"' if self.client else ""
         return f"an MCP client of {self.user}{claim}"
 
@@ -45,6 +55,8 @@ class Caller:
         >>> Caller("ada", "claude-code").shown_as, Caller("ada", "").shown_as
         ('claude-code for ada', 'an MCP client for ada')
         """
+        if self.agent:
+            return self.label
         return f"{self.client or 'an MCP client'} for {self.user}"
 
     def session_in(self, room_id: str) -> str:

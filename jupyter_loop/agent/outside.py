@@ -30,7 +30,7 @@ from ..document import LiveDocuments
 from ..errors import Conflict
 from ..execution.payloads import RunRequest
 from ..execution.run import RunOutcome
-from ..execution.run_origin import MCP, RunOrigin
+from ..execution.run_origin import ACP, MCP, RunOrigin
 from ..execution.service import ExecutionService
 from ..records import ApprovalRequest
 from ..secrets import SecretMasker
@@ -191,9 +191,8 @@ class OutsideAgents(OutsideReads):
             path=path, cell_ids=tuple(cell_ids), kernel_id=kernel_id, source_hashes=hashes
         )
         # A client that stops waiting (time-out, disconnect) leaves the cells running.
-        origin = RunOrigin(
-            caller.user, MCP, client=caller.client, approval=approval, run_all=run_all
-        )
+        channel, client = (ACP, caller.agent) if caller.agent else (MCP, caller.client)
+        origin = RunOrigin(caller.user, channel, client=client, approval=approval, run_all=run_all)
         prompts = (
             None
             if caller.direct is None

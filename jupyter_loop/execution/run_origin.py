@@ -12,6 +12,8 @@ Example:
     "the assistant's turn t1 asked by alice (approval a9)"
     >>> RunOrigin("bob", MCP, client="claude", run_all=True).describe()
     'MCP client "claude" for bob, Run All'
+    >>> RunOrigin("ada", ACP, client="Qwen Code").describe()
+    'Qwen Code for ada'
 """
 
 from __future__ import annotations
@@ -35,7 +37,10 @@ RUNS_API = "runs_api"
 ASSISTANT = "assistant"
 MCP = "mcp"
 TERMINAL = "terminal"
-CHANNELS = (TAB, RUNS_API, ASSISTANT, MCP, TERMINAL)
+ACP = "acp"
+"""An ACP agent the server started, through the MCP endpoint with its session's token:
+``client`` is then the agent's label as configured on the server, not a claim."""
+CHANNELS = (TAB, RUNS_API, ASSISTANT, MCP, TERMINAL, ACP)
 
 CLIENT_CLAIMS = ("run_all", "terminal")
 """What a ``POST runs`` or runs-socket request may say of itself (``started_from``)."""
@@ -59,6 +64,8 @@ class RunOrigin:
             said += f" (approval {self.approval})" if self.approval else ""
         elif self.channel == MCP:
             said = f'MCP client "{self.client}" for {self.user}'
+        elif self.channel == ACP:
+            said = f"{self.client} for {self.user}"
         elif self.channel == TERMINAL:
             said = f"the terminal client for {self.user}"
         elif self.channel == RUNS_API:

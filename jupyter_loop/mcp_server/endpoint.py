@@ -49,6 +49,8 @@ if TYPE_CHECKING:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 GRANTS_KEY = "jupyter_loop.grants"
+AGENT_KEY = "jupyter_loop.agent"
+"""The ACP agent whose session token the request carries (the server's word), or ""."""
 
 
 class McpEndpoint:
@@ -146,9 +148,15 @@ class McpEndpoint:
             await asyncio.wait([self._task], timeout=5)
 
     async def serve(
-        self, exchange: TornadoExchange, grants: Grants, method: str, session_id: str
+        self,
+        exchange: TornadoExchange,
+        grants: Grants,
+        method: str,
+        session_id: str,
+        agent: str = "",
     ) -> None:
-        """Serve one request of ``grants.principal`` (``session_id``: the header it sent)."""
+        """Serve one request of ``grants.principal`` (``session_id``: the header it sent;
+        ``agent``: the ACP agent its token was minted for)."""
         if self._task is None:  # started by the first request, on the server's event loop
             self.manager = self._session_manager()
             self._task = asyncio.ensure_future(self._run())
@@ -163,7 +171,7 @@ class McpEndpoint:
                 self.sessions.ended(session_id, grants.principal)
 
         exchange.on_start = started
-        extra = {GRANTS_KEY: grants, "user": scope_user(grants.principal)}
+        extra = {GRANTS_KEY: grants, AGENT_KEY: agent, "user": scope_user(grants.principal)}
         await exchange.serve(self.manager.handle_request, extra)
 
     # -- MCP handlers ----------------------------------------------------------------
@@ -178,6 +186,7 @@ class McpEndpoint:
             grants.principal,
             # answering an approval needs the right to run, as in a tab
             client_prompt(ctx, grants.user, self._log) if grants.allows(Ability.RUN) else None,
+            agent=str(ctx.request.scope.get(AGENT_KEY) or ""),
         )
         return grants, caller
 

@@ -125,7 +125,8 @@ class McpHandler(LoopHandler):
         self._exchange = TornadoExchange(self)
         session_id = self.request.headers.get(SESSION_HEADER, "")
         endpoint = await self.endpoint()
-        await endpoint.serve(self._exchange, grants, self.request.method or "", session_id)
+        agent = (self._scoped.agent if self._scoped is not None else None) or ""
+        await endpoint.serve(self._exchange, grants, self.request.method or "", session_id, agent)
 
     @web.authenticated
     @requires(Ability.READ, message=NEEDS_READ)

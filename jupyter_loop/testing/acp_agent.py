@@ -14,10 +14,23 @@ prompt's text, one command a line (so a test reads as what the agent does):
 - ``write PATH TEXT``: ``fs/write_text_file`` of a plain file;
 - ``permission TITLE``: ``session/request_permission``; says the option chosen;
 - ``pid``: say the process id (a test checks the process is gone later);
+- ``think TEXT``: stream TEXT as two thought chunks;
+- ``diff PATH OLD NEW``: a tool call that completes with a ``diff`` of PATH, OLD → NEW;
+- ``plan``: a plan of three entries (completed, in progress, pending);
+- ``commands``: ``available_commands_update`` with ``/explain`` and ``/fix``;
+- ``sleep SECONDS``: wait that long (a turn that goes on while a test closes its tab);
 - ``hang``: wait for ``session/cancel`` (then the turn ends ``cancelled``);
-- ``crash``: exit at once with status 3, mid-turn.
+- ``crash``: exit at once with status 3, mid-turn;
+- ``session``: say the session's id;
+- ``recall``: say the first lines of the session's earlier prompts (what it remembers).
 
-In ``say`` and ``tool``, ``${NAME}`` is the agent's environment variable NAME: an agent
+With ``SCRIPTED_ACP_STATE`` set to a directory, the agent advertises ``loadSession`` and
+keeps each session's prompts there (one JSON file a session, as a real agent keeps its
+history on disk), so a new process (after the server restarted) can ``session/load`` it;
+loading replays the earlier prompts as ``session/update`` notifications, as ACP asks.
+Without it, sessions live in the process only and ``loadSession`` is not advertised.
+
+In ``say``, ``tool`` and ``think``, ``${NAME}`` is the agent's environment variable NAME: an agent
 that writes out a secret it holds (the prompt it was sent is masked, so a test cannot
 give it one there).
 
@@ -32,6 +45,7 @@ import json
 import os
 import re
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -39,16 +53,23 @@ from acp import (
     PROTOCOL_VERSION,
     Client,
     InitializeResponse,
+    LoadSessionResponse,
     NewSessionResponse,
     PromptResponse,
     RequestError,
+    plan_entry,
     run_agent,
     start_tool_call,
+    tool_diff_content,
     update_agent_message_text,
+    update_agent_thought_text,
+    update_plan,
     update_tool_call,
 )
 from acp.schema import (
     AgentCapabilities,
+    AvailableCommand,
+    AvailableCommandsUpdate,
     Implementation,
     McpCapabilities,
     PermissionOption,
@@ -65,6 +86,14 @@ class ScriptedAgent:
         self._client: Client | None = None
         self._sessions: dict[str, dict[str, Any]] = {}
         self._cancelled: dict[str, asyncio.Event] = {}
+        state = os.environ.get("SCRIPTED_ACP_STATE")
+        self._state = Path(state) if state else None
+
+    def _keep(self, session_id: str) -> None:
+        if self._state is not None:
+            kept = {k: v for k, v in self._sessions[session_id].items() if k != "mcp"}
+            self._state.mkdir(parents=True, exist_ok=True)
+            (self._state / f"{session_id}.json").write_text(json.dumps(kept), encoding="utf-8")
 
     def on_connect(self, conn: Client) -> None:
         self._client = conn
@@ -85,7 +114,7 @@ class ScriptedAgent:
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
-                load_session=False, mcp_capabilities=McpCapabilities(http=True)
+                load_session=self._state is not None, mcp_capabilities=McpCapabilities(http=True)
             ),
             agent_info=Implementation(name="scripted-acp-agent", version="1"),
         )
@@ -93,10 +122,24 @@ class ScriptedAgent:
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any
     ) -> NewSessionResponse:
-        session_id = f"s{len(self._sessions) + 1}"
-        self._sessions[session_id] = {"cwd": cwd, "mcp": list(mcp_servers or [])}
+        session_id = f"s{len(self._sessions) + 1}-{uuid.uuid4().hex[:8]}"
+        self._sessions[session_id] = {"cwd": cwd, "mcp": list(mcp_servers or []), "said": []}
         self._cancelled[session_id] = asyncio.Event()
+        self._keep(session_id)
         return NewSessionResponse(session_id=session_id)
+
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
+    ) -> LoadSessionResponse:
+        kept = self._state / f"{session_id}.json" if self._state is not None else None
+        if kept is None or not kept.is_file() or "/" in session_id:
+            raise RequestError.resource_not_found(session_id)
+        said = list(json.loads(kept.read_text(encoding="utf-8")).get("said", []))
+        self._sessions[session_id] = {"cwd": cwd, "mcp": list(mcp_servers or []), "said": said}
+        self._cancelled[session_id] = asyncio.Event()
+        for earlier in said:  # the conversation replayed to the client, as ACP asks
+            await self._say(session_id, f"(earlier) {earlier}")
+        return LoadSessionResponse()
 
     async def cancel(self, session_id: str, **_: Any) -> None:
         if session_id in self._cancelled:
@@ -105,6 +148,11 @@ class ScriptedAgent:
     async def prompt(self, prompt: list[Any], session_id: str, **extra: Any) -> PromptResponse:
         self._cancelled[session_id] = asyncio.Event()
         script = "\n".join(getattr(block, "text", "") for block in prompt)
+        session = self._sessions[session_id]
+        earlier = list(session["said"])
+        session["said"].append(script.splitlines()[0] if script.strip() else "")
+        self._keep(session_id)
+        session["earlier"] = earlier
         for line in script.splitlines():
             command, _, rest = line.strip().partition(" ")
             if command == "hang":
@@ -127,13 +175,41 @@ class ScriptedAgent:
         client = self._client
         assert client is not None
         session = self._sessions[session_id]
-        if command in ("say", "tool"):
+        if command in ("say", "tool", "think"):
             rest = _ENV_NAME.sub(lambda found: os.environ.get(found[1], ""), rest)
         if command == "say":
             await self._say(session_id, rest)
         elif command == "tool":
             await client.session_update(session_id, start_tool_call("t1", rest, kind="other"))
             await client.session_update(session_id, update_tool_call("t1", status="completed"))
+        elif command == "think":
+            for piece in (rest[: len(rest) // 2], rest[len(rest) // 2 :]):
+                await client.session_update(session_id, update_agent_thought_text(piece))
+        elif command == "diff":
+            path, old, new = rest.split(" ", 2)
+            change = tool_diff_content(path, new, old)
+            await client.session_update(
+                session_id, start_tool_call("t2", f"Edit {path}", kind="edit", content=[change])
+            )
+            await client.session_update(session_id, update_tool_call("t2", status="completed"))
+        elif command == "plan":
+            steps = [("read the error", "completed"), ("fix the cell", "in_progress")]
+            steps.append(("run it again", "pending"))
+            entries = [plan_entry(text, status=status) for text, status in steps]  # type: ignore[arg-type]
+            await client.session_update(session_id, update_plan(entries))
+        elif command == "commands":
+            commands = [
+                AvailableCommand(name="explain", description="Explain the selected cell"),
+                AvailableCommand(name="fix", description="Fix the last error"),
+            ]
+            await client.session_update(
+                session_id,
+                AvailableCommandsUpdate(
+                    session_update="available_commands_update", available_commands=commands
+                ),
+            )
+        elif command == "sleep":
+            await asyncio.sleep(float(rest))
         elif command == "pid":
             await self._say(session_id, f"pid {os.getpid()}")
         elif command == "crash":  # as a Rust agent dies: the error, then its backtrace
@@ -180,6 +256,11 @@ class ScriptedAgent:
             outcome = answer.outcome
             chosen = getattr(outcome, "option_id", None) or outcome.outcome
             await self._say(session_id, f"permission: {chosen}")
+        elif command == "session":
+            await self._say(session_id, f"session {session_id}")
+        elif command == "recall":
+            earlier = session.get("earlier") or []
+            await self._say(session_id, "remembered: " + (" | ".join(earlier) or "nothing"))
         elif command == "capabilities":
             await self._say(session_id, json.dumps(self._capabilities, sort_keys=True))
         else:

@@ -75,6 +75,8 @@ export function entryOf(message: IConversationMessage): ConversationEntry {
         detail: message.tool?.detail ?? undefined,
         ok: message.tool?.ok
       };
+    case 'thought':
+      return { id: message.id, kind: 'thought', text: message.text };
     case 'notice':
     case 'system':
       return {
@@ -299,6 +301,13 @@ function messageOf(
           detail: entry.detail,
           ok: entry.ok
         }
+      };
+    case 'thought':
+      return {
+        id: entry.id,
+        turn_id: turnId,
+        role: 'thought',
+        text: entry.text
       };
     case 'notice':
       return {

@@ -12,7 +12,7 @@ export interface IRunRecord {
   /** Who started it and through what, in words ("a tab of ada"). */
   by: string;
   user: string;
-  channel: 'tab' | 'runs_api' | 'assistant' | 'mcp' | 'terminal';
+  channel: 'tab' | 'runs_api' | 'assistant' | 'mcp' | 'terminal' | 'acp';
   turn: string | null;
   approval: string | null;
   client: string | null;

@@ -85,6 +85,14 @@ export function EntryView(props: {
           )}
         </details>
       );
+    case 'thought':
+      // An agent's thinking: there if wanted, out of the way of what it says.
+      return (
+        <details className="jp-Loop-Thought" data-entry-id={entry.id}>
+          <summary>Thought</summary>
+          <div className="jp-Loop-Thought-text">{entry.text}</div>
+        </details>
+      );
     case 'notice':
       return (
         <div

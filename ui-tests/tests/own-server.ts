@@ -33,6 +33,8 @@ export class OwnServer {
       defaultStore?: boolean;
       keepKernels?: 'crash' | 'always' | 'never';
       app?: 'lab' | 'notebook';
+      /** Variables added to the server's environment (its config reads some). */
+      env?: { [name: string]: string };
     } = {}
   ) {
     this.port = freePort();
@@ -52,7 +54,8 @@ export class OwnServer {
       LOOP_UI_STATE_DIR: path.join(this.home, 'state'),
       LOOP_UI_DEFAULT_STORE: this.options.defaultStore ? '1' : '',
       LOOP_UI_KEEP_KERNELS: this.options.keepKernels ?? '',
-      JUPYTER_DATA_DIR: path.join(this.home, 'data')
+      JUPYTER_DATA_DIR: path.join(this.home, 'data'),
+      ...this.options.env
     };
     const logPath = path.join(this.home, `server-${Date.now()}.log`);
     const log = fs.openSync(logPath, 'w');

@@ -104,4 +104,16 @@ describe('TurnView', () => {
       'Accepted by ada, then undone in the notebook.'
     );
   });
+
+  it("shows an ACP agent's thought collapsed, its text there when opened", async () => {
+    // What acp/updates.py writes for agent_thought_chunk updates.
+    server.beginTurn('t1', 'Fix it.');
+    server.addEntry({ id: 'e1', kind: 'thought', text: 'divide by one' });
+    const node = await render();
+    const thought = node.querySelector('details.jp-Loop-Thought');
+    expect(thought).not.toBeNull();
+    expect((thought as HTMLDetailsElement).open).toBe(false);
+    expect(thought?.querySelector('summary')?.textContent).toBe('Thought');
+    expect(thought?.textContent).toContain('divide by one');
+  });
 });
