@@ -230,7 +230,10 @@ await column('scope refusal', async () => {
       name: 'run_cells',
       arguments: { path, cell_ids: [config.textCell] }
     });
-    return [result.isError && texts(result).length > 0, texts(result)];
+    return [
+      result.isError && texts(result).includes(config.refusedWords),
+      texts(result)
+    ];
   } finally {
     await scoped.close();
   }

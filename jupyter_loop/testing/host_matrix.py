@@ -34,8 +34,10 @@ COLUMNS = (
 )  # fmt: skip
 MARKER = "hello-matrix"
 PATH = "matrix.ipynb"
-UNAUTHENTICATED = "token"
-"""A word of the server's own answer to a call without a token (``handler``)."""
+UNAUTHENTICATED = "A valid Jupyter token is required"
+"""The server's own words for a call without a token (``mcp_server/handler.py``)."""
+REFUSED = "this token's scope is propose: it cannot run cells"
+"""The server's own words for a propose-only token's ``run_cells`` (``refusals.py``)."""
 REPO = Path(__file__).resolve().parents[2]
 TS_SCRIPT = REPO / "tests" / "mcp_ts_client.mjs"
 NODE_PACKAGES = {
@@ -85,6 +87,7 @@ class Target:
             "longCell": "c2",
             "marker": MARKER,
             "unauthenticatedWords": UNAUTHENTICATED,
+            "refusedWords": REFUSED,
         }
 
 
@@ -218,14 +221,14 @@ async def python_sdk(target: Target, modern: bool) -> Row:
     async def refused() -> tuple[bool, str]:
         async with connect(target.scoped_token) as scoped:
             result = await scoped.call_tool("run_cells", {"path": PATH, "cell_ids": ["c0"]})
-            return result.is_error and bool(_text(result)), _text(result)
+            return result.is_error and REFUSED in _text(result), _text(result)
 
     async def unauthenticated() -> tuple[bool, str]:
         try:
             async with connect(""):
                 return False, "connected without a token"
         except BaseException as e:  # an exception group from the SDK's task group
-            text = _leaf_text(e)
+            text = leaf_text(e)
             return UNAUTHENTICATED in text, text
 
     row.cells["scope refusal"] = await _cell(refused)
@@ -233,103 +236,12 @@ async def python_sdk(target: Target, modern: bool) -> Row:
     return row
 
 
-def _leaf_text(error: BaseException) -> str:
+def leaf_text(error: BaseException) -> str:
     """The text of the innermost errors of an exception group (what a user reads)."""
     inner = getattr(error, "exceptions", None)  # an exception group (Python 3.11+)
     if isinstance(inner, tuple | list) and inner:
-        return "; ".join(_leaf_text(one) for one in inner)
+        return "; ".join(leaf_text(one) for one in inner)
     return f"{type(error).__name__}: {error}"
-
-
-# -- an agent framework: openai-agents' MCP adapter ------------------------------------
-
-
-async def openai_agents(target: Target) -> Row | None:
-    """openai-agents' ``MCPServerStreamableHttp`` as its agents call tools (``None``: not
-    installed). It has no tasks; its default 5 s request time-out is raised, as a run
-    waits longer (a user of it must do the same)."""
-    try:
-        from agents.mcp import MCPServerStreamableHttp
-    except ImportError:
-        return None
-    from importlib.metadata import version
-
-    row = Row("openai-agents", version("openai-agents"))
-
-    def server(token: str) -> Any:
-        headers = {"Authorization": f"token {token}"} if token else {}
-        params: Any = {"url": target.url, "headers": headers}
-        return MCPServerStreamableHttp(params, client_session_timeout_seconds=120)
-
-    try:
-        async with server(target.token) as agent_side:
-            row.cells["connect"] = Cell(True, "connected")
-
-            async def call(name: str, **arguments: Any) -> types.CallToolResult:
-                result: types.CallToolResult = await agent_side.call_tool(
-                    name, {"path": PATH, **arguments}
-                )
-                return result
-
-            async def listed() -> tuple[bool, str]:
-                tools = await agent_side.list_tools()
-                return any(t.name == "run_cells" for t in tools), f"{len(tools)} tools"
-
-            async def read_text() -> tuple[bool, str]:
-                text = _text(await call("read_cell", cell_id="c0"))
-                return MARKER in text, text[:80]
-
-            async def image() -> tuple[bool, str]:
-                result = await call("read_cell", cell_id="c1")
-                found = [c for c in result.content if getattr(c, "type", "") == "image"]
-                return len(found) == 1, f"{len(found)} image"
-
-            async def resource() -> tuple[bool, str]:
-                result = await call("get_outputs", cell_id="c2")
-                links = [c for c in result.content if getattr(c, "type", "") == "resource_link"]
-                link: Any = links[0]
-                [content] = (await agent_side.read_resource(str(link.uri))).contents
-                text = getattr(content, "text", "")
-                return len(text) > 2000, f"{len(text)} characters"
-
-            async def run() -> tuple[bool, str]:
-                result = await call("run_cells", cell_ids=["c0"])
-                return not result.is_error and MARKER in _text(result), _text(result)[:80]
-
-            async def no_tasks() -> tuple[bool | None, str]:
-                return None, "no tasks in its MCP adapter"
-
-            async def propose() -> tuple[bool, str]:
-                text = _text(await call("propose_insert", source="x = 1", summary="matrix"))
-                return "Proposal" in text, text[:80]
-
-            checks = [
-                ("list", listed), ("read text", read_text), ("image", image),
-                ("resource", resource), ("run", run), ("task", no_tasks), ("propose", propose),
-            ]  # fmt: skip
-            for name, check in checks:
-                row.cells[name] = await _cell(check)
-    except Exception as e:  # it could not connect: what it says
-        row.cells["connect"] = Cell(False, _leaf_text(e))
-        return row
-
-    async def refused() -> tuple[bool, str]:
-        async with server(target.scoped_token) as scoped:
-            result = await scoped.call_tool("run_cells", {"path": PATH, "cell_ids": ["c0"]})
-            return result.is_error and bool(_text(result)), _text(result)
-
-    async def unauthenticated() -> tuple[bool, str]:
-        try:
-            async with server("") as anonymous:
-                await anonymous.list_tools()
-                return False, "connected without a token"
-        except BaseException as e:  # an exception group from the SDK's task group
-            text = _leaf_text(e)
-            return UNAUTHENTICATED in text, text
-
-    row.cells["scope refusal"] = await _cell(refused)
-    row.cells["error text"] = await _cell(unauthenticated)
-    return row
 
 
 # -- the TypeScript libraries -----------------------------------------------------------
@@ -372,9 +284,12 @@ async def typescript(target: Target, library: str) -> Row:
 
 async def matrix(target: Target) -> list[Row]:
     rows = [await python_sdk(target, modern=False), await python_sdk(target, modern=True)]
-    framework = await openai_agents(target)
-    if framework is not None:
-        rows.append(framework)
+    from .host_frameworks import FRAMEWORKS
+
+    for library in FRAMEWORKS:
+        found = await library(target)
+        if found is not None:
+            rows.append(found)
     for library in node_libraries():
         rows.append(await typescript(target, library))
     return rows
