@@ -1,7 +1,7 @@
 """The MCP host matrix: each client library a host is built on, against a real server.
 
 For every library that is installed here (the official Python SDK on both protocols;
-openai-agents' MCP adapter; the TypeScript SDK 1.x and the 2.x client through
+agent frameworks' adapters and other clients, ``host_frameworks.FRAMEWORKS``; the TypeScript SDK 1.x and the 2.x client through
 ``tests/mcp_ts_client.mjs``, when ``node`` and the packages of the root ``package.json``
 are there), as a new user wires it: connect,
 list the tools, read a cell's text, a cell's image, a resource (a long output's link),
@@ -286,8 +286,8 @@ async def matrix(target: Target) -> list[Row]:
     rows = [await python_sdk(target, modern=False), await python_sdk(target, modern=True)]
     from .host_frameworks import FRAMEWORKS
 
-    for library in FRAMEWORKS:
-        found = await library(target)
+    for framework in FRAMEWORKS:
+        found = await framework(target)
         if found is not None:
             rows.append(found)
     for library in node_libraries():
