@@ -1,9 +1,9 @@
 """The MCP host matrix: each client library a host is built on, against a real server.
 
 For every library that is installed here (the official Python SDK on both protocols;
-agent frameworks' adapters and other clients, ``host_frameworks.FRAMEWORKS``; the TypeScript SDK 1.x and the 2.x client through
-``tests/mcp_ts_client.mjs``, when ``node`` and the packages of the root ``package.json``
-are there), as a new user wires it: connect,
+agent frameworks' adapters and other clients, ``host_frameworks.FRAMEWORKS``; the
+TypeScript SDK 1.x and the 2.x client through ``tests/mcp_ts_client.mjs``, when ``node``
+and the packages of the root ``package.json`` are there), as a new user wires it: connect,
 list the tools, read a cell's text, a cell's image, a resource (a long output's link),
 run a cell, run it as a task (in the shape the library's protocol defines), propose a
 cell, be refused by a propose-only token's scope, and show the server's own words when
