@@ -122,3 +122,29 @@ async def test_a_typescript_sdk_1_task_is_cancelled_with_its_run(
         return any(o.get("ename") == "KeyboardInterrupt" for o in cells["slow"].get("outputs", []))
 
     await wait_for(interrupted, timeout=30)
+
+
+async def test_a_typescript_sdk_1_task_asks_a_cells_input_through_tasks_result(
+    target: Any, jp_root_dir: Path
+) -> None:
+    """A cell's ``input()`` during a 2025-11-25 task: ``tasks/get`` says
+    ``input_required``, the client's ``tasks/result`` gets the form (an elicitation on its
+    stream) and its answer reaches the cell, whose output is the task's result."""
+    if "ts1" not in node_libraries():
+        pytest.skip("ts1: node or its packages are not installed (jlpm install)")
+    made = await target()
+    asking = nbformat.v4.new_code_cell("print('got', input('Your name?'))")
+    asking["id"] = "asks"
+    nb = nbformat.read(jp_root_dir / PATH, as_version=4)
+    nb.cells.append(asking)
+    nbformat.write(nb, jp_root_dir / PATH)
+    config = {**made.ts_config(), "inputCell": "asks", "inputAnswer": "Ada"}
+    done = await asyncio.to_thread(
+        subprocess.run,
+        ["node", str(TS_SCRIPT), "ts1", json.dumps(config)],
+        capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    steps = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "input_required" in steps["statuses"], steps
+    assert len(steps["forms"]) == 1 and "Your name?" in steps["forms"][0], steps
+    assert "got Ada" in steps.get("result", ""), steps
