@@ -4,19 +4,22 @@ Python SDK program (after ``<!-- mcp-python-client -->``), the TypeScript SDK 1.
 (``<!-- mcp-ts-client -->``, when ``jlpm install`` has brought the SDK), the fastmcp program
 (``<!-- mcp-fastmcp-client -->``), and the Cursor / VS Code JSON (``<!-- mcp-json-config
 -->``) as two libraries that read that format take it: fastmcp's ``Client`` and the MCP
-Inspector's CLI (``--config``, when installed; ``host_libraries.INSPECTOR``). Claude Code's
-and Claude Desktop's own programs do not run here."""
+Inspector's CLI (``--config``, when installed; ``host_libraries.INSPECTOR``), and Claude
+Desktop's JSON started by that CLI (its ``npx -y mcp-remote`` bridge). Claude Code's, Cursor's,
+VS Code's and Claude Desktop's own programs do not run here."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import notebook_json
@@ -152,3 +155,35 @@ async def test_the_manuals_json_config_is_read_by_the_inspector(
     args = ["--tool-name", "read_notebook", "--tool-arg", "path=analysis.ipynb"]
     read = await inspector("--method", "tools/call", *args)
     read_the_notebook(f"{names}\n{read['content'][0]['text']}")  # type: ignore[index]
+
+
+@pytest.mark.timeout(300)
+async def test_the_manuals_claude_desktop_config_runs_its_bridge(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    """Claude Desktop's JSON, as printed, started by the MCP Inspector's CLI as a host
+    starts it (a command: ``npx -y mcp-remote …``, which npm fetches, with the token in its
+    ``env``): the bridge lists the tools and reads the notebook."""
+    entry = INSPECTOR / "clients" / "launcher" / "build" / "index.js"
+    if not entry.exists() or shutil.which("npx") is None:
+        pytest.skip(f"the MCP Inspector or npx is not installed ({INSPECTOR})")
+    text = MANUAL.read_text("utf-8")
+    after = text[text.index("Claude Desktop (`claude_desktop_config.json`)") :]
+    printed = textwrap.dedent(after.split("```json\n", 1)[1].split("```", 1)[0])
+    config = tmp_path / "claude_desktop_config.json"
+    config.write_text(for_server(printed, server, await read_token(server)), "utf-8")
+    common = ["node", str(entry), "--cli", "--config", str(config), "--server", "jupyter"]
+
+    async def inspector(*args: str) -> Any:
+        process = await asyncio.create_subprocess_exec(
+            *common, *args, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        out, err = await asyncio.wait_for(process.communicate(), 240)
+        assert process.returncode == 0, err.decode()[-2000:]
+        return json.loads(out)
+
+    names = sorted(tool["name"] for tool in (await inspector("--method", "tools/list"))["tools"])
+    args = ["--tool-name", "read_notebook", "--tool-arg", "path=analysis.ipynb"]
+    read = await inspector("--method", "tools/call", *args)
+    read_the_notebook(f"{names}\n{read['content'][0]['text']}")
