@@ -8,9 +8,11 @@ library the matrix tries after the official SDKs; a library not installed is lef
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -44,6 +46,39 @@ def unusable(row: Row, error: Exception) -> Row:
     """A library that cannot even be imported beside this SDK: its connect is ✘, saying why."""
     row.cells["connect"] = Cell(False, f"{type(error).__name__}: {error}"[:300])
     return row
+
+
+OTHER_PYTHON = Path(
+    os.environ.get("JUPYTER_LOOP_MCP1_PYTHON", Path(sys.prefix) / "mcp1-env" / "bin" / "python")
+)
+"""A Python whose environment has the MCP SDK 1.x, for the libraries that require
+``mcp<2`` (langchain-mcp-adapters, mcp-use) and cannot be installed beside the SDK 2.x:
+``python -m venv "$VIRTUAL_ENV/mcp1-env"`` then its ``pip install "mcp<2"
+langchain-mcp-adapters mcp-use`` (bench-only)."""
+ELSEWHERE = "JUPYTER_LOOP_HOST_ELSEWHERE"
+
+
+async def elsewhere(name: str, target: Target, row: Row, error: Exception) -> Row:
+    """The library's row, run by :data:`OTHER_PYTHON` (``python -m`` this module), when it
+    cannot be imported here; ✘ saying why when there is no such Python."""
+    if not OTHER_PYTHON.exists() or os.environ.get(ELSEWHERE):
+        return unusable(row, error)
+    repo = Path(__file__).resolve().parents[2]
+    process = await asyncio.create_subprocess_exec(
+        str(OTHER_PYTHON), "-m", "jupyter_loop.testing.host_frameworks", name,
+        json.dumps(dataclasses.asdict(target)),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(repo), ELSEWHERE: "1"},
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(process.communicate(), 900)
+    try:
+        found = json.loads(out.decode().strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        return unusable(row, RuntimeError(err.decode(errors="replace")[-300:]))
+    made = Row(f"{found['library']} (beside mcp {found['mcp']})", found["version"])
+    for column, cell in found["cells"].items():
+        made.cells[column] = Cell(cell["ok"], cell["detail"])
+    return made
 
 
 class PydanticSession:
@@ -135,7 +170,7 @@ async def langchain(target: Target) -> Row | None:
     try:
         from langchain_mcp_adapters.client import MultiServerMCPClient
     except ImportError as e:
-        return unusable(row, e)
+        return await elsewhere("langchain", target, row, e)
 
     class LangchainSession:
         def __init__(self, client: Any) -> None:
@@ -182,7 +217,7 @@ async def mcp_use(target: Target) -> Row | None:
     try:
         from mcp_use import MCPClient
     except ImportError as e:
-        return unusable(row, e)
+        return await elsewhere("mcp_use", target, row, e)
 
     class UseSession:
         def __init__(self, session: Any) -> None:
@@ -278,3 +313,20 @@ FRAMEWORKS: tuple[Callable[[Target], Awaitable[Row | None]], ...] = (
     openai_agents, fastmcp, pydantic_ai, langchain, mcp_use, inspector_cli,
 )  # fmt: skip
 """Every library the matrix tries after the official SDKs, in its table's order."""
+
+
+def main(argv: list[str]) -> None:
+    """``python -m jupyter_loop.testing.host_frameworks NAME TARGET_JSON``: one library's row
+    as JSON (how :func:`elsewhere` runs it in another environment)."""
+    name, target = argv
+    by_name = {library.__name__: library for library in FRAMEWORKS}
+    row = asyncio.run(by_name[name](Target(**json.loads(target))))
+    if row is None:
+        raise SystemExit(f"{name} is not installed")
+    cells = {column: dataclasses.asdict(cell) for column, cell in row.cells.items()}
+    found = {"library": row.library, "version": row.version, "mcp": installed("mcp")}
+    print(json.dumps({**found, "cells": cells}))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

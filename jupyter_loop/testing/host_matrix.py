@@ -22,11 +22,10 @@ import subprocess
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx2
-import mcp_types as types
-import nbformat
+if TYPE_CHECKING:  # imported where used: a library run in another environment needs none
+    import mcp_types as types
 
 COLUMNS = (
     "connect", "list", "read text", "image", "resource", "run", "task", "propose",
@@ -93,6 +92,8 @@ class Target:
 
 def notebook() -> str:
     """A text cell, an image cell and a long output, with their outputs already there."""
+    import nbformat
+
     nb = nbformat.v4.new_notebook()
     cells = [
         (f"print('{MARKER}')", nbformat.v4.new_output("stream", name="stdout", text=MARKER)),
@@ -108,6 +109,8 @@ def notebook() -> str:
 
 async def prepare(root: Path, base_url: str, token: str) -> Target:
     """Write the notebook and make a propose-only token (``base_url`` ends with ``/``)."""
+    import httpx2
+
     (root / PATH).write_text(notebook(), encoding="utf-8")
     async with httpx2.AsyncClient(headers={"Authorization": f"token {token}"}) as http:
         made = await http.post(f"{base_url}api/jupyter-loop/tokens", json={"scope": "propose"})
@@ -119,6 +122,8 @@ async def prepare(root: Path, base_url: str, token: str) -> Target:
 
 
 def _text(result: types.CallToolResult) -> str:
+    import mcp_types as types
+
     return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
 
 
@@ -133,6 +138,8 @@ async def _cell(check: Callable[[], Awaitable[tuple[bool | None, str]]]) -> Cell
 async def python_sdk(target: Target, modern: bool) -> Row:
     from importlib.metadata import version
 
+    import httpx2
+    import mcp_types as types
     from mcp.client.session import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
