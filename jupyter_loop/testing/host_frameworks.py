@@ -320,7 +320,12 @@ def main(argv: list[str]) -> None:
     as JSON (how :func:`elsewhere` runs it in another environment)."""
     name, target = argv
     by_name = {library.__name__: library for library in FRAMEWORKS}
-    row = asyncio.run(by_name[name](Target(**json.loads(target))))
+    library = by_name[name]
+
+    async def made() -> Row | None:
+        return await library(Target(**json.loads(target)))
+
+    row = asyncio.run(made())
     if row is None:
         raise SystemExit(f"{name} is not installed")
     cells = {column: dataclasses.asdict(cell) for column, cell in row.cells.items()}
