@@ -51,11 +51,12 @@ async function libraryParts() {
       await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
     return {
       version: version('@modelcontextprotocol/sdk'),
-      connect: async token => {
+      connect: async (token, capabilities = {}, setup = () => {}) => {
         const client = new Client(
           { name: 'ts-sdk-1', version: '1' },
-          { capabilities: {} }
+          { capabilities }
         );
+        setup(client);
         const transport = new StreamableHTTPClientTransport(
           new URL(config.url),
           {
@@ -129,6 +130,40 @@ async function libraryParts() {
 
 const parts = await libraryParts();
 const path = config.path;
+if (config.inputCell) {
+  // A task whose cell asks for input() (TS SDK 1.x, 2025-11-25): the statuses polled,
+  // the forms the client was shown (through tasks/result) and the task's result.
+  const { ElicitRequestSchema } =
+    await import('@modelcontextprotocol/sdk/types.js');
+  const steps = { statuses: [], forms: [] };
+  const client = await parts.connect(
+    config.token,
+    { elicitation: { form: {} } },
+    made =>
+      made.setRequestHandler(ElicitRequestSchema, async request => {
+        steps.forms.push(request.params.message);
+        return { action: 'accept', content: { answer: config.inputAnswer } };
+      })
+  );
+  await client.listTools(); // the SDK learns there which tools offer a task
+  const stream = client.experimental.tasks.callToolStream(
+    { name: 'run_cells', arguments: { path, cell_ids: [config.inputCell] } },
+    undefined,
+    { timeout: 120000 }
+  );
+  for await (const message of stream) {
+    if (message.type === 'taskStatus') {
+      steps.statuses.push(message.task.status);
+    } else if (message.type === 'result') {
+      steps.result = texts(message.result);
+    } else if (message.type === 'error') {
+      steps.error = String(message.error?.message ?? message.error);
+    }
+  }
+  await client.close();
+  console.log(JSON.stringify(steps));
+  process.exit(0);
+}
 if (config.cancelCell) {
   // A task cancelled while its cell runs (TS SDK 1.x): what each step answered.
   const client = await parts.connect(config.token);
@@ -230,7 +265,10 @@ await column('scope refusal', async () => {
       name: 'run_cells',
       arguments: { path, cell_ids: [config.textCell] }
     });
-    return [result.isError && texts(result).length > 0, texts(result)];
+    return [
+      result.isError && texts(result).includes(config.refusedWords),
+      texts(result)
+    ];
   } finally {
     await scoped.close();
   }

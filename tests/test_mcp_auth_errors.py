@@ -104,3 +104,26 @@ async def test_an_sdk_client_refused_by_the_authorizer_shows_why(
         response = await http.post(mcp_url, json=LISTING)
     assert response.status_code == 403 and "www-authenticate" not in response.headers
     assert "permission to read contents" in jsonrpc_error(response)["message"]
+
+
+@pytest.mark.parametrize(
+    ("sent", "words"),
+    [
+        ({}, "A valid Jupyter token is required"),
+        (
+            {"Authorization": "Bearer jlt_made_up_secret"},
+            "This jupyter-loop token is unknown, revoked or expired",
+        ),
+    ],
+    ids=["no token", "a made-up scoped token"],
+)
+async def test_a_refusals_status_line_says_why(
+    sent: dict[str, str], words: str, mcp_url: str
+) -> None:
+    """The status line's reason phrase is the refusal's first words, not "Unauthorized": a
+    client that reads only the status (the MCP Python SDK 1.x, and langchain-mcp-adapters
+    on it, raise ``Client error '401 …'``) shows the server's reason too."""
+    async with httpx2.AsyncClient(headers={**ACCEPT, **sent}) as http:
+        response = await http.post(mcp_url, json=LISTING)
+    assert response.status_code == 401
+    assert response.reason_phrase == words, response.reason_phrase

@@ -1,6 +1,8 @@
 """The MCP host matrix (issue 43 §6) on the test server: the official Python SDK on both
-protocols, and the TypeScript SDK 1.x and the 2.x client (with ext-tasks) when ``jlpm
-install`` has put them in ``node_modules``. Each column is a host's first use: connect,
+protocols; openai-agents', fastmcp's and pydantic-ai's (an agent's loop on the scripted
+model server) when installed (the ``test`` extra has them); and the TypeScript SDK 1.x and
+the 2.x client (with ext-tasks) when ``jlpm install`` has put them in ``node_modules``.
+Each column is a host's first use: connect,
 list, read a cell's text and image, read a resource, run, run as a task in its protocol's
 shape (the TypeScript SDK 1.x: SEP-1686 on 2025-11-25), propose, a scope refusal, and
 the server's own words for a call without a token."""
@@ -19,13 +21,14 @@ from conftest import wait_for
 from mcp_helpers import NamedUserIdentity
 from traitlets.config import Config
 
+from jupyter_loop.testing.host_frameworks import pydantic_ai
+from jupyter_loop.testing.host_libraries import fastmcp, openai_agents
 from jupyter_loop.testing.host_matrix import (
     COLUMNS,
     PATH,
     TS_SCRIPT,
     Row,
     node_libraries,
-    openai_agents,
     prepare,
     python_sdk,
     table,
@@ -33,10 +36,6 @@ from jupyter_loop.testing.host_matrix import (
 )
 
 pytest_plugins = ["mcp_fixtures"]
-
-PYTHON_LACKS = frozenset({"error text"})
-"""The Python SDK 2.x shows "Server returned an error response", not the server's words,
-for a 401 (issue 43 §3, the endpoint's error bodies)."""
 
 
 @pytest.fixture
@@ -69,16 +68,19 @@ def failed(row: Row, allowed: frozenset[str] = frozenset()) -> dict[str, str]:
 @pytest.mark.parametrize("modern", [False, True], ids=["2025-11-25", "2026-07-28"])
 async def test_the_python_sdk_column_by_column(target: Any, modern: bool) -> None:
     row = await python_sdk(await target(), modern)
-    assert failed(row, PYTHON_LACKS) == {}
+    assert failed(row) == {}
     assert (row.cells["task"].ok is None) is not modern  # no 2025-11-25 tasks in its client
 
 
-async def test_an_agent_frameworks_mcp_adapter_column_by_column(target: Any) -> None:
-    """openai-agents' ``MCPServerStreamableHttp``, as its agents call the tools."""
-    row = await openai_agents(await target())
+@pytest.mark.parametrize("library", [openai_agents, fastmcp, pydantic_ai], ids=lambda f: f.__name__)
+async def test_an_agent_frameworks_mcp_adapter_column_by_column(target: Any, library: Any) -> None:
+    """openai-agents' ``MCPServerStreamableHttp``, fastmcp's ``Client`` and pydantic-ai's
+    ``MCPToolset`` (its run column: an agent's loop), each through its own objects; the
+    scope refusal and the call without a token show the server's own words."""
+    row = await library(await target())
     if row is None:
-        pytest.skip("openai-agents is not installed")
-    assert failed(row, PYTHON_LACKS) == {}  # it shows the Python SDK's error text
+        pytest.skip(f"{library.__name__} is not installed")
+    assert failed(row) == {}
 
 
 @pytest.mark.parametrize("library", ["ts1", "ts2"])
@@ -120,3 +122,29 @@ async def test_a_typescript_sdk_1_task_is_cancelled_with_its_run(
         return any(o.get("ename") == "KeyboardInterrupt" for o in cells["slow"].get("outputs", []))
 
     await wait_for(interrupted, timeout=30)
+
+
+async def test_a_typescript_sdk_1_task_asks_a_cells_input_through_tasks_result(
+    target: Any, jp_root_dir: Path
+) -> None:
+    """A cell's ``input()`` during a 2025-11-25 task: ``tasks/get`` says
+    ``input_required``, the client's ``tasks/result`` gets the form (an elicitation on its
+    stream) and its answer reaches the cell, whose output is the task's result."""
+    if "ts1" not in node_libraries():
+        pytest.skip("ts1: node or its packages are not installed (jlpm install)")
+    made = await target()
+    asking = nbformat.v4.new_code_cell("print('got', input('Your name?'))")
+    asking["id"] = "asks"
+    nb = nbformat.read(jp_root_dir / PATH, as_version=4)
+    nb.cells.append(asking)
+    nbformat.write(nb, jp_root_dir / PATH)
+    config = {**made.ts_config(), "inputCell": "asks", "inputAnswer": "Ada"}
+    done = await asyncio.to_thread(
+        subprocess.run,
+        ["node", str(TS_SCRIPT), "ts1", json.dumps(config)],
+        capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    steps = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "input_required" in steps["statuses"], steps
+    assert len(steps["forms"]) == 1 and "Your name?" in steps["forms"][0], steps
+    assert "got Ada" in steps.get("result", ""), steps

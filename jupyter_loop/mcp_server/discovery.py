@@ -21,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from jupyter_server.auth.decorator import allow_unauthenticated
@@ -32,6 +33,26 @@ from ..handlers import NAMESPACE, LoopHandler
 ENDPOINT = f"api/{NAMESPACE}/mcp"
 """The endpoint's path under the base URL."""
 METADATA = ".well-known/oauth-protected-resource"
+
+REASON_CHARS = 120
+"""Of a refusal's first words, in the status line."""
+
+
+def reason_phrase(message: str) -> str:
+    """The status line's reason phrase for a refusal: its words up to the first ``:`` or
+    ``.``, printable ASCII only (a status line is no place for anything else), so that a
+    client that shows only the status (``Client error '401 …'``: the MCP Python SDK 1.x)
+    shows the server's reason; ``""`` when nothing is left (the standard phrase then).
+
+    >>> reason_phrase("A valid Jupyter token is required: send 'Authorization: token …'")
+    'A valid Jupyter token is required'
+    >>> reason_phrase("Forbidden\\r\\nX-Injected: 1")
+    'Forbidden X-Injected'
+    """
+    first = re.split(r"[:.]", message, maxsplit=1)[0]
+    shown = "".join(c if " " <= c <= "~" else " " for c in first)
+    return " ".join(shown.split())[:REASON_CHARS]
+
 
 _CODES = {400: -32600, 401: -32001, 403: -32003, 404: -32004, 405: -32601}
 """JSON-RPC codes for HTTP refusals: the spec's ``invalid request`` and ``method not

@@ -196,15 +196,25 @@ def asking_by_forms(pose: Callable[[Form], Awaitable[Any]], by: str) -> DirectPr
 def client_prompt(ctx: Any, user: str, log: logging.Logger) -> DirectPrompt | None:
     """The prompt for the client behind ``ctx`` (an SDK request context, on a connection
     with a back-channel), or ``None`` when it did not say it can show a form."""
+    if not shows_forms(ctx):
+        return None
+    return asking_by_forms(back_channel(ctx, log), answered_in_client(user))
+
+
+def shows_forms(ctx: Any) -> bool:
+    """Whether the client behind ``ctx`` said in ``initialize`` that it can show a form."""
     import mcp_types as types
 
     wanted = types.ClientCapabilities(elicitation=types.ElicitationCapability())
     try:
-        able = ctx.session.check_client_capability(wanted)
+        return bool(ctx.session.check_client_capability(wanted))
     except Exception:  # a connection with no handshake has no capabilities to ask
-        able = False
-    if not able:
-        return None
+        return False
+
+
+def back_channel(ctx: Any, log: logging.Logger) -> Callable[[Form], Awaitable[Any]]:
+    """How a form is put to the client as a request of the server's, sent on the stream of
+    the client's request behind ``ctx``: its answer read, ``None`` when it gave none."""
 
     async def pose(form: Form) -> Any:
         try:
@@ -216,4 +226,4 @@ def client_prompt(ctx: Any, user: str, log: logging.Logger) -> DirectPrompt | No
             return None
         return form.answer(result)
 
-    return asking_by_forms(pose, answered_in_client(user))
+    return pose

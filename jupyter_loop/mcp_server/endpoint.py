@@ -32,7 +32,7 @@ from ..agent.tools import given, schema_violation
 from ..errors import JupyterLoopError
 from . import legacy_tasks, resources
 from .bridge import TornadoExchange
-from .elicitation import answered_in_client, client_prompt
+from .elicitation import answered_in_client, back_channel, client_prompt, shows_forms
 from .held_calls import HeldCalls, speaks_input_required
 from .paging import paged
 from .progress import with_progress
@@ -240,12 +240,17 @@ class McpEndpoint:
     async def _get_task(self, ctx: Any, params: Any) -> dict[str, Any]:
         grants, caller = self._caller(ctx)
         if legacy_tasks.is_legacy(ctx):
-            return legacy_tasks.task(await self._tasks.get(params.task_id, grants, caller))
+            asking_as = _legacy_asking_as(grants, ctx)
+            return legacy_tasks.task(
+                await self._tasks.get(params.task_id, grants, caller, asking_as)
+            )
         return await self._tasks.get(params.task_id, grants, caller, _asking_as(grants, ctx))
 
     async def _task_result(self, ctx: Any, params: Any) -> dict[str, Any]:
         grants, caller = self._caller(ctx)
-        result = await self._tasks.result(params.task_id, grants, caller)
+        asking_as = _legacy_asking_as(grants, ctx)
+        pose = back_channel(ctx, self._log) if asking_as is not None else None
+        result = await self._tasks.result(params.task_id, grants, caller, asking_as, pose)
         return legacy_tasks.with_related_task(result, params.task_id)
 
     async def _cancel_task(self, ctx: Any, params: Any) -> dict[str, Any]:
@@ -315,8 +320,12 @@ class McpEndpoint:
             def as_task(prompt: DirectPrompt | None) -> Awaitable[types.CallToolResult]:
                 return answer(replace(caller, direct=prompt), whole_run)
 
-            if legacy_task:  # its questions go to the tabs (``legacy_tasks``)
-                created = await self._tasks.start(grants, str(path), cell_ids, as_task)
+            if legacy_task:  # its questions go through ``tasks/result`` (``legacy_tasks``)
+                first = await self._agent.run_status(str(path), caller)
+                created = await self._tasks.start(
+                    grants, str(path), cell_ids, as_task,
+                    _legacy_asking_as(grants, ctx), status=first,
+                )  # fmt: skip
                 return {"task": legacy_tasks.task(created)}
             asking_as = _asking_as(grants, ctx)
             first = await self._agent.run_status(str(path), caller)
@@ -353,6 +362,14 @@ def _asking_as(grants: Grants, ctx: Any) -> str | None:
     them in the request's answer (2026 protocol, a client that shows forms, a caller who
     may run: answering is approving); ``None`` otherwise."""
     if grants.allows(Ability.RUN) and speaks_input_required(ctx):
+        return answered_in_client(grants.user)
+    return None
+
+
+def _legacy_asking_as(grants: Grants, ctx: Any) -> str | None:
+    """The same for a 2025-11-25 task, whose questions go through ``tasks/result``: a
+    client that said in ``initialize`` it shows forms, a caller who may run."""
+    if legacy_tasks.is_legacy(ctx) and grants.allows(Ability.RUN) and shows_forms(ctx):
         return answered_in_client(grants.user)
     return None
 

@@ -97,7 +97,7 @@ class McpHandler(LoopHandler):
             message = "Internal error of the MCP endpoint; the server's log says more."
         if status_code == 403 and getattr(self, "_jupyter_current_user", None) is None:
             status_code, message = 401, NEEDS_TOKEN  # Jupyter's 403 for "no user"
-        self.set_status(status_code)
+        self.set_status(status_code, discovery.reason_phrase(message) or None)
         if status_code == 401:
             self.set_header("WWW-Authenticate", discovery.challenge(self))
         self.set_header("Content-Type", "application/json")

@@ -15,9 +15,13 @@ The SDK checks every ``tools/call`` answer on this wire against ``CallToolResult
 routed (:class:`TaskCallRoute`, a server middleware) to a method of ours
 (:data:`TASK_CALL`) whose answer the SDK sends as it is, with the same handler behind it.
 
-A question a legacy task's run asks (an approval, a cell's ``input()``) is put to the
-notebook's tabs only: that protocol asks it through ``tasks/result``'s stream
-(``input_required``), which is not built (see the README's "Not there yet").
+A question a legacy task's run asks (a cell's ``input()``; an approval only where
+``mcp_client_approvals`` allows it) is put to the notebook's tabs and, when the client said
+in ``initialize`` that it shows forms and its caller may run, to the client the way that
+protocol asks: ``tasks/get`` says ``input_required`` while the question waits, and the
+client's ``tasks/result`` (which waits for the end) gets the form as an
+``elicitation/create`` request on its own stream; the first answer wins, and a question a
+tab answered withdraws the client's form (``McpTasks.result``).
 """
 
 from __future__ import annotations

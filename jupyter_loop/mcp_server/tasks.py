@@ -219,17 +219,30 @@ class McpTasks:
             question.answer.set_result(question.form.answer(responses[question.key]))
         return {"resultType": "complete"}
 
-    async def result(self, task_id: str, grants: Grants, caller: Caller) -> dict[str, Any]:
+    async def result(
+        self,
+        task_id: str,
+        grants: Grants,
+        caller: Caller,
+        asking_as: str | None = None,
+        pose: Callable[[Form], Awaitable[Any]] | None = None,
+    ) -> dict[str, Any]:
         """The call's result once the task has ended (2025-11-25 ``tasks/result``: it
         waits for the end, polling the record as ``tasks/get`` does, so a task of an
-        earlier server process ends here too)."""
+        earlier server process ends here too). With ``pose`` (the client shows forms), a
+        question the task waits on is put to the client through this request's stream, as
+        that protocol asks of a task in ``input_required``."""
         from mcp.shared.exceptions import MCPError
         from mcp_types.jsonrpc import INVALID_PARAMS
 
         while True:
-            found = await self.get(task_id, grants, caller)
+            found = await self.get(task_id, grants, caller, asking_as)
             if found["status"] in TERMINAL:
                 break
+            question = self._questions.get(task_id)
+            if pose is not None and question is not None and not question.answer.done():
+                await _put(question, pose)
+                continue
             await asyncio.sleep(POLL_SECONDS)
         if found["status"] == CANCELLED or "result" not in found:
             raise MCPError(INVALID_PARAMS, f"The task has no result: {found['statusMessage']}")
@@ -317,6 +330,20 @@ class McpTasks:
 
     def _wire(self, record: TaskRecord) -> dict[str, Any]:
         return record.wire(self._book.ttl, POLL_SECONDS)
+
+
+async def _put(question: _Question, pose: Callable[[Form], Awaitable[Any]]) -> None:
+    """Ask ``question`` through ``pose`` until the client answers (its answer is the
+    question's, ``None`` if it gave none: the tabs may still answer) or a tab does (the
+    client's form is then withdrawn: its request cancelled)."""
+    asking = asyncio.ensure_future(pose(question.form))
+    try:
+        await asyncio.wait({asking, question.answer}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if not asking.done():
+            asking.cancel()
+    if asking.done() and not asking.cancelled() and not question.answer.done():
+        question.answer.set_result(asking.result())
 
 
 def _text_result(text: str, error: bool = False) -> dict[str, Any]:

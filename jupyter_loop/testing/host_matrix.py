@@ -1,9 +1,9 @@
 """The MCP host matrix: each client library a host is built on, against a real server.
 
 For every library that is installed here (the official Python SDK on both protocols;
-openai-agents' MCP adapter; the TypeScript SDK 1.x and the 2.x client through
-``tests/mcp_ts_client.mjs``, when ``node`` and the packages of the root ``package.json``
-are there), as a new user wires it: connect,
+agent frameworks' adapters and other clients, ``host_frameworks.FRAMEWORKS``; the
+TypeScript SDK 1.x and the 2.x client through ``tests/mcp_ts_client.mjs``, when ``node``
+and the packages of the root ``package.json`` are there), as a new user wires it: connect,
 list the tools, read a cell's text, a cell's image, a resource (a long output's link),
 run a cell, run it as a task (in the shape the library's protocol defines), propose a
 cell, be refused by a propose-only token's scope, and show the server's own words when
@@ -22,11 +22,10 @@ import subprocess
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx2
-import mcp_types as types
-import nbformat
+if TYPE_CHECKING:  # imported where used: a library run in another environment needs none
+    import mcp_types as types
 
 COLUMNS = (
     "connect", "list", "read text", "image", "resource", "run", "task", "propose",
@@ -34,8 +33,10 @@ COLUMNS = (
 )  # fmt: skip
 MARKER = "hello-matrix"
 PATH = "matrix.ipynb"
-UNAUTHENTICATED = "token"
-"""A word of the server's own answer to a call without a token (``handler``)."""
+UNAUTHENTICATED = "A valid Jupyter token is required"
+"""The server's own words for a call without a token (``mcp_server/handler.py``)."""
+REFUSED = "this token's scope is propose: it cannot run cells"
+"""The server's own words for a propose-only token's ``run_cells`` (``refusals.py``)."""
 REPO = Path(__file__).resolve().parents[2]
 TS_SCRIPT = REPO / "tests" / "mcp_ts_client.mjs"
 NODE_PACKAGES = {
@@ -85,11 +86,14 @@ class Target:
             "longCell": "c2",
             "marker": MARKER,
             "unauthenticatedWords": UNAUTHENTICATED,
+            "refusedWords": REFUSED,
         }
 
 
 def notebook() -> str:
     """A text cell, an image cell and a long output, with their outputs already there."""
+    import nbformat
+
     nb = nbformat.v4.new_notebook()
     cells = [
         (f"print('{MARKER}')", nbformat.v4.new_output("stream", name="stdout", text=MARKER)),
@@ -105,6 +109,8 @@ def notebook() -> str:
 
 async def prepare(root: Path, base_url: str, token: str) -> Target:
     """Write the notebook and make a propose-only token (``base_url`` ends with ``/``)."""
+    import httpx2
+
     (root / PATH).write_text(notebook(), encoding="utf-8")
     async with httpx2.AsyncClient(headers={"Authorization": f"token {token}"}) as http:
         made = await http.post(f"{base_url}api/jupyter-loop/tokens", json={"scope": "propose"})
@@ -116,6 +122,8 @@ async def prepare(root: Path, base_url: str, token: str) -> Target:
 
 
 def _text(result: types.CallToolResult) -> str:
+    import mcp_types as types
+
     return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
 
 
@@ -130,6 +138,8 @@ async def _cell(check: Callable[[], Awaitable[tuple[bool | None, str]]]) -> Cell
 async def python_sdk(target: Target, modern: bool) -> Row:
     from importlib.metadata import version
 
+    import httpx2
+    import mcp_types as types
     from mcp.client.session import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
@@ -218,14 +228,14 @@ async def python_sdk(target: Target, modern: bool) -> Row:
     async def refused() -> tuple[bool, str]:
         async with connect(target.scoped_token) as scoped:
             result = await scoped.call_tool("run_cells", {"path": PATH, "cell_ids": ["c0"]})
-            return result.is_error and bool(_text(result)), _text(result)
+            return result.is_error and REFUSED in _text(result), _text(result)
 
     async def unauthenticated() -> tuple[bool, str]:
         try:
             async with connect(""):
                 return False, "connected without a token"
         except BaseException as e:  # an exception group from the SDK's task group
-            text = _leaf_text(e)
+            text = leaf_text(e)
             return UNAUTHENTICATED in text, text
 
     row.cells["scope refusal"] = await _cell(refused)
@@ -233,103 +243,12 @@ async def python_sdk(target: Target, modern: bool) -> Row:
     return row
 
 
-def _leaf_text(error: BaseException) -> str:
+def leaf_text(error: BaseException) -> str:
     """The text of the innermost errors of an exception group (what a user reads)."""
     inner = getattr(error, "exceptions", None)  # an exception group (Python 3.11+)
     if isinstance(inner, tuple | list) and inner:
-        return "; ".join(_leaf_text(one) for one in inner)
+        return "; ".join(leaf_text(one) for one in inner)
     return f"{type(error).__name__}: {error}"
-
-
-# -- an agent framework: openai-agents' MCP adapter ------------------------------------
-
-
-async def openai_agents(target: Target) -> Row | None:
-    """openai-agents' ``MCPServerStreamableHttp`` as its agents call tools (``None``: not
-    installed). It has no tasks; its default 5 s request time-out is raised, as a run
-    waits longer (a user of it must do the same)."""
-    try:
-        from agents.mcp import MCPServerStreamableHttp
-    except ImportError:
-        return None
-    from importlib.metadata import version
-
-    row = Row("openai-agents", version("openai-agents"))
-
-    def server(token: str) -> Any:
-        headers = {"Authorization": f"token {token}"} if token else {}
-        params: Any = {"url": target.url, "headers": headers}
-        return MCPServerStreamableHttp(params, client_session_timeout_seconds=120)
-
-    try:
-        async with server(target.token) as agent_side:
-            row.cells["connect"] = Cell(True, "connected")
-
-            async def call(name: str, **arguments: Any) -> types.CallToolResult:
-                result: types.CallToolResult = await agent_side.call_tool(
-                    name, {"path": PATH, **arguments}
-                )
-                return result
-
-            async def listed() -> tuple[bool, str]:
-                tools = await agent_side.list_tools()
-                return any(t.name == "run_cells" for t in tools), f"{len(tools)} tools"
-
-            async def read_text() -> tuple[bool, str]:
-                text = _text(await call("read_cell", cell_id="c0"))
-                return MARKER in text, text[:80]
-
-            async def image() -> tuple[bool, str]:
-                result = await call("read_cell", cell_id="c1")
-                found = [c for c in result.content if getattr(c, "type", "") == "image"]
-                return len(found) == 1, f"{len(found)} image"
-
-            async def resource() -> tuple[bool, str]:
-                result = await call("get_outputs", cell_id="c2")
-                links = [c for c in result.content if getattr(c, "type", "") == "resource_link"]
-                link: Any = links[0]
-                [content] = (await agent_side.read_resource(str(link.uri))).contents
-                text = getattr(content, "text", "")
-                return len(text) > 2000, f"{len(text)} characters"
-
-            async def run() -> tuple[bool, str]:
-                result = await call("run_cells", cell_ids=["c0"])
-                return not result.is_error and MARKER in _text(result), _text(result)[:80]
-
-            async def no_tasks() -> tuple[bool | None, str]:
-                return None, "no tasks in its MCP adapter"
-
-            async def propose() -> tuple[bool, str]:
-                text = _text(await call("propose_insert", source="x = 1", summary="matrix"))
-                return "Proposal" in text, text[:80]
-
-            checks = [
-                ("list", listed), ("read text", read_text), ("image", image),
-                ("resource", resource), ("run", run), ("task", no_tasks), ("propose", propose),
-            ]  # fmt: skip
-            for name, check in checks:
-                row.cells[name] = await _cell(check)
-    except Exception as e:  # it could not connect: what it says
-        row.cells["connect"] = Cell(False, _leaf_text(e))
-        return row
-
-    async def refused() -> tuple[bool, str]:
-        async with server(target.scoped_token) as scoped:
-            result = await scoped.call_tool("run_cells", {"path": PATH, "cell_ids": ["c0"]})
-            return result.is_error and bool(_text(result)), _text(result)
-
-    async def unauthenticated() -> tuple[bool, str]:
-        try:
-            async with server("") as anonymous:
-                await anonymous.list_tools()
-                return False, "connected without a token"
-        except BaseException as e:  # an exception group from the SDK's task group
-            text = _leaf_text(e)
-            return UNAUTHENTICATED in text, text
-
-    row.cells["scope refusal"] = await _cell(refused)
-    row.cells["error text"] = await _cell(unauthenticated)
-    return row
 
 
 # -- the TypeScript libraries -----------------------------------------------------------
@@ -372,9 +291,12 @@ async def typescript(target: Target, library: str) -> Row:
 
 async def matrix(target: Target) -> list[Row]:
     rows = [await python_sdk(target, modern=False), await python_sdk(target, modern=True)]
-    framework = await openai_agents(target)
-    if framework is not None:
-        rows.append(framework)
+    from .host_frameworks import FRAMEWORKS
+
+    for framework in FRAMEWORKS:
+        found = await framework(target)
+        if found is not None:
+            rows.append(found)
     for library in node_libraries():
         rows.append(await typescript(target, library))
     return rows
