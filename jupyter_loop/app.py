@@ -44,7 +44,7 @@ from .execution.run_socket import route_table as run_socket_routes
 from .execution.service import ExecutionService
 from .keeper.adoption import KeptKernels, adopt_kept_kernels, kept_kernel_ids, let_kernels_live
 from .keeper.settings import keep_kernels_config, kernels_root
-from .loop_health import LoopMonitor
+from .loop_health import LoopMonitor, freeze_startup_heap
 from .masking_traits import MaskingConfig
 from .mcp_server.handler import route_table as mcp_routes
 from .mcp_server.traits import ExternalConfig, McpLimits
@@ -108,6 +108,18 @@ class JupyterLoopApp(
             "per notebook, and counted from the end of the last save). Every run also "
             "saves when it ends; the output journal, not the file, keeps what a crash "
             "would lose. None or 0 leaves saving to autosave alone."
+        ),
+    )
+
+    freeze_startup_heap = Bool(
+        True,
+        config=True,
+        help=(
+            "Once the server runs, keep the objects it holds then (modules, classes, the "
+            "apps: they live as long as the process) out of Python's garbage collections "
+            "(gc.freeze), so a full collection under load walks only what came after "
+            "(default True). A full collection of a busy server's objects held its event "
+            "loop for seconds."
         ),
     )
 
@@ -329,6 +341,8 @@ class JupyterLoopApp(
         # How late the event loop runs, and what holds it when it stalls (the status says).
         self.loop_monitor = LoopMonitor(self.log)
         IOLoop.current().add_callback(self.loop_monitor.start)
+        if self.freeze_startup_heap:  # once the loop runs: every extension is loaded
+            IOLoop.current().add_callback(freeze_startup_heap)
         # Runs cut off by the previous server process are closed once the server runs
         # (the collaboration extension is set up by then).
         IOLoop.current().add_callback(self._recover)
