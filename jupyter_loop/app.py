@@ -340,9 +340,10 @@ class JupyterLoopApp(
         self.execution.start()
         # How late the event loop runs, and what holds it when it stalls (the status says).
         self.loop_monitor = LoopMonitor(self.log)
-        IOLoop.current().add_callback(self.loop_monitor.start)
         if self.freeze_startup_heap:  # once the loop runs: every extension is loaded
             IOLoop.current().add_callback(freeze_startup_heap)
+        # After the freeze: its own full collection is the start's, not a stall.
+        IOLoop.current().add_callback(self.loop_monitor.start)
         # Runs cut off by the previous server process are closed once the server runs
         # (the collaboration extension is set up by then).
         IOLoop.current().add_callback(self._recover)
