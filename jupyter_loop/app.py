@@ -12,7 +12,7 @@ from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.serverapp import ServerApp
 from tornado.ioloop import IOLoop
-from traitlets import Enum, Float, Int, Unicode, default
+from traitlets import Bool, Enum, Float, Int, Unicode, default
 
 from .access.token_handlers import route_table as token_routes
 from .access.tokens import AccessTokens
@@ -44,7 +44,7 @@ from .history.versions.handlers import route_table as version_routes
 from .history.versions.keeper import VersionKeeper
 from .keeper.adoption import KeptKernels, adopt_kept_kernels, kept_kernel_ids, let_kernels_live
 from .keeper.settings import keep_kernels_config, kernels_root
-from .loop_health import LoopMonitor
+from .loop_health import LoopMonitor, freeze_startup_heap
 from .masking_traits import MaskingConfig
 from .mcp_server.handler import route_table as mcp_routes
 from .mcp_server.traits import ExternalConfig, McpLimits
@@ -106,6 +106,18 @@ class JupyterLoopApp(
             "per notebook, and counted from the end of the last save). Every run also "
             "saves when it ends; the output journal, not the file, keeps what a crash "
             "would lose. None or 0 leaves saving to autosave alone."
+        ),
+    )
+
+    freeze_startup_heap = Bool(
+        True,
+        config=True,
+        help=(
+            "Once the server runs, keep the objects it holds then (modules, classes, the "
+            "apps: they live as long as the process) out of Python's garbage collections "
+            "(gc.freeze), so a full collection under load walks only what came after "
+            "(default True). A full collection of a busy server's objects held its event "
+            "loop for seconds."
         ),
     )
 
@@ -269,6 +281,9 @@ class JupyterLoopApp(
         self.execution.start()
         # How late the event loop runs, and what holds it when it stalls (the status says).
         self.loop_monitor = LoopMonitor(self.log)
+        if self.freeze_startup_heap:  # once the loop runs: every extension is loaded
+            IOLoop.current().add_callback(freeze_startup_heap)
+        # After the freeze: its own full collection is the start's, not a stall.
         IOLoop.current().add_callback(self.loop_monitor.start)
         # Runs cut off by the previous server process are closed once the server runs
         # (the collaboration extension is set up by then).

@@ -64,6 +64,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from anyio.abc import TaskGroup
 from jupyter_server.serverapp import ServerApp
 from jupyter_server_ydoc.stores import SQLiteYStore
 from pycrdt import Decoder, Doc, get_state, merge_updates
@@ -71,6 +72,7 @@ from pycrdt.store import YDocNotFound
 from traitlets import Float, Int
 from traitlets.config import Config
 
+from . import store_rows
 from .document.update_holes import UnreadableUpdate, check_whole, holes, own_structs
 
 
@@ -228,6 +230,7 @@ class CompactSQLiteYStore(SQLiteYStore):
         self._waiting: list[bytes] = []
         self._room_document: Doc[Any] | None = None
         self._stored: dict[int, int] = {}  # the state vector of what is written
+        self._observed = False  # the room gave an update it observed
 
     async def holds(self, ydoc: Doc[Any], timeout: float) -> bool:
         """Wait until the store holds every struct ``ydoc`` has now; False after
@@ -301,14 +304,41 @@ class CompactSQLiteYStore(SQLiteYStore):
         client wrote before (see the module's docstring): a few bytes of state, or the
         notebook when the room loaded it from its file (a copy the squash folds away).
         """
-        if self._room_document is not None:
+        self._observed = True
+        await self._write_batched(data)
+
+    def take(self, update: bytes, tasks: TaskGroup) -> None:
+        """Take an update to store without a task of its own (as :meth:`write` stores it).
+
+        pycrdt-websocket's room starts an anyio task per update to call :meth:`write`;
+        jupyter-loop's rooms (``send_at_commit``) hand it here instead: the update joins
+        the batch waiting, and only the update that opens a batch starts a task in the
+        room's ``tasks`` (so a room stopping still gets the batch written). A printing
+        cell makes an update per output flush of each notebook: at 20 notebooks, the
+        per-update tasks were a tenth of the server's event loop (py-spy, bench/capacity.py).
+        """
+        self._observed = True  # (its first structs are merged when written: not in here,
+        # the transaction that made the update is still open)
+        if self.write_interval <= 0:
+            tasks.start_soon(self._write_when_started, update)
+        elif self._wait(update):
+            tasks.start_soon(self._write_after_interval, True)
+
+    def _with_first_structs(self, data: bytes) -> bytes:
+        if self._observed and self._room_document is not None:
             data = merge_updates(own_structs(self._room_document), data)
             self._room_document = None
+        return data
+
+    async def _write_when_started(self, data: bytes) -> None:
+        await self.started.wait()
+        await self._write_batched(data)
+
+    def _wait(self, data: bytes) -> bool:
+        """Put an update in the batch waiting; True when it opens the batch."""
+        self._waiting.append(data)
         CompactSQLiteYStore.writes_waiting += 1
-        try:
-            await self._write_batched(data)
-        finally:
-            CompactSQLiteYStore.writes_waiting -= 1
+        return len(self._waiting) == 1
 
     async def _write_batched(self, data: bytes) -> None:
         """Store an update with those that come within ``write_interval`` seconds.
@@ -317,13 +347,19 @@ class CompactSQLiteYStore(SQLiteYStore):
         writes them all; a room stopping meanwhile still gets them written.
         """
         if self.write_interval <= 0:
-            await super().write(data)
-            self._wrote(data)
+            CompactSQLiteYStore.writes_waiting += 1
+            try:
+                await self._write_one(data)
+            finally:
+                CompactSQLiteYStore.writes_waiting -= 1
             return
-        self._waiting.append(data)
-        if len(self._waiting) > 1:
-            return
+        if self._wait(data):
+            await self._write_after_interval(False)
+
+    async def _write_after_interval(self, until_started: bool) -> None:
         try:
+            if until_started:
+                await self.started.wait()
             await anyio.sleep(self.write_interval)
         finally:
             with anyio.CancelScope(shield=True):
@@ -334,7 +370,26 @@ class CompactSQLiteYStore(SQLiteYStore):
 
     async def _write_waiting(self) -> None:
         updates, self._waiting = self._waiting, []
-        if updates:
-            update = updates[0] if len(updates) == 1 else merge_updates(*updates)
-            await super().write(update)
-            self._wrote(update)
+        try:
+            if updates:
+                await self._write_one(updates[0] if len(updates) == 1 else merge_updates(*updates))
+        finally:
+            CompactSQLiteYStore.writes_waiting -= len(updates)
+
+    async def _write_one(self, update: bytes) -> None:
+        """Write one update as pycrdt-store's ``write`` does, in one trip to the store's
+        own thread (see :mod:`jupyter_loop.store_rows`) rather than its five or more trips
+        through anyio's worker threads (a cursor, the squash check and its row, the
+        insert, the commit), each of which made anyio search every task of the server's
+        loop for a root task it never finds under jupyter_server (py-spy: 8 % of the loop
+        at 20 printing notebooks, 20 % for stock's store). A configured size cleanup,
+        which this does not do, takes pycrdt-store's own path."""
+        update = self._with_first_structs(update)
+        if self.cleanup_when_db_size_above or self.db_initialized is None:
+            await super().write(update)  # (not started: pycrdt-store says so)
+        else:
+            await self.db_initialized.wait()
+            metadata = await self.get_metadata()
+            async with self.lock:
+                await store_rows.in_store_thread(store_rows.write_update, self, update, metadata)
+        self._wrote(update)

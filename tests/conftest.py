@@ -79,6 +79,10 @@ def jp_server_config(
             "JupyterLoopApp": {
                 "save_interval": 1.0,
                 "data_dir": str(tmp_path / "jupyter_loop"),
+                # The server runs inside pytest here: freezing would keep every test's
+                # objects for the whole session (tests/test_loop_health.py freezes a
+                # server process of its own).
+                "freeze_startup_heap": False,
                 **loop_config,
             },
         }

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from pathlib import Path
 from typing import Any
 
 import pytest
 from traitlets.config import Config
 
 from jupyter_loop.cli.main import loop_line
+from jupyter_loop.testing.server_process import ServerProcess
 
 BLOCK = 1.5
 
@@ -54,3 +56,25 @@ async def test_a_stalled_loop_is_warned_of_by_name_and_shows_in_the_status(
     assert loop["max_ms"] >= (BLOCK - 0.5) * 1000 and loop["stalls"] >= 1, loop
     assert loop["samples"] > 0
     assert f"{int(loop['stalls'])} stalls over 1 s" in loop_line(loop)
+
+
+async def test_a_server_keeps_its_startup_objects_out_of_garbage_collections(
+    tmp_path: Path,
+) -> None:
+    """A full collection of a busy server's objects held its loop for seconds (N=20 under
+    ``bench/capacity.py``): what the started server holds is frozen, and the status
+    reports the longest collection."""
+    server = ServerProcess(tmp_path)
+    server.start()
+    try:
+        await server.ready()
+        loop: dict[str, Any] = {}
+        for _ in range(50):  # the freeze runs once the server's loop does
+            loop = (await server.api("api", "jupyter-loop", "status"))["loop"]
+            if loop["frozen"]:
+                break
+            await asyncio.sleep(0.1)
+        assert loop["frozen"] > 10_000, loop  # the imports alone are tens of thousands
+        assert "gc_max_ms" in loop
+    finally:
+        server.kill()
