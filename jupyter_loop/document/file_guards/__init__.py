@@ -35,13 +35,17 @@ class FileGuards:
     missed_reloads: MissedReloads
     saved_hashes: SavedHashes
     returning_tabs: ReturningTabs
+    reloads: FileReloads
 
     async def stop(self) -> None:
-        """Stop both, the second even when the first fails."""
+        """Stop each, the later ones even when an earlier one fails."""
         try:
             await self.saved_hashes.stop()
         finally:
-            await self.missed_reloads.stop()
+            try:
+                await self.missed_reloads.stop()
+            finally:
+                await self.reloads.stop()
 
 
 def start_file_guards(
@@ -76,4 +80,4 @@ def start_file_guards(
     # jupyter_server_ydoc makes its rooms' server as it loads, after us: the loop's
     # first turn comes once every extension has loaded, before any request is served.
     IOLoop.current().add_callback(returning_tabs.watch_rooms)
-    return FileGuards(missed_reloads, saved_hashes, returning_tabs)
+    return FileGuards(missed_reloads, saved_hashes, returning_tabs, reloads)

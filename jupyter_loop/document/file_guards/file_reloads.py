@@ -18,6 +18,7 @@ come back to the next server.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -95,6 +96,11 @@ class FileReloads:
         wait = getattr(contents_manager, "wait_before_reads", None)
         if wait is not None:
             wait(self._before_read)
+
+    async def stop(self) -> None:
+        """Let the marks being written reach the disk, then end the writer's thread (left
+        running, it kept the process of a stopped server from exiting)."""
+        await asyncio.to_thread(self._writer.shutdown, wait=True)
 
     def any_of(self, room_id: str) -> bool:
         """Whether the notebook's room was ever reloaded from its file (that we know)."""
