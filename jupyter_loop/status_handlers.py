@@ -12,11 +12,12 @@ from tornado import web
 from .access.identity import principal_of
 from .access.rights import Ability, requires
 from .assistant_services import AssistantHandler
+from .document import collaboration
 from .errors import BadRequest
 from .handlers import NAMESPACE, LoopHandler
 from .history.cells import runs_payload
 from .history.handlers import route_table as cell_history_routes
-from .ystore import CompactSQLiteYStore
+from .ystore import writes_waiting
 
 
 class StatusHandler(AssistantHandler):
@@ -31,6 +32,8 @@ class StatusHandler(AssistantHandler):
         damaged = self.settings.get("jupyter_loop_damaged")
         moved = [item.to_json() for item in damaged.listed()] if damaged is not None else []
         monitor = self.settings.get("jupyter_loop_loop_monitor")
+        extension = collaboration.extension(self.settings)
+        rooms = collaboration.rooms(extension).values() if extension is not None else ()
         self.reply(
             {
                 "runs": execution.in_flight(),
@@ -41,7 +44,7 @@ class StatusHandler(AssistantHandler):
                 "damaged": moved,
                 # The server's own health: how late its event loop runs (loop_health.py).
                 "loop": monitor.lag().as_json() if monitor is not None else None,
-                "store_writes_waiting": CompactSQLiteYStore.writes_waiting,
+                "store_writes_waiting": writes_waiting(rooms),
             }
         )
 

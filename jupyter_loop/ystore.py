@@ -58,6 +58,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from collections.abc import Iterable
 from contextlib import closing
 from logging import Logger
 from pathlib import Path
@@ -188,9 +189,12 @@ class CompactSQLiteYStore(SQLiteYStore):
     """jupyter-collaboration's SQLite store with bounded history."""
 
     writes_waiting = 0
-    """Updates of every room handed to a store and not yet written (batched, or waiting
-    for the database): the server's write queue, which ``GET status`` reports. A queue
-    that keeps growing is a store that cannot keep up with the rooms."""
+    """Updates of this room handed to the store and not yet written (batched, or waiting
+    for the database). ``GET status`` reports their sum over the server's rooms (the
+    module's :func:`writes_waiting`): a queue that keeps growing is a store that cannot
+    keep up.
+    A count per store, not per class: a class count outlived a server whose loop closed
+    with a write pending (pytest's servers share a process) and never came back to 0."""
 
     stores_first_writes = True
     """It stores what a room wrote before observing its document (see :meth:`write`)."""
@@ -228,6 +232,7 @@ class CompactSQLiteYStore(SQLiteYStore):
         super().__init__(*args, **kwargs)
         self.register_compression_callbacks(unchanged, unchanged)
         self._waiting: list[bytes] = []
+        self.writes_waiting = 0
         self._room_document: Doc[Any] | None = None
         self._stored: dict[int, int] = {}  # the state vector of what is written
         self._observed = False  # the room gave an update it observed
@@ -337,7 +342,7 @@ class CompactSQLiteYStore(SQLiteYStore):
     def _wait(self, data: bytes) -> bool:
         """Put an update in the batch waiting; True when it opens the batch."""
         self._waiting.append(data)
-        CompactSQLiteYStore.writes_waiting += 1
+        self.writes_waiting += 1
         return len(self._waiting) == 1
 
     async def _write_batched(self, data: bytes) -> None:
@@ -347,11 +352,11 @@ class CompactSQLiteYStore(SQLiteYStore):
         writes them all; a room stopping meanwhile still gets them written.
         """
         if self.write_interval <= 0:
-            CompactSQLiteYStore.writes_waiting += 1
+            self.writes_waiting += 1
             try:
                 await self._write_one(data)
             finally:
-                CompactSQLiteYStore.writes_waiting -= 1
+                self.writes_waiting -= 1
             return
         if self._wait(data):
             await self._write_after_interval(False)
@@ -374,7 +379,7 @@ class CompactSQLiteYStore(SQLiteYStore):
             if updates:
                 await self._write_one(updates[0] if len(updates) == 1 else merge_updates(*updates))
         finally:
-            CompactSQLiteYStore.writes_waiting -= len(updates)
+            self.writes_waiting -= len(updates)
 
     async def _write_one(self, update: bytes) -> None:
         """Write one update as pycrdt-store's ``write`` does, in one trip to the store's
@@ -393,3 +398,9 @@ class CompactSQLiteYStore(SQLiteYStore):
             async with self.lock:
                 await store_rows.in_store_thread(store_rows.write_update, self, update, metadata)
         self._wrote(update)
+
+
+def writes_waiting(rooms: Iterable[Any]) -> int:
+    """The updates the stores of ``rooms`` hold and have not written yet: the server's
+    write queue (a room without a jupyter-loop store counts none)."""
+    return sum(getattr(room.ystore, "writes_waiting", 0) for room in rooms)

@@ -32,9 +32,8 @@ async def test_a_stalled_loop_is_warned_of_by_name_and_shows_in_the_status(
 ) -> None:
     calm = await api("api", "jupyter-loop", "status")
     assert calm["loop"]["max_ms"] < 1000, calm["loop"]
-    # The store's write queue drains at rest. Its count is the process's (one server a
-    # process), and an earlier test's server in this pytest process may still be writing:
-    # the queue must empty, not be empty at the first look.
+    # The store's write queue (this server's rooms) drains at rest: it must empty, not
+    # merely be empty at the first look.
     for _ in range(300):
         if (await api("api", "jupyter-loop", "status"))["store_writes_waiting"] == 0:
             break
