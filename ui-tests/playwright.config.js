@@ -23,6 +23,17 @@ function freePort() {
   return execFileSync('python3', ['-c', probe], { encoding: 'utf8' }).trim();
 }
 const port = process.env.LOOP_UI_PORT || freePort();
+
+// The specs that script the test server's one model server (agent-helpers.ts): its
+// replies are one queue, so two of these at once would take each other's replies. They
+// run one at a time (their project's worker), beside the other specs.
+const scriptedModelSpecs = [
+  'acp-agent',
+  'agent-*',
+  'history',
+  'inline-completion',
+  'versions'
+].map(name => `**/${name}.spec.ts`);
 process.env.LOOP_UI_PORT = port;
 process.env.TARGET_URL = `http://localhost:${port}`;
 
@@ -32,7 +43,14 @@ module.exports = {
   // A notebook's first run waits for its kernel to start, which takes several seconds
   // on a busy 2-core CI machine: the 5 s default made first-output checks flaky.
   expect: { ...base.expect, timeout: 20000 },
-  workers: 1,
+  // Two browsers at once: a spec mostly waits on its kernel and the server, and each
+  // has a folder of its own (Galata's tmpPath). The specs that restart a server start
+  // their own (own-server.ts).
+  workers: Number(process.env.LOOP_UI_WORKERS || 2),
+  projects: [
+    { name: 'scripted model', testMatch: scriptedModelSpecs, workers: 1 },
+    { name: 'browser', testIgnore: scriptedModelSpecs }
+  ],
   retries: process.env.CI ? 1 : 0,
   // In CI a run that goes wrong as a whole (a server that stopped answering) ends within
   // bounds and says so, instead of using up CI's time one 2-minute test timeout at a time.

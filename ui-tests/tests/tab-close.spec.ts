@@ -1,4 +1,6 @@
 import { expect, test } from '@jupyterlab/galata';
+import * as fs from 'fs';
+import * as path from 'path';
 
 import {
   cellPrompt,
@@ -7,11 +9,18 @@ import {
   openInNewTab,
   printedNumbers,
   readNotebookOnDisk,
+  SERVER_ROOT,
   shiftEnter
 } from './helpers';
 
 const LOOP = (count: number, pause: number) =>
   `import time\nfor i in range(${count}):\n    print(i, flush=True)\n    time.sleep(${pause})`;
+
+// Prints until the test writes the file `stop` beside the notebook (the kernel's working
+// folder): a fixed count ran out before a slow tab reopened on a loaded machine, and the
+// "still live" check then waited for lines that would never come.
+const UNTIL_STOPPED = (pause: number) =>
+  `import os, time\ni = 0\nwhile not os.path.exists("stop"):\n    print(i, flush=True)\n    i += 1\n    time.sleep(${pause})`;
 
 const consecutive = (numbers: number[]) => numbers.every((n, i) => n === i);
 
@@ -20,7 +29,7 @@ test('closing the tab mid-run loses nothing and the run goes on', async ({
   context,
   tmpPath
 }) => {
-  const name = await notebookWithCells(page, LOOP(60, 0.25));
+  const name = await notebookWithCells(page, UNTIL_STOPPED(0.25));
   await shiftEnter(page, 0);
   await expect
     .poll(async () => printedNumbers(await cellText(page, 0)).length)
@@ -42,6 +51,11 @@ test('closing the tab mid-run loses nothing and the run goes on', async ({
       timeout: 20000
     })
     .toBeGreaterThan(seen.length + 4);
+  fs.writeFileSync(path.join(SERVER_ROOT, tmpPath, 'stop'), '');
+  await expect
+    .poll(() => cellPrompt(reopened, 0), { timeout: 20000 })
+    .toBe('[1]:');
+  expect(consecutive(printedNumbers(await cellText(reopened, 0)))).toBe(true);
 });
 
 test('with the browser closed, the saved notebook ends with every line', async ({
