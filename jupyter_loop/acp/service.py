@@ -264,7 +264,7 @@ class AcpService:
         owner: TokenOwner,
         command: AgentCommand,
     ) -> AcpSession:
-        from .client import NotebookClient, SessionScope
+        from .client import NotebookClient, SessionScope, terminal_refusal
         from .session import AcpSession
 
         settings = self.settings
@@ -289,6 +289,7 @@ class AcpService:
                 outside=agents.outside,
                 contents=settings.contents,
                 masker=agents.settings.make_masker(),
+                terminal_refusal=terminal_refusal(grants, scope),  # the person's own rights
             )
         )
         url = settings.mcp_url()

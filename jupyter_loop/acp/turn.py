@@ -90,6 +90,10 @@ class AcpTurn:
             self.plan.file_id, turn_id=self.plan.turn_id, role=role, text=text, **extra
         )
 
+    def record(self, action: str, **details: Any) -> None:
+        """Journal one action of this turn, named as its agent for its person."""
+        self._record(action, **details)
+
     def _record(self, action: str, **details: Any) -> None:
         plan = self.plan
         self._journal.record(
