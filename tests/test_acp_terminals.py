@@ -117,7 +117,7 @@ async def test_every_command_ends_with_its_session(
     # A command that started another: both end with the session (its process group).
     await agent.start(path, "spawn sleep 300 & echo $!; echo $$; wait", agent="scripted")
     text = said(await agent.ended(path))
-    pids = [int(p) for p in re.findall(r"^\s*(\d+)\s*$", text.split("spawned", 1)[1], re.M)]
+    pids = [int(p) for p in re.findall(r"\d+", text.split("spawned term-1:", 1)[1])]
     assert len(pids) == 2 and all(is_running(pid) for pid in pids)
     service = jp_serverapp.web_app.settings["jupyter_loop_acp"]
     await service.stop()  # what stop_extension awaits

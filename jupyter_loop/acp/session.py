@@ -7,8 +7,9 @@ ends it whatever state it is in: stdin closed, then SIGTERM to the group, then S
 and the session's access token is revoked (``on_close``).
 
 The client advertises reading and writing text files, and terminals only to a person
-with Jupyter's terminals right (see :mod:`.client`); it hands the agent jupyter-loop's own MCP endpoint, over HTTP with the
-session's token, when the agent says it can reach MCP servers over HTTP.
+with Jupyter's terminals right (see :mod:`.client`); it hands the agent jupyter-loop's own
+MCP endpoint, over HTTP with the session's token, when the agent says it can reach MCP
+servers over HTTP.
 
 Given the id of a session an earlier process opened (:mod:`.kept`), it is reopened with
 ``session/load`` when the agent advertises ``loadSession``; the agent then replays the

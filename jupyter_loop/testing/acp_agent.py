@@ -76,13 +76,13 @@ from acp import (
 )
 from acp.schema import (
     AgentCapabilities,
-    Usage,
     AvailableCommand,
     AvailableCommandsUpdate,
     Implementation,
     McpCapabilities,
     PermissionOption,
     ToolCallUpdate,
+    Usage,
 )
 
 _ENV_NAME = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
