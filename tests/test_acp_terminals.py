@@ -56,15 +56,19 @@ async def test_a_command_runs_in_the_notebooks_folder_and_is_journalled(
     agent: Agent, write_notebook: Any, jp_root_dir: Any
 ) -> None:
     path = write_notebook("work/here.ipynb", "1")
-    await agent.start(path, "capabilities\nrun pwd; echo done", agent="scripted")
+    (jp_root_dir / "other").mkdir()
+    script = f"capabilities\nrun pwd; echo done\nrunin {jp_root_dir / 'other'} pwd\nrunin /tmp pwd"
+    await agent.start(path, script, agent="scripted")
     conversation = await agent.ended(path)
     text = said(conversation)
     assert conversation["turn"]["state"] == "done"
     assert '"terminal": true' in text
     assert f"exit 0: {(jp_root_dir / 'work').resolve()}\ndone" in text
+    assert f"exit 0: {(jp_root_dir / 'other').resolve()}\n" in text  # a folder inside the root
+    assert "/tmp is outside the server's root directory" in text
     journal = await agent.journal(path)
     commands = [e for e in journal if e["action"] == "terminal_command"]
-    assert [c["details"]["command"] for c in commands] == [["/bin/sh", "-c", "pwd; echo done"]]
+    assert [c["details"]["command"][2] for c in commands] == ["pwd; echo done", "pwd"]
     assert commands[0]["by"].startswith("scripted for ")
     assert commands[0]["turn_id"] == conversation["turn"]["id"]
     exits = [e for e in journal if e["action"] == "terminal_exit"]  # before wait_for_exit returned

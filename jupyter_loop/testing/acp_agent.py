@@ -26,6 +26,7 @@ prompt's text, one command a line (so a test reads as what the agent does):
   output reversed (``reversed: …``: what the agent was given, past the conversation's own
   masking, which would hide a secret said as is);
 - ``runcut LIMIT COMMAND``: ``run`` with ``outputByteLimit`` LIMIT;
+- ``runin FOLDER COMMAND``: ``run`` in FOLDER (absolute, as ACP asks);
 - ``spawn COMMAND``: ``terminal/create`` left running; after a moment says
   ``spawned ID: OUTPUT`` (a test reads the pid a command prints, and checks it ends);
 - ``usage INPUT OUTPUT``: the prompt's response reports that many tokens used;
@@ -266,7 +267,7 @@ class ScriptedAgent:
             outcome = answer.outcome
             chosen = getattr(outcome, "option_id", None) or outcome.outcome
             await self._say(session_id, f"permission: {chosen}")
-        elif command in ("run", "runcut", "spawn"):
+        elif command in ("run", "runcut", "runin", "spawn"):
             await self._terminal(session_id, command, rest)
         elif command == "usage":
             used, made = (int(n) for n in rest.split())
@@ -286,13 +287,15 @@ class ScriptedAgent:
     async def _terminal(self, session_id: str, command: str, rest: str) -> None:
         """``run``, ``runcut`` and ``spawn`` (see the module docstring)."""
         assert self._client is not None
-        client, limit = self._client, None
+        client, limit, cwd = self._client, None, None
         if command == "runcut":
             cut, _, rest = rest.partition(" ")
             limit = int(cut)
+        elif command == "runin":
+            cwd, _, rest = rest.partition(" ")
         try:
             made = await client.create_terminal(
-                command=rest, session_id=session_id, output_byte_limit=limit
+                command=rest, session_id=session_id, output_byte_limit=limit, cwd=cwd
             )
             terminal_id = made.terminal_id
             if command == "spawn":
