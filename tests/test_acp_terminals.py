@@ -57,7 +57,10 @@ async def test_a_command_runs_in_the_notebooks_folder_and_is_journalled(
 ) -> None:
     path = write_notebook("work/here.ipynb", "1")
     (jp_root_dir / "other").mkdir()
-    script = f"capabilities\nrun pwd; echo done\nrunin {jp_root_dir / 'other'} pwd\nrunin /tmp pwd"
+    script = (
+        f"capabilities\nrun pwd; echo done\nrunin {jp_root_dir / 'other'} pwd\n"
+        "runin /tmp pwd\nrunkill sleep 60"
+    )
     await agent.start(path, script, agent="scripted")
     conversation = await agent.ended(path)
     text = said(conversation)
@@ -66,9 +69,12 @@ async def test_a_command_runs_in_the_notebooks_folder_and_is_journalled(
     assert f"exit 0: {(jp_root_dir / 'work').resolve()}\ndone" in text
     assert f"exit 0: {(jp_root_dir / 'other').resolve()}\n" in text  # a folder inside the root
     assert "/tmp is outside the server's root directory" in text
+    assert "killed: SIGTERM" in text  # terminal/kill ends it, its exit status says how
     journal = await agent.journal(path)
     commands = [e for e in journal if e["action"] == "terminal_command"]
-    assert [c["details"]["command"][2] for c in commands] == ["pwd; echo done", "pwd"]
+    shown = [c["details"]["command"][2] for c in commands]
+    assert shown == ["pwd; echo done", "pwd", "sleep 60"]
+    assert [e["details"]["terminal_id"] for e in journal if e["action"] == "terminal_kill"]
     assert commands[0]["by"].startswith("scripted for ")
     assert commands[0]["turn_id"] == conversation["turn"]["id"]
     exits = [e for e in journal if e["action"] == "terminal_exit"]  # before wait_for_exit returned

@@ -27,6 +27,8 @@ prompt's text, one command a line (so a test reads as what the agent does):
   masking, which would hide a secret said as is);
 - ``runcut LIMIT COMMAND``: ``run`` with ``outputByteLimit`` LIMIT;
 - ``runin FOLDER COMMAND``: ``run`` in FOLDER (absolute, as ACP asks);
+- ``runkill COMMAND``: ``run``, but ``terminal/kill`` it after a moment; says
+  ``killed: SIGNAL``;
 - ``spawn COMMAND``: ``terminal/create`` left running; after a moment says
   ``spawned ID: OUTPUT`` (a test reads the pid a command prints, and checks it ends);
 - ``usage INPUT OUTPUT``: the prompt's response reports that many tokens used;
@@ -267,7 +269,7 @@ class ScriptedAgent:
             outcome = answer.outcome
             chosen = getattr(outcome, "option_id", None) or outcome.outcome
             await self._say(session_id, f"permission: {chosen}")
-        elif command in ("run", "runcut", "runin", "spawn"):
+        elif command in ("run", "runcut", "runin", "runkill", "spawn"):
             await self._terminal(session_id, command, rest)
         elif command == "usage":
             used, made = (int(n) for n in rest.split())
@@ -298,6 +300,9 @@ class ScriptedAgent:
                 command=rest, session_id=session_id, output_byte_limit=limit, cwd=cwd
             )
             terminal_id = made.terminal_id
+            if command == "runkill":
+                await asyncio.sleep(0.3)
+                await client.kill_terminal(session_id=session_id, terminal_id=terminal_id)
             if command == "spawn":
                 await asyncio.sleep(0.5)
                 shown = await client.terminal_output(session_id=session_id, terminal_id=terminal_id)
@@ -310,6 +315,9 @@ class ScriptedAgent:
             await client.release_terminal(session_id=session_id, terminal_id=terminal_id)
         except RequestError as e:
             await self._say(session_id, f"error: {e}")
+            return
+        if command == "runkill":
+            await self._say(session_id, f"killed: {ended.signal}")
             return
         cut = " (truncated)" if shown.truncated else ""
         await self._say(session_id, f"exit {ended.exit_code}{cut}: {shown.output}")
