@@ -32,6 +32,16 @@ def no_kernels(action: str, resource: str) -> bool:
     return resource != "kernels"
 
 
+def no_terminals(action: str, resource: str) -> bool:
+    """Everything is allowed but Jupyter's terminals."""
+    return resource != "terminals"
+
+
+def everything(action: str, resource: str) -> bool:
+    """Everything is allowed, asked of the authorizer all the same (terminals included)."""
+    return True
+
+
 def no_access(action: str, resource: str) -> bool:
     """A user the server knows but who may do nothing."""
     return False
@@ -83,6 +93,30 @@ class AsyncNoKernels(Authorizer):
         self, handler: Any, user: Any, action: str, resource: str
     ) -> bool:
         return no_kernels(action, resource)
+
+
+class NoTerminals(Authorizer):
+    def is_authorized(self, handler: Any, user: Any, action: str, resource: str) -> bool:
+        return no_terminals(action, resource)
+
+
+class AsyncNoTerminals(Authorizer):
+    async def is_authorized(  # type: ignore[override]
+        self, handler: Any, user: Any, action: str, resource: str
+    ) -> bool:
+        return no_terminals(action, resource)
+
+
+class Everything(Authorizer):
+    def is_authorized(self, handler: Any, user: Any, action: str, resource: str) -> bool:
+        return everything(action, resource)
+
+
+class AsyncEverything(Authorizer):
+    async def is_authorized(  # type: ignore[override]
+        self, handler: Any, user: Any, action: str, resource: str
+    ) -> bool:
+        return everything(action, resource)
 
 
 class NoAccess(Authorizer):

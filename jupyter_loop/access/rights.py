@@ -52,6 +52,9 @@ class Ability(str, Enum):
     """See what runs: queued cells, runs and turns in flight, the models on offer."""
     RESTORE = "restore"
     """Bring back a notebook's kept version, or propose a past run's source or outputs."""
+    TERMINAL = "terminal"
+    """Run commands on the server as a terminal does (an ACP agent's terminal requests)."""
+    # Jupyter asks ``write`` to open a terminal and ``execute`` to type into one: both.
 
 
 RIGHTS: Mapping[Ability, tuple[Right, ...]] = MappingProxyType(
@@ -63,6 +66,7 @@ RIGHTS: Mapping[Ability, tuple[Right, ...]] = MappingProxyType(
         Ability.VARIABLES: (("execute", "kernels"),),
         Ability.SEE_KERNELS: (("read", "kernels"),),
         Ability.RESTORE: (("read", "contents"), ("write", "contents")),
+        Ability.TERMINAL: (("write", "terminals"), ("execute", "terminals")),
     }
 )
 

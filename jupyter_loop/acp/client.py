@@ -10,20 +10,36 @@
   contents. Paths outside the server's root are refused.
 - ``session/request_permission`` and ``session/update`` go to the turn under way
   (:class:`TurnSide`); between turns a permission request is refused.
-- ``terminal/*`` is not offered (the capability is not advertised, and the methods answer
-  "method not found"): a terminal would run commands outside every rule above.
+- ``terminal/*`` is offered only when the session's person has Jupyter's terminals right
+  in a mode that may run code (:attr:`SessionScope.terminal_refusal`); otherwise the
+  capability is not advertised and every terminal request is refused, saying why. A
+  command runs as the server's user in the notebook's folder, its output masked before the
+  agent reads it and before it is cut (:mod:`.terminals`); each is journalled by the turn
+  that ran it, and every one is ended with the session (:meth:`NotebookClient.close`).
 """
 
 from __future__ import annotations
 
 import json
+import posixpath
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import nbformat
 from acp import RequestError
-from acp.schema import DeniedOutcome, ReadTextFileResponse, RequestPermissionResponse
+from acp.schema import (
+    CreateTerminalResponse,
+    DeniedOutcome,
+    EnvVariable,
+    KillTerminalResponse,
+    ReadTextFileResponse,
+    ReleaseTerminalResponse,
+    RequestPermissionResponse,
+    TerminalExitStatus,
+    TerminalOutputResponse,
+    WaitForTerminalExitResponse,
+)
 from jupyter_server.utils import ensure_async
 
 from ..access.rights import Ability, Grants
@@ -31,6 +47,7 @@ from ..agent.callers import Caller
 from ..agent.outside import OutsideAgents
 from ..document import LiveDocuments
 from ..secrets import SecretMasker
+from .terminals import Terminal, TerminalRequest, Terminals, argv_of, described
 
 FORBIDDEN = -32001
 """The JSON-RPC error code of a request the user's rights refuse."""
@@ -42,6 +59,9 @@ class TurnSide(Protocol):
     async def apply(self, update: Any) -> None: ...
 
     async def permission(self, tool_call: Any, options: list[Any]) -> RequestPermissionResponse: ...
+
+    def record(self, action: str, **details: Any) -> None:
+        """Journal an action of the agent in this turn (named as the turn's agent)."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +77,21 @@ class SessionScope:
     outside: OutsideAgents
     contents: Any
     masker: SecretMasker | None
+    terminal_refusal: str | None = None
+    """Why the agent may not run commands (None: it may; see :func:`terminal_refusal`)."""
+
+
+def terminal_refusal(grants: Grants, scope: str) -> str | None:
+    """Why a session of ``grants`` in token ``scope`` gets no terminals (None: it does).
+
+    The person's own terminals right (the one rule, :attr:`Ability.TERMINAL`), and a mode
+    that may run code: a command is code run, so a turn that may only propose runs none."""
+    missing = grants.missing(Ability.TERMINAL)
+    if missing:
+        return f"{grants.user} may not run commands on the server (needs {', '.join(missing)})."
+    if scope != "run":
+        return "This turn's mode may not run code, so it runs no commands."
+    return None
 
 
 def refused(message: str) -> RequestError:
@@ -70,6 +105,7 @@ class NotebookClient:
         self.scope = scope
         self.turn: TurnSide | None = None
         self.commands: list[Any] | None = None
+        self.terminals = Terminals(scope.masker)
         """The agent's slash commands it announced between turns (after ``session/new``,
         as Qwen Code does), not yet shown: the next turn shows them."""
 
@@ -189,6 +225,93 @@ class NotebookClient:
                 failed.append(outcome.summary)
         if failed:
             raise RequestError.invalid_params({"details": json.dumps(failed)})
+
+    # -- terminals ---------------------------------------------------------------------
+
+    @property
+    def offers_terminals(self) -> bool:
+        return self.scope.terminal_refusal is None
+
+    def _terminal(self, terminal_id: str) -> Terminal:
+        if self.scope.terminal_refusal is not None:
+            raise refused(self.scope.terminal_refusal)
+        terminal = self.terminals.get(terminal_id)
+        if terminal is None:
+            raise RequestError.resource_not_found(terminal_id)
+        return terminal
+
+    async def create_terminal(
+        self,
+        session_id: str,
+        command: str,
+        args: list[str] | None = None,
+        env: list[EnvVariable] | None = None,
+        cwd: str | None = None,
+        output_byte_limit: int | None = None,
+        **_: Any,
+    ) -> CreateTerminalResponse:
+        scope = self.scope
+        if scope.terminal_refusal is not None:
+            raise refused(scope.terminal_refusal)
+        turn = self.turn
+        if turn is None:  # a command nobody asked for, nowhere to journal it
+            raise refused("Commands are run only during a turn.")
+        folder = self.api_path(cwd) if cwd else posixpath.dirname(scope.path)
+        where = scope.root_dir.resolve() / folder
+        if not where.is_dir():
+            raise RequestError.invalid_params({"details": f"{folder or '/'} is not a folder."})
+        request = TerminalRequest(
+            argv=argv_of(command, args),
+            cwd=str(where),
+            env={variable.name: variable.value for variable in env or []},
+            output_byte_limit=output_byte_limit,
+        )
+        try:
+            terminal_id = await self.terminals.create(request, turn.record)
+        except OSError as e:
+            turn.record("terminal_command", **described(request), error=str(e))
+            raise RequestError.invalid_params(
+                {"details": f"could not start {command}: {e.strerror or e}"}
+            ) from e
+        turn.record("terminal_command", **described(request), terminal_id=terminal_id)
+        return CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def terminal_output(
+        self, session_id: str, terminal_id: str, **_: Any
+    ) -> TerminalOutputResponse:
+        shown = self.terminals.output(self._terminal(terminal_id))
+        status = TerminalExitStatus(exit_code=shown.exit_code, signal=shown.signal)
+        return TerminalOutputResponse(
+            output=shown.output,
+            truncated=shown.truncated,
+            exit_status=status if shown.exited else None,
+        )
+
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str, **_: Any
+    ) -> WaitForTerminalExitResponse:
+        code, sent = await self._terminal(terminal_id).wait()
+        return WaitForTerminalExitResponse(exit_code=code, signal=sent)
+
+    async def kill_terminal(
+        self, session_id: str, terminal_id: str, **_: Any
+    ) -> KillTerminalResponse:
+        terminal = self._terminal(terminal_id)
+        if self.turn is not None:
+            self.turn.record("terminal_kill", terminal_id=terminal_id)
+        await terminal.kill()
+        return KillTerminalResponse()
+
+    async def release_terminal(
+        self, session_id: str, terminal_id: str, **_: Any
+    ) -> ReleaseTerminalResponse:
+        self._terminal(terminal_id)
+        await self.terminals.release(terminal_id)
+        return ReleaseTerminalResponse()
+
+    async def close(self) -> None:
+        """End every command the agent started (its session ends)."""
+        await self.terminals.close()
 
     # -- not offered -------------------------------------------------------------------
 

@@ -45,6 +45,7 @@ from ..agent.shared_turn import LiveTurn
 from ..agent.store import new_id, now_iso
 from ..document import LiveDocuments, NotebookRef
 from ..errors import Forbidden, NotFound
+from ..providers.token_budgets import BudgetAccount
 from ..records import TokenUsage, TurnRecord, UserEntry
 from .catalog import AgentCatalog, AgentCommand
 from .kept import KeptSession, KeptSessions
@@ -126,6 +127,9 @@ class AcpService:
             # tools let it do: starting one is running code, as a kernel is.
             raise Forbidden(f"Starting an agent on the server needs {rights_text(Ability.RUN)}.")
         command = self.settings.catalog.command(request.agent)
+        # The day's token caps, as for the assistant's turns: 403 before any agent starts.
+        budget = agents.budgets.account(grants.principal, request.path)
+        budget.check()
         # The ACP SDK (and pydantic: about a second and a half on a busy machine) is
         # imported by the first turn, in a worker thread, as the assistant's services are.
         await asyncio.to_thread(_import_sdk_parts)
@@ -133,7 +137,9 @@ class AcpService:
         policy = policy_or_default(request.approval, agents.settings.approval_policy)
 
         async def prepare() -> AcpTurn:
-            return await self._prepare(agents, request, grants, owner, command, room_id, policy)
+            return await self._prepare(
+                agents, request, grants, owner, command, room_id, policy, budget
+            )
 
         return await agents.launch(room_id, prepare)
 
@@ -146,6 +152,7 @@ class AcpService:
         command: AgentCommand,
         room_id: str,
         policy: str,
+        budget: BudgetAccount,
     ) -> AcpTurn:
         from .turn import AcpPlan, AcpTurn  # the ACP SDK: imported by the first turn only
 
@@ -201,6 +208,7 @@ class AcpService:
             journal=agents.journal,
             log=self._log,
             masker=masker,
+            budget=budget,
         )
 
     async def _session(
@@ -264,7 +272,7 @@ class AcpService:
         owner: TokenOwner,
         command: AgentCommand,
     ) -> AcpSession:
-        from .client import NotebookClient, SessionScope
+        from .client import NotebookClient, SessionScope, terminal_refusal
         from .session import AcpSession
 
         settings = self.settings
@@ -289,6 +297,7 @@ class AcpService:
                 outside=agents.outside,
                 contents=settings.contents,
                 masker=agents.settings.make_masker(),
+                terminal_refusal=terminal_refusal(grants, scope),  # the person's own rights
             )
         )
         url = settings.mcp_url()

@@ -6,9 +6,10 @@ the agent) and its tail kept for the message shown when it dies. :meth:`AcpSessi
 ends it whatever state it is in: stdin closed, then SIGTERM to the group, then SIGKILL,
 and the session's access token is revoked (``on_close``).
 
-The client advertises reading and writing text files, never terminals (see
-:mod:`.client`), and hands the agent jupyter-loop's own MCP endpoint, over HTTP with the
-session's token, when the agent says it can reach MCP servers over HTTP.
+The client advertises reading and writing text files, and terminals only to a person
+with Jupyter's terminals right (see :mod:`.client`); it hands the agent jupyter-loop's own
+MCP endpoint, over HTTP with the session's token, when the agent says it can reach MCP
+servers over HTTP.
 
 Given the id of a session an earlier process opened (:mod:`.kept`), it is reopened with
 ``session/load`` when the agent advertises ``loadSession``; the agent then replays the
@@ -128,7 +129,7 @@ class AcpSession:
                 protocol_version=PROTOCOL_VERSION,
                 client_capabilities=ClientCapabilities(
                     fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
-                    terminal=False,
+                    terminal=self.client.offers_terminals,
                 ),
                 client_info=Implementation(name="jupyter-loop", version="1"),
             )
@@ -216,6 +217,7 @@ class AcpSession:
         self.closed = True
         self._on_close()
         try:
+            await self.client.close()  # the commands it ran, before the agent itself
             if self._conn is not None:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(self._conn.close(), 2)

@@ -7,6 +7,14 @@ A stop (any tab, the terminal) sends ``session/cancel`` and waits a little for t
 to end the prompt ``cancelled``, keeping what it said; an agent that ignores the cancel,
 takes longer than the turn's time budget, or whose process dies, has its session ended
 and the turn says so in one plain line (never a turn left running).
+
+The tokens the agent says a turn used (the prompt response's ``usage``, an unstable part
+of ACP that some agents send) are the turn's usage, and count against the day's token
+caps (:mod:`jupyter_loop.providers.token_budgets`), as the assistant's model calls do; a
+person over a cap cannot start a turn (403, :meth:`.service.AcpService.start_turn`).
+``usage_update`` notifications are not counted: they say how full the agent's context
+window is, not what was spent. An agent that reports nothing spends nothing here (its
+model server's own limits still apply).
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from ..agent.shared_turn import LiveTurn
 from ..agent.store import ConversationStore, now_iso
 from ..document import LiveDocuments
 from ..errors import JupyterLoopError
+from ..providers.token_budgets import BudgetAccount
 from ..secrets import SecretMasker
 from .session import AcpSession, AgentGone
 from .updates import TurnUpdates, commands_text
@@ -70,9 +79,12 @@ class AcpTurn:
         journal: AgentJournal,
         log: logging.Logger,
         masker: SecretMasker | None = None,
+        budget: BudgetAccount | None = None,
     ) -> None:
         self.plan = plan
         self._masker = masker
+        self._budget = budget
+        self._usage = {"input_tokens": 0, "output_tokens": 0}
         self.live = live
         self.stopped_by: str | None = None
         self._docs = docs
@@ -89,6 +101,10 @@ class AcpTurn:
         self._store.add_message(
             self.plan.file_id, turn_id=self.plan.turn_id, role=role, text=text, **extra
         )
+
+    def record(self, action: str, **details: Any) -> None:
+        """Journal one action of this turn, named as its agent for its person."""
+        self._record(action, **details)
 
     def _record(self, action: str, **details: Any) -> None:
         plan = self.plan
@@ -185,6 +201,7 @@ class AcpTurn:
         except asyncio.CancelledError:
             await self._wind_down(session, prompt)
             raise
+        await self._count(reply)
         reason = reply.stop_reason
         if reason == "cancelled":
             return "stopped", None
@@ -199,10 +216,25 @@ class AcpTurn:
         that does not is stopped with its session."""
         await session.cancel()
         try:
-            await asyncio.wait_for(asyncio.shield(prompt), CANCEL_GRACE)
+            reply = await asyncio.wait_for(asyncio.shield(prompt), CANCEL_GRACE)
         except Exception:  # it did not end in time, or it died meanwhile
             prompt.cancel()
             await self._end_session(session)
+        else:
+            await self._count(reply)  # a cancelled turn spent its tokens all the same
+
+    async def _count(self, reply: Any) -> None:
+        """The tokens the agent says the turn used: the turn's usage, and the day's count."""
+        usage = getattr(reply, "usage", None)
+        if usage is None:
+            return
+        used, made = int(usage.input_tokens or 0), int(usage.output_tokens or 0)
+        self._usage["input_tokens"] += used
+        self._usage["output_tokens"] += made
+        if self._budget is not None:
+            self._budget.spend(used + made)
+        self._record("model_call", model=self.plan.label, input_tokens=used, output_tokens=made)
+        await self.live.update(usage=dict(self._usage))
 
     async def _finish(self, state: str, error: str | None) -> None:
         plan = self.plan
@@ -220,7 +252,9 @@ class AcpTurn:
             self._log.warning("jupyter-loop: could not show the end of turn %s", plan.turn_id)
             self.live.turn.update(state=state, ended_at=now_iso(), error=error)
         self._store.save_turn(plan.file_id, dict(self.live.turn))
-        self._record("turn_end", state=state, error=error, agent=plan.agent)
+        self._record(
+            "turn_end", state=state, error=error, agent=plan.agent, usage=dict(self._usage)
+        )
 
 
 def _option(options: list[Any], *kinds: str) -> Any:

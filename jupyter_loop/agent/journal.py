@@ -5,7 +5,9 @@ Entries are ``{at, turn_id, action, by, details}``. Actions: ``user_message``,
 arguments, receipt), ``proposal``, ``accept``, ``reject``, ``approval_requested``,
 ``approval`` (decision, by whom), ``cell_run`` (cells and how each ended), ``turn_end``,
 ``new_conversation`` (by whom, how many messages the closed conversation held);
-``external_call`` (an MCP or terminal client's tool call: tool, ok, receipt).
+``external_call`` (an MCP or terminal client's tool call: tool, ok, receipt);
+``terminal_command``, ``terminal_exit``, ``terminal_kill`` (an ACP agent's commands on the
+server: the command and its folder, its exit code).
 
 Example:
     >>> import tempfile

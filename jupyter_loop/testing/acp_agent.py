@@ -21,6 +21,17 @@ prompt's text, one command a line (so a test reads as what the agent does):
 - ``sleep SECONDS``: wait that long (a turn that goes on while a test closes its tab);
 - ``hang``: wait for ``session/cancel`` (then the turn ends ``cancelled``);
 - ``crash``: exit at once with status 3, mid-turn;
+- ``run COMMAND``: ``terminal/create`` of the shell line COMMAND, ``wait_for_exit``,
+  ``terminal/output`` and ``release``; says ``exit CODE (truncated?): OUTPUT`` and the
+  output reversed (``reversed: …``: what the agent was given, past the conversation's own
+  masking, which would hide a secret said as is);
+- ``runcut LIMIT COMMAND``: ``run`` with ``outputByteLimit`` LIMIT;
+- ``runin FOLDER COMMAND``: ``run`` in FOLDER (absolute, as ACP asks);
+- ``runkill COMMAND``: ``run``, but ``terminal/kill`` it after a moment; says
+  ``killed: SIGNAL``;
+- ``spawn COMMAND``: ``terminal/create`` left running; after a moment says
+  ``spawned ID: OUTPUT`` (a test reads the pid a command prints, and checks it ends);
+- ``usage INPUT OUTPUT``: the prompt's response reports that many tokens used;
 - ``session``: say the session's id;
 - ``recall``: say the first lines of the session's earlier prompts (what it remembers).
 
@@ -74,6 +85,7 @@ from acp.schema import (
     McpCapabilities,
     PermissionOption,
     ToolCallUpdate,
+    Usage,
 )
 
 _ENV_NAME = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -153,6 +165,7 @@ class ScriptedAgent:
         session["said"].append(script.splitlines()[0] if script.strip() else "")
         self._keep(session_id)
         session["earlier"] = earlier
+        session["usage"] = None
         for line in script.splitlines():
             command, _, rest = line.strip().partition(" ")
             if command == "hang":
@@ -161,8 +174,8 @@ class ScriptedAgent:
             if command:
                 await self._do(session_id, command, rest)
             if self._cancelled[session_id].is_set():
-                return PromptResponse(stop_reason="cancelled")
-        return PromptResponse(stop_reason="end_turn")
+                return PromptResponse(stop_reason="cancelled", usage=session["usage"])
+        return PromptResponse(stop_reason="end_turn", usage=session["usage"])
 
     async def _say(self, session_id: str, text: str) -> None:
         assert self._client is not None
@@ -256,6 +269,13 @@ class ScriptedAgent:
             outcome = answer.outcome
             chosen = getattr(outcome, "option_id", None) or outcome.outcome
             await self._say(session_id, f"permission: {chosen}")
+        elif command in ("run", "runcut", "runin", "runkill", "spawn"):
+            await self._terminal(session_id, command, rest)
+        elif command == "usage":
+            used, made = (int(n) for n in rest.split())
+            session["usage"] = Usage(
+                input_tokens=used, output_tokens=made, total_tokens=used + made
+            )
         elif command == "session":
             await self._say(session_id, f"session {session_id}")
         elif command == "recall":
@@ -265,6 +285,43 @@ class ScriptedAgent:
             await self._say(session_id, json.dumps(self._capabilities, sort_keys=True))
         else:
             await self._say(session_id, f"unknown command {command}")
+
+    async def _terminal(self, session_id: str, command: str, rest: str) -> None:
+        """``run``, ``runcut`` and ``spawn`` (see the module docstring)."""
+        assert self._client is not None
+        client, limit, cwd = self._client, None, None
+        if command == "runcut":
+            cut, _, rest = rest.partition(" ")
+            limit = int(cut)
+        elif command == "runin":
+            cwd, _, rest = rest.partition(" ")
+        try:
+            made = await client.create_terminal(
+                command=rest, session_id=session_id, output_byte_limit=limit, cwd=cwd
+            )
+            terminal_id = made.terminal_id
+            if command == "runkill":
+                await asyncio.sleep(0.3)
+                await client.kill_terminal(session_id=session_id, terminal_id=terminal_id)
+            if command == "spawn":
+                await asyncio.sleep(0.5)
+                shown = await client.terminal_output(session_id=session_id, terminal_id=terminal_id)
+                await self._say(session_id, f"spawned {terminal_id}: {shown.output}")
+                return
+            ended = await client.wait_for_terminal_exit(
+                session_id=session_id, terminal_id=terminal_id
+            )
+            shown = await client.terminal_output(session_id=session_id, terminal_id=terminal_id)
+            await client.release_terminal(session_id=session_id, terminal_id=terminal_id)
+        except RequestError as e:
+            await self._say(session_id, f"error: {e}")
+            return
+        if command == "runkill":
+            await self._say(session_id, f"killed: {ended.signal}")
+            return
+        cut = " (truncated)" if shown.truncated else ""
+        await self._say(session_id, f"exit {ended.exit_code}{cut}: {shown.output}")
+        await self._say(session_id, f"reversed: {shown.output[::-1]}")
 
     async def _write(self, session_id: str, path: str, content: str) -> None:
         assert self._client is not None
