@@ -81,6 +81,9 @@ if os.environ.get("LOOP_UI_ACP_AGENT") == "scripted":
         "scripted": {
             "command": [sys.executable, "-m", "jupyter_loop.testing.acp_agent"],
             "label": "Scripted ACP agent",
+            # Its sessions kept on disk with the server's state: a restarted server's
+            # turn loads the earlier session (session/load), as an agent with history does.
+            "env": {"SCRIPTED_ACP_STATE": str(_state / "scripted-acp-sessions")},
         }
     }
     # LOOP_UI_QWEN=<the qwen command of `npm install @qwen-code/qwen-code`>: Qwen Code too,

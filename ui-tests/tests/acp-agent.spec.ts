@@ -111,6 +111,72 @@ test('an ACP agent picked in the panel: reads the error, proposes a fix, runs af
 });
 
 /**
+ * The agent's own permission request (`session/request_permission`) is the panel's
+ * approval card in the agent's words, not a request to run cells; and a server restart
+ * between two turns: the next turn reopens the session with `session/load` (the scripted
+ * agent keeps its sessions on disk) and the conversation says so.
+ */
+test('an ACP agent asks permission in its words on the card; after a server restart its session is loaded', async ({
+  browser
+}) => {
+  test.setTimeout(240000);
+  const server = new OwnServer({ env: { LOOP_UI_ACP_AGENT: 'scripted' } });
+  server.writeNotebook(PATH, ['1 + 1']);
+  await server.start();
+  // One browser context for both servers: its cookie keeps the person the same (a
+  // session is one person's; another person's turn opens a session of their own).
+  const context = await browser.newContext();
+  try {
+    let page = await context.newPage();
+    await openNotebook(page, server);
+    let panel = await openAssistant(page);
+    await panel
+      .getByRole('combobox', { name: 'Agent' })
+      .selectOption('scripted');
+    await ask(page, script('permission Rewrite cell 1', 'say asked'));
+    const card = panel.locator('.jp-Loop-Approval');
+    await expect(card).toHaveAttribute(
+      'aria-label',
+      /^Scripted ACP agent for .+ asks permission$/,
+      { timeout: 60000 }
+    );
+    await expect(card).toContainText(
+      'Scripted ACP agent asks to: Rewrite cell 1'
+    );
+    await expect(card).toContainText('Options: Always allow, Allow');
+    await expect(card).not.toContainText('cells');
+    await card.getByRole('button', { name: 'Allow once' }).click();
+    const said = panel.locator('.jp-Loop-Message.jp-mod-assistant');
+    await expect(said.last()).toContainText('permission: yes', {
+      timeout: 60000
+    });
+    await page.close();
+
+    await server.stop();
+    await server.start();
+    page = await context.newPage();
+    await openNotebook(page, server);
+    panel = await openAssistant(page);
+    await panel
+      .getByRole('combobox', { name: 'Agent' })
+      .selectOption('scripted');
+    await ask(page, 'recall');
+    await expect(panel).toContainText(
+      'The server restarted: Scripted ACP agent loaded its earlier session and goes on with it.',
+      { timeout: 60000 }
+    );
+    await expect(
+      panel.locator('.jp-Loop-Message.jp-mod-assistant').last()
+    ).toContainText('remembered: permission Rewrite cell 1', {
+      timeout: 60000
+    });
+  } finally {
+    await context.close();
+    await server.dispose();
+  }
+});
+
+/**
  * The same with Qwen Code (`npm install @qwen-code/qwen-code`, LOOP_UI_QWEN=its `qwen`),
  * its model the scripted model server: the tool calls are scripted, the agent is real.
  * Qwen asks permission for each call of our MCP tools: the panel's approval card.
