@@ -179,13 +179,15 @@ test('an ACP agent asks permission in its words on the card; after a server rest
 /**
  * The same with Qwen Code (`npm install @qwen-code/qwen-code`, LOOP_UI_QWEN=its `qwen`),
  * its model the scripted model server: the tool calls are scripted, the agent is real.
- * Qwen asks permission for each call of our MCP tools: the panel's approval card.
+ * Qwen asks permission for our MCP tools that change something (not for `read_cell`,
+ * which our endpoint marks read-only): the panel's card, in Qwen's words. Then a
+ * server restart: the next turn loads Qwen's session (`session/load`) and says so.
  */
-test('Qwen Code picked in the panel: reads the error, proposes a fix, runs after approval, ends with the tab closed', async ({
+test('Qwen Code picked in the panel: reads the error, proposes a fix, runs after approval, ends with the tab closed, resumes after a restart', async ({
   browser
 }) => {
   test.skip(!process.env.LOOP_UI_QWEN, 'LOOP_UI_QWEN names no qwen command');
-  test.setTimeout(300000);
+  test.setTimeout(420000);
   const server = new OwnServer({
     env: {
       LOOP_UI_ACP_AGENT: 'scripted',
@@ -194,10 +196,13 @@ test('Qwen Code picked in the panel: reads the error, proposes a fix, runs after
   });
   server.writeNotebook(PATH, ['1 / 0']);
   await server.start();
+  // One browser context throughout: its cookie keeps the person the same across the
+  // restart (a session is one person's).
+  const context = await browser.newContext();
   try {
-    const model = ModelServer.of(String(server.port));
+    let model = ModelServer.of(String(server.port));
     await model.reset();
-    let page = await browser.newPage();
+    let page = await context.newPage();
     await openNotebook(page, server);
     await expect(page.locator('#jp-main-statusbar')).toContainText('Idle', {
       timeout: 60000
@@ -206,10 +211,12 @@ test('Qwen Code picked in the panel: reads the error, proposes a fix, runs after
       (window as any).jupyterapp.commands.execute('notebook:run-all-cells')
     );
     await expect.poll(() => cellText(page, 0)).toContain('ZeroDivisionError');
-    const panel = await openAssistant(page);
+    let panel = await openAssistant(page);
     await panel.getByRole('combobox', { name: 'Agent' }).selectOption('qwen');
-    // Answer every approval card of the panel (Qwen's permission requests, as the
-    // approval policy asks for them, and our endpoint's run of a cell) until `done`.
+    const stop = () =>
+      panel.getByRole('button', { name: 'Stop the assistant' });
+    // Answer every approval card of the panel (Qwen's permission requests, and our
+    // endpoint's run of a cell) until `done`.
     const allowingUntil = async (done: () => Promise<boolean>) => {
       let allowed = 0;
       const deadline = Date.now() + 120000;
@@ -252,17 +259,24 @@ test('Qwen Code picked in the panel: reads the error, proposes a fix, runs after
       { text: 'It divides by zero; I proposed 1 / 1.' }
     );
     await ask(page, 'Why does the first cell fail?');
+    // Qwen's permission request for the proposal: the card says who asks and what.
+    const card = panel.locator('.jp-Loop-Approval');
+    await expect(card).toHaveAttribute(
+      'aria-label',
+      /^Qwen Code for .+ asks permission$/,
+      { timeout: 90000 }
+    );
+    await expect(card).toContainText('Qwen Code asks to:');
+    await expect(card).toContainText('propose_modify');
+    await card.getByRole('button', { name: 'Allow once' }).click();
     const proposal = cells(page).nth(0).locator('.jp-Loop-CellProposal');
-    await allowingUntil(async () => (await proposal.count()) > 0);
     await expect(
       panel.locator('.jp-Loop-Message.jp-mod-assistant').last()
     ).toContainText('I proposed 1 / 1', { timeout: 90000 });
     await expect(proposal).toBeVisible();
     await proposal.getByRole('button', { name: 'Accept' }).click();
     await expect(proposal).toHaveCount(0);
-    await expect(
-      panel.getByRole('button', { name: 'Stop the assistant' })
-    ).toHaveCount(0, { timeout: 60000 });
+    await expect(stop()).toHaveCount(0, { timeout: 60000 });
 
     await model.script(
       {
@@ -276,22 +290,48 @@ test('Qwen Code picked in the panel: reads the error, proposes a fix, runs after
       { text: 'finished while the tab was closed', delay: 8, chunk_size: 200 }
     );
     await ask(page, 'Run it.');
-    // The run waits for an approval given here (at least our endpoint's, on the cell).
+    // The run waits for approvals given here: Qwen's, then our endpoint's on the cell.
     const allowed = await allowingUntil(async () =>
       (await cellText(page, 0)).includes('1.0')
     );
     expect(allowed).toBeGreaterThan(0);
 
+    // The tab closes mid-turn (the model's last reply is 8 s away); it ends on the server.
     await page.close();
     await new Promise(resolve => setTimeout(resolve, 12000));
-    page = await browser.newPage();
+    page = await context.newPage();
     await openNotebook(page, server);
-    const again = await openAssistant(page);
+    panel = await openAssistant(page);
     await expect(
-      again.locator('.jp-Loop-Message.jp-mod-assistant').last()
+      panel.locator('.jp-Loop-Message.jp-mod-assistant').last()
     ).toContainText('finished while the tab was closed', { timeout: 90000 });
+    await expect(stop()).toHaveCount(0, { timeout: 60000 });
     await page.close();
+
+    // A server restart: Qwen's process ends with it; the next turn loads its session.
+    await server.stop();
+    await server.start();
+    model = ModelServer.of(String(server.port));
+    await model.script({ text: 'Still here after the restart.' });
+    page = await context.newPage();
+    await openNotebook(page, server);
+    panel = await openAssistant(page);
+    await panel.getByRole('combobox', { name: 'Agent' }).selectOption('qwen');
+    await ask(page, 'Are you still there?');
+    await expect(panel).toContainText(
+      'The server restarted: Qwen Code loaded its earlier session and goes on with it.',
+      { timeout: 90000 }
+    );
+    await expect(
+      panel.locator('.jp-Loop-Message.jp-mod-assistant').last()
+    ).toContainText('Still here after the restart.', { timeout: 90000 });
+    // Qwen remembers: the model is sent the earlier turns with the new question.
+    const requests = await model.chatRequests();
+    const sent = JSON.stringify(requests[requests.length - 1].body);
+    expect(sent).toContain('Why does the first cell fail?');
+    expect(sent).toContain('Are you still there?');
   } finally {
+    await context.close();
     await server.dispose();
   }
 });
