@@ -1,4 +1,4 @@
-import { expect, Page, test } from '@playwright/test';
+import { expect, Locator, Page, test } from '@playwright/test';
 
 import { ask, cells, ModelServer, openAssistant } from './agent-helpers';
 import { cellText } from './helpers';
@@ -21,6 +21,10 @@ function script(...lines: string[]): string {
 
 function mcp(tool: string, args: { [key: string]: unknown }): string {
   return `mcp ${tool} ${JSON.stringify({ path: PATH, ...args })}`;
+}
+
+async function pick(panel: Locator, agent: string): Promise<void> {
+  await panel.getByRole('combobox', { name: 'Agent' }).selectOption(agent);
 }
 
 async function openNotebook(page: Page, server: OwnServer): Promise<void> {
@@ -114,9 +118,10 @@ test('an ACP agent picked in the panel: reads the error, proposes a fix, runs af
  * The agent's own permission request (`session/request_permission`) is the panel's
  * approval card in the agent's words, not a request to run cells; and a server restart
  * between two turns: the next turn reopens the session with `session/load` (the scripted
- * agent keeps its sessions on disk) and the conversation says so.
+ * agent keeps its sessions on disk) and the conversation says so; an agent that cannot
+ * load one (the same agent keeping nothing) starts anew, and the conversation says that.
  */
-test('an ACP agent asks permission in its words on the card; after a server restart its session is loaded', async ({
+test('an ACP agent asks permission in its words on the card; after a server restart its session is loaded (or, kept by none, said to be new)', async ({
   browser
 }) => {
   test.setTimeout(240000);
@@ -130,9 +135,7 @@ test('an ACP agent asks permission in its words on the card; after a server rest
     let page = await context.newPage();
     await openNotebook(page, server);
     let panel = await openAssistant(page);
-    await panel
-      .getByRole('combobox', { name: 'Agent' })
-      .selectOption('scripted');
+    await pick(panel, 'scripted');
     await ask(page, script('permission Rewrite cell 1', 'say asked'));
     const card = panel.locator('.jp-Loop-Approval');
     await expect(card).toHaveAttribute(
@@ -150,6 +153,9 @@ test('an ACP agent asks permission in its words on the card; after a server rest
     await expect(said.last()).toContainText('permission: yes', {
       timeout: 60000
     });
+    await pick(panel, 'forgetful');
+    await ask(page, 'say hello');
+    await expect(said.last()).toContainText('hello', { timeout: 60000 });
     await page.close();
 
     await server.stop();
@@ -157,9 +163,7 @@ test('an ACP agent asks permission in its words on the card; after a server rest
     page = await context.newPage();
     await openNotebook(page, server);
     panel = await openAssistant(page);
-    await panel
-      .getByRole('combobox', { name: 'Agent' })
-      .selectOption('scripted');
+    await pick(panel, 'scripted');
     await ask(page, 'recall');
     await expect(panel).toContainText(
       'The server restarted: Scripted ACP agent loaded its earlier session and goes on with it.',
@@ -170,6 +174,15 @@ test('an ACP agent asks permission in its words on the card; after a server rest
     ).toContainText('remembered: permission Rewrite cell 1', {
       timeout: 60000
     });
+    await pick(panel, 'forgetful');
+    await ask(page, 'recall');
+    await expect(panel).toContainText(
+      'The server restarted: Forgetful ACP agent started a new session: it does not remember the earlier turns of this conversation.',
+      { timeout: 60000 }
+    );
+    await expect(
+      panel.locator('.jp-Loop-Message.jp-mod-assistant').last()
+    ).toContainText('remembered: nothing', { timeout: 60000 });
   } finally {
     await context.close();
     await server.dispose();
@@ -212,7 +225,7 @@ test('Qwen Code picked in the panel: reads the error, proposes a fix, runs after
     );
     await expect.poll(() => cellText(page, 0)).toContain('ZeroDivisionError');
     let panel = await openAssistant(page);
-    await panel.getByRole('combobox', { name: 'Agent' }).selectOption('qwen');
+    await pick(panel, 'qwen');
     const stop = () =>
       panel.getByRole('button', { name: 'Stop the assistant' });
     // Answer every approval card of the panel (Qwen's permission requests, and our
@@ -316,7 +329,7 @@ test('Qwen Code picked in the panel: reads the error, proposes a fix, runs after
     page = await context.newPage();
     await openNotebook(page, server);
     panel = await openAssistant(page);
-    await panel.getByRole('combobox', { name: 'Agent' }).selectOption('qwen');
+    await pick(panel, 'qwen');
     await ask(page, 'Are you still there?');
     await expect(panel).toContainText(
       'The server restarted: Qwen Code loaded its earlier session and goes on with it.',
