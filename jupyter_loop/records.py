@@ -233,7 +233,7 @@ class ApprovalRequest(Record):
     sources: dict[str, str]
     source_hashes: dict[str, str]
     requested_at: str | None = None
-    requested_by: str | None = None  # an external client (MCP, terminal), not a turn
+    requested_by: str | None = None  # an external client or an ACP agent, not our turn
 
     @classmethod
     def from_y(cls, value: dict[str, Any]) -> ApprovalRequest:

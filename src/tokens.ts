@@ -195,7 +195,11 @@ export interface IApprovalRequest {
   /** A hash of each source as shown; the answer sends them back (only those run). */
   source_hashes: { [cellId: string]: string };
   requested_at?: string | number;
-  /** An external client (MCP, the terminal) asked, not a turn of the panel. */
+  /**
+   * An external client (MCP, the terminal) or an ACP agent asked, not the built-in
+   * assistant's turn. An ACP agent's permission request names no cell: its words are
+   * the values of `sources` (keyed by its tool call).
+   */
   requested_by?: string;
 }
 

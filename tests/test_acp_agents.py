@@ -155,13 +155,19 @@ async def test_a_plain_file_outside_the_root_is_refused(
 
 
 async def test_a_permission_request_becomes_an_approval_card(
-    agent: Agent, notebook_in_tab: Any
+    agent: Agent, notebook_in_tab: Any, api: Any
 ) -> None:
     async with notebook_in_tab("permission.ipynb", "1") as (path, tab):
         await agent.start(path, "permission rm -rf build\npermission push", agent="scripted")
         first = await approval_in(tab)
         assert "rm -rf build" in json.dumps(first["sources"])
-        assert agent_state(tab)["turn"]["state"] == "waiting_approval"
+        # The terminal's list (`jupyter loop status`) says who asks and what, as the card.
+        waiting = (await api("api", "jupyter-loop", "status"))["approvals"]
+        who = agent_state(tab)["turn"]["started_by"]
+        options = "Options: Always allow, Allow, Always reject, Reject"
+        assert [(w["cell_ids"], w["asked_by"], w["asks"]) for w in waiting] == [
+            ([], f"scripted for {who}", [f"scripted asks to: rm -rf build\n{options}"])
+        ]
         await agent.approve(path, first["id"], "once")
         second = await wait_for(
             lambda: (

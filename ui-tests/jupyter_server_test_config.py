@@ -81,7 +81,15 @@ if os.environ.get("LOOP_UI_ACP_AGENT") == "scripted":
         "scripted": {
             "command": [sys.executable, "-m", "jupyter_loop.testing.acp_agent"],
             "label": "Scripted ACP agent",
-        }
+            # Its sessions kept on disk with the server's state: a restarted server's
+            # turn loads the earlier session (session/load), as an agent with history does.
+            "env": {"SCRIPTED_ACP_STATE": str(_state / "scripted-acp-sessions")},
+        },
+        # The same agent keeping nothing (no loadSession): after a restart it starts anew.
+        "forgetful": {
+            "command": [sys.executable, "-m", "jupyter_loop.testing.acp_agent"],
+            "label": "Forgetful ACP agent",
+        },
     }
     # LOOP_UI_QWEN=<the qwen command of `npm install @qwen-code/qwen-code`>: Qwen Code too,
     # its model the scripted model server above (the tests script its tool calls).

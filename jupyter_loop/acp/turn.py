@@ -138,6 +138,9 @@ class AcpTurn:
                 slot=self._slot,
                 record=self._record,
                 allowance=turn_allowance(plan.turn_id),
+                # Who asks, as the journal says it: without it a tab's card said "The
+                # assistant wants to run 0 cells" and showed none of the agent's words.
+                requested_by=f"{plan.label} for {plan.user}",
             )
         )
         chosen = allow if answer.allowed else reject

@@ -49,6 +49,9 @@ async def waiting_approvals(docs: LiveDocuments, desk: ApprovalDesk) -> list[dic
                 "path": path,
                 "cell_ids": list(shown.cell_ids),
                 "asked_by": asker_label(shown.requested_by, turn.started_by if turn else None),
+                # An ACP agent's permission request names no cell: what it asks, in its
+                # words (masked when asked), as the tabs' card shows it.
+                "asks": [] if shown.cell_ids else list(shown.sources.values()),
                 "requested_at": shown.requested_at,
             }
         )

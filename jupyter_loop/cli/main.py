@@ -208,11 +208,27 @@ def approval_lines(approval: dict[str, Any]) -> str:
         ...     "asked_by": 'an MCP client of ada, calling itself "bot"'}), end="")
         approval a-1  x.ipynb  cell c0, c1  asked by an MCP client of ada, calling itself "bot"
           answer: jupyter loop approve x.ipynb a-1 [--turn | --deny]
+
+    An ACP agent's permission request names no cell: what it asks, a line each.
+
+        >>> print(approval_lines({"id": "a-2", "path": "x.ipynb", "cell_ids": [],
+        ...     "asked_by": "Qwen Code for ada", "asks": ["Qwen Code asks to: push"]}), end="")
+        approval a-2  x.ipynb  asked by Qwen Code for ada
+          Qwen Code asks to: push
+          answer: jupyter loop approve x.ipynb a-2 [--turn | --deny]
     """
-    shown = {key: visible(str(value)) for key, value in approval.items() if key != "cell_ids"}
-    cells = ", ".join(visible(str(c)) for c in approval.get("cell_ids") or [])
+    keys = ("id", "path", "asked_by")
+    shown = {key: visible(str(approval.get(key, ""))) for key in keys}
+    cell_ids = approval.get("cell_ids") or []
+    cells = f"  cell {', '.join(visible(str(c)) for c in cell_ids)}" if cell_ids else ""
+    asks = "".join(
+        f"  {visible(line)}\n"
+        for words in approval.get("asks") or []
+        for line in str(words).split("\n")
+    )
     return (
-        f"approval {shown['id']}  {shown['path']}  cell {cells}  asked by {shown['asked_by']}\n"
+        f"approval {shown['id']}  {shown['path']}{cells}  asked by {shown['asked_by']}\n"
+        f"{asks}"
         f"  answer: jupyter loop approve {shown['path']} {shown['id']} [--turn | --deny]\n"
     )
 

@@ -9,14 +9,14 @@ const CHOICES: { decision: ApprovalDecision; label: string; title: string }[] =
     {
       decision: 'once',
       label: 'Allow once',
-      title: 'Run these cells now; ask again next time'
+      title: 'Allow it now; ask again next time'
     },
     {
       decision: 'turn',
       label: 'Allow for this turn',
-      title: 'Run these and any other cells until this turn ends'
+      title: 'Allow it and what else this turn asks, until the turn ends'
     },
-    { decision: 'deny', label: 'Deny', title: 'Do not run them' }
+    { decision: 'deny', label: 'Deny', title: 'Do not allow it' }
   ];
 
 /** Allow once / Allow for this turn / Deny, answered from any tab. */
@@ -45,6 +45,35 @@ export function ApprovalButtons(props: {
   );
 }
 
+/**
+ * An ACP agent's own permission request (`session/request_permission`): it names no
+ * cell, so the card shows the agent's words (what it asks to do, its options). Rejected:
+ * the cells card for it, which said "The assistant wants to run 0 cells" and nothing of
+ * what the agent asked.
+ */
+function PermissionCard(props: {
+  session: AgentSession;
+  approval: IApprovalRequest;
+}): JSX.Element {
+  const { session, approval } = props;
+  const asker = askerOf(approval);
+  return (
+    <section
+      className="jp-Loop-Approval jp-mod-permission"
+      role="group"
+      aria-label={`${asker} asks permission`}
+    >
+      <p className="jp-Loop-Approval-title">{asker} asks permission:</p>
+      {Object.entries(approval.sources).map(([callId, words]) => (
+        <pre key={callId} className="jp-Loop-Approval-source">
+          {words}
+        </pre>
+      ))}
+      <ApprovalButtons session={session} approval={approval} />
+    </section>
+  );
+}
+
 /** The agent asks to run cells: which ones, their source, and the answers. */
 export function ApprovalCard(props: {
   session: AgentSession;
@@ -53,6 +82,9 @@ export function ApprovalCard(props: {
 }): JSX.Element {
   const { session, approval } = props;
   const count = approval.cell_ids.length;
+  if (count === 0) {
+    return <PermissionCard session={session} approval={approval} />;
+  }
   const asker = askerOf(approval);
   return (
     <section

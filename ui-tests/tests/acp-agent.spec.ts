@@ -1,4 +1,4 @@
-import { expect, Page, test } from '@playwright/test';
+import { expect, Locator, Page, test } from '@playwright/test';
 
 import { ask, cells, ModelServer, openAssistant } from './agent-helpers';
 import { cellText } from './helpers';
@@ -21,6 +21,10 @@ function script(...lines: string[]): string {
 
 function mcp(tool: string, args: { [key: string]: unknown }): string {
   return `mcp ${tool} ${JSON.stringify({ path: PATH, ...args })}`;
+}
+
+async function pick(panel: Locator, agent: string): Promise<void> {
+  await panel.getByRole('combobox', { name: 'Agent' }).selectOption(agent);
 }
 
 async function openNotebook(page: Page, server: OwnServer): Promise<void> {
@@ -111,15 +115,92 @@ test('an ACP agent picked in the panel: reads the error, proposes a fix, runs af
 });
 
 /**
+ * The agent's own permission request (`session/request_permission`) is the panel's
+ * approval card in the agent's words, not a request to run cells; and a server restart
+ * between two turns: the next turn reopens the session with `session/load` (the scripted
+ * agent keeps its sessions on disk) and the conversation says so; an agent that cannot
+ * load one (the same agent keeping nothing) starts anew, and the conversation says that.
+ */
+test('an ACP agent asks permission in its words on the card; after a server restart its session is loaded (or, kept by none, said to be new)', async ({
+  browser
+}) => {
+  test.setTimeout(240000);
+  const server = new OwnServer({ env: { LOOP_UI_ACP_AGENT: 'scripted' } });
+  server.writeNotebook(PATH, ['1 + 1']);
+  await server.start();
+  // One browser context for both servers: its cookie keeps the person the same (a
+  // session is one person's; another person's turn opens a session of their own).
+  const context = await browser.newContext();
+  try {
+    let page = await context.newPage();
+    await openNotebook(page, server);
+    let panel = await openAssistant(page);
+    await pick(panel, 'scripted');
+    await ask(page, script('permission Rewrite cell 1', 'say asked'));
+    const card = panel.locator('.jp-Loop-Approval');
+    await expect(card).toHaveAttribute(
+      'aria-label',
+      /^Scripted ACP agent for .+ asks permission$/,
+      { timeout: 60000 }
+    );
+    await expect(card).toContainText(
+      'Scripted ACP agent asks to: Rewrite cell 1'
+    );
+    await expect(card).toContainText('Options: Always allow, Allow');
+    await expect(card).not.toContainText('cells');
+    await card.getByRole('button', { name: 'Allow once' }).click();
+    const said = panel.locator('.jp-Loop-Message.jp-mod-assistant');
+    await expect(said.last()).toContainText('permission: yes', {
+      timeout: 60000
+    });
+    await pick(panel, 'forgetful');
+    await ask(page, 'say hello');
+    await expect(said.last()).toContainText('hello', { timeout: 60000 });
+    await page.close();
+
+    await server.stop();
+    await server.start();
+    page = await context.newPage();
+    await openNotebook(page, server);
+    panel = await openAssistant(page);
+    await pick(panel, 'scripted');
+    await ask(page, 'recall');
+    await expect(panel).toContainText(
+      'The server restarted: Scripted ACP agent loaded its earlier session and goes on with it.',
+      { timeout: 60000 }
+    );
+    await expect(
+      panel.locator('.jp-Loop-Message.jp-mod-assistant').last()
+    ).toContainText('remembered: permission Rewrite cell 1', {
+      timeout: 60000
+    });
+    await pick(panel, 'forgetful');
+    await ask(page, 'recall');
+    await expect(panel).toContainText(
+      'The server restarted: Forgetful ACP agent started a new session: it does not remember the earlier turns of this conversation.',
+      { timeout: 60000 }
+    );
+    await expect(
+      panel.locator('.jp-Loop-Message.jp-mod-assistant').last()
+    ).toContainText('remembered: nothing', { timeout: 60000 });
+  } finally {
+    await context.close();
+    await server.dispose();
+  }
+});
+
+/**
  * The same with Qwen Code (`npm install @qwen-code/qwen-code`, LOOP_UI_QWEN=its `qwen`),
  * its model the scripted model server: the tool calls are scripted, the agent is real.
- * Qwen asks permission for each call of our MCP tools: the panel's approval card.
+ * Qwen asks permission for our MCP tools that change something (not for `read_cell`,
+ * which our endpoint marks read-only): the panel's card, in Qwen's words. Then a
+ * server restart: the next turn loads Qwen's session (`session/load`) and says so.
  */
-test('Qwen Code picked in the panel: reads the error, proposes a fix, runs after approval, ends with the tab closed', async ({
+test('Qwen Code picked in the panel: reads the error, proposes a fix, runs after approval, ends with the tab closed, resumes after a restart', async ({
   browser
 }) => {
   test.skip(!process.env.LOOP_UI_QWEN, 'LOOP_UI_QWEN names no qwen command');
-  test.setTimeout(300000);
+  test.setTimeout(420000);
   const server = new OwnServer({
     env: {
       LOOP_UI_ACP_AGENT: 'scripted',
@@ -128,10 +209,13 @@ test('Qwen Code picked in the panel: reads the error, proposes a fix, runs after
   });
   server.writeNotebook(PATH, ['1 / 0']);
   await server.start();
+  // One browser context throughout: its cookie keeps the person the same across the
+  // restart (a session is one person's).
+  const context = await browser.newContext();
   try {
-    const model = ModelServer.of(String(server.port));
+    let model = ModelServer.of(String(server.port));
     await model.reset();
-    let page = await browser.newPage();
+    let page = await context.newPage();
     await openNotebook(page, server);
     await expect(page.locator('#jp-main-statusbar')).toContainText('Idle', {
       timeout: 60000
@@ -140,10 +224,12 @@ test('Qwen Code picked in the panel: reads the error, proposes a fix, runs after
       (window as any).jupyterapp.commands.execute('notebook:run-all-cells')
     );
     await expect.poll(() => cellText(page, 0)).toContain('ZeroDivisionError');
-    const panel = await openAssistant(page);
-    await panel.getByRole('combobox', { name: 'Agent' }).selectOption('qwen');
-    // Answer every approval card of the panel (Qwen's permission requests, as the
-    // approval policy asks for them, and our endpoint's run of a cell) until `done`.
+    let panel = await openAssistant(page);
+    await pick(panel, 'qwen');
+    const stop = () =>
+      panel.getByRole('button', { name: 'Stop the assistant' });
+    // Answer every approval card of the panel (Qwen's permission requests, and our
+    // endpoint's run of a cell) until `done`.
     const allowingUntil = async (done: () => Promise<boolean>) => {
       let allowed = 0;
       const deadline = Date.now() + 120000;
@@ -186,17 +272,24 @@ test('Qwen Code picked in the panel: reads the error, proposes a fix, runs after
       { text: 'It divides by zero; I proposed 1 / 1.' }
     );
     await ask(page, 'Why does the first cell fail?');
+    // Qwen's permission request for the proposal: the card says who asks and what.
+    const card = panel.locator('.jp-Loop-Approval');
+    await expect(card).toHaveAttribute(
+      'aria-label',
+      /^Qwen Code for .+ asks permission$/,
+      { timeout: 90000 }
+    );
+    await expect(card).toContainText('Qwen Code asks to:');
+    await expect(card).toContainText('propose_modify');
+    await card.getByRole('button', { name: 'Allow once' }).click();
     const proposal = cells(page).nth(0).locator('.jp-Loop-CellProposal');
-    await allowingUntil(async () => (await proposal.count()) > 0);
     await expect(
       panel.locator('.jp-Loop-Message.jp-mod-assistant').last()
     ).toContainText('I proposed 1 / 1', { timeout: 90000 });
     await expect(proposal).toBeVisible();
     await proposal.getByRole('button', { name: 'Accept' }).click();
     await expect(proposal).toHaveCount(0);
-    await expect(
-      panel.getByRole('button', { name: 'Stop the assistant' })
-    ).toHaveCount(0, { timeout: 60000 });
+    await expect(stop()).toHaveCount(0, { timeout: 60000 });
 
     await model.script(
       {
@@ -210,22 +303,48 @@ test('Qwen Code picked in the panel: reads the error, proposes a fix, runs after
       { text: 'finished while the tab was closed', delay: 8, chunk_size: 200 }
     );
     await ask(page, 'Run it.');
-    // The run waits for an approval given here (at least our endpoint's, on the cell).
+    // The run waits for approvals given here: Qwen's, then our endpoint's on the cell.
     const allowed = await allowingUntil(async () =>
       (await cellText(page, 0)).includes('1.0')
     );
     expect(allowed).toBeGreaterThan(0);
 
+    // The tab closes mid-turn (the model's last reply is 8 s away); it ends on the server.
     await page.close();
     await new Promise(resolve => setTimeout(resolve, 12000));
-    page = await browser.newPage();
+    page = await context.newPage();
     await openNotebook(page, server);
-    const again = await openAssistant(page);
+    panel = await openAssistant(page);
     await expect(
-      again.locator('.jp-Loop-Message.jp-mod-assistant').last()
+      panel.locator('.jp-Loop-Message.jp-mod-assistant').last()
     ).toContainText('finished while the tab was closed', { timeout: 90000 });
+    await expect(stop()).toHaveCount(0, { timeout: 60000 });
     await page.close();
+
+    // A server restart: Qwen's process ends with it; the next turn loads its session.
+    await server.stop();
+    await server.start();
+    model = ModelServer.of(String(server.port));
+    await model.script({ text: 'Still here after the restart.' });
+    page = await context.newPage();
+    await openNotebook(page, server);
+    panel = await openAssistant(page);
+    await pick(panel, 'qwen');
+    await ask(page, 'Are you still there?');
+    await expect(panel).toContainText(
+      'The server restarted: Qwen Code loaded its earlier session and goes on with it.',
+      { timeout: 90000 }
+    );
+    await expect(
+      panel.locator('.jp-Loop-Message.jp-mod-assistant').last()
+    ).toContainText('Still here after the restart.', { timeout: 90000 });
+    // Qwen remembers: the model is sent the earlier turns with the new question.
+    const requests = await model.chatRequests();
+    const sent = JSON.stringify(requests[requests.length - 1].body);
+    expect(sent).toContain('Why does the first cell fail?');
+    expect(sent).toContain('Are you still there?');
   } finally {
+    await context.close();
     await server.dispose();
   }
 });
