@@ -145,3 +145,19 @@ def test_a_cut_stream_ends_before_response_completed(
         with client.responses.create(model="scripted-tools", input="hi", stream=True) as stream:
             kinds.extend(e.type for e in stream)
     assert "response.completed" not in kinds
+
+
+def test_a_call_of_a_tool_in_a_namespace_names_the_tool_and_its_namespace(
+    model_server: ScriptedModelServer, client: Any
+) -> None:
+    # Codex offers each MCP server's tools inside a namespace tool; a model calls one by
+    # its own name with the namespace beside it.
+    model_server.script(call_tools(("mcp__jupyter_loop__read_cell", {"cell_id": "c0"})))
+    inner = [{"type": "function", "name": "read_cell", "parameters": {"type": "object"}}]
+    tools = [{"type": "namespace", "name": "mcp__jupyter_loop", "description": "", "tools": inner}]
+    with client.responses.create(
+        model="scripted-tools", input="read", tools=tools, stream=True
+    ) as stream:
+        events = list(stream)
+    call = next(e.item for e in events if e.type == "response.output_item.done")
+    assert (call.namespace, call.name) == ("mcp__jupyter_loop", "read_cell")

@@ -214,8 +214,14 @@ def _tools_violation(tools: Any) -> str | None:
     for number, tool in enumerate(tools):
         if not isinstance(tool, Mapping) or not isinstance(tool.get("type"), str):
             return f"Missing required parameter: 'tools[{number}].type'."
-        if tool["type"] in ("function", "custom") and not isinstance(tool.get("name"), str):
+        if tool["type"] in ("function", "custom", "namespace") and not isinstance(
+            tool.get("name"), str
+        ):
             return f"Missing required parameter: 'tools[{number}].name'."
+        if tool["type"] == "namespace":
+            inner = tool.get("tools")
+            if not isinstance(inner, list) or _tools_violation(inner) is not None:
+                return f"Invalid 'tools[{number}].tools': expected an array of named tools."
     return None
 
 

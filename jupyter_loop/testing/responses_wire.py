@@ -7,7 +7,8 @@ the events OpenAI sends, each numbered (``sequence_number``) and named on its ``
 line: ``response.created``, ``response.in_progress``, then per item
 ``response.output_item.added``, its text or arguments in pieces
 (``response.output_text.delta``, ``response.function_call_arguments.delta``), their
-``.done`` events and ``response.output_item.done``; last ``response.completed``. There is
+``.done`` events and ``response.output_item.done``; last ``response.completed``. A
+scripted call of a tool offered in a ``namespace`` tool carries that namespace. There is
 no ``[DONE]`` line in this API: a stream that stops before ``response.completed`` is a
 broken one (a reply whose ``finish_reason`` is ``""`` sends none, to test that).
 
@@ -71,7 +72,7 @@ def response_object(
     made.update(
         status="incomplete" if length else "completed",
         incomplete_details={"reason": "max_output_tokens"} if length else None,
-        output=_items(reply, response_id, done=True),
+        output=_items(reply, response_id, request or {}, done=True),
         usage=_usage(usage),
     )
     return made
@@ -91,8 +92,8 @@ def stream_events(
         {"type": "response.created", "response": started},
         {"type": "response.in_progress", "response": started},
     ]
-    opened = _items(reply, response_id, done=False)
-    finished = _items(reply, response_id, done=True)
+    opened = _items(reply, response_id, request or {}, done=False)
+    finished = _items(reply, response_id, request or {}, done=True)
     for index, (item, whole) in enumerate(zip(opened, finished, strict=True)):
         events.append({"type": "response.output_item.added", "output_index": index, "item": item})
         if item["type"] == "message":
@@ -148,7 +149,9 @@ def _argument_events(reply: Reply, item: dict[str, Any], index: int) -> list[dic
     return events
 
 
-def _items(reply: Reply, response_id: str, *, done: bool) -> list[dict[str, Any]]:
+def _items(
+    reply: Reply, response_id: str, request: Mapping[str, Any], *, done: bool
+) -> list[dict[str, Any]]:
     """The output items: the text's message (if any text, or nothing else), then the calls."""
     status = "completed" if done else "in_progress"
     items: list[dict[str, Any]] = []
@@ -164,12 +167,22 @@ def _items(reply: Reply, response_id: str, *, done: bool) -> list[dict[str, Any]
                 "content": [part] if done else [],
             }
         )
-    items += [_call_item(call, n, response_id, done) for n, call in enumerate(reply.tool_calls)]
+    namespaces = _namespaces(request.get("tools"))
+    items += [
+        _call_item(call, n, response_id, namespaces, done)
+        for n, call in enumerate(reply.tool_calls)
+    ]
     return items
 
 
-def _call_item(call: ScriptedCall, index: int, response_id: str, done: bool) -> dict[str, Any]:
-    return {
+def _call_item(
+    call: ScriptedCall,
+    index: int,
+    response_id: str,
+    namespaces: Mapping[str, frozenset[str]],
+    done: bool,
+) -> dict[str, Any]:
+    item = {
         "id": f"fc_{response_id[5:]}_{index}",
         "type": "function_call",
         "status": "completed" if done else "in_progress",
@@ -177,6 +190,27 @@ def _call_item(call: ScriptedCall, index: int, response_id: str, done: bool) -> 
         "name": call.name,
         "arguments": call.arguments_text() if done else "",
     }
+    # A tool offered inside a ``namespace`` tool (Codex offers each MCP server's tools so:
+    # ``mcp__jupyter_loop`` holding ``read_cell``) is called by its own name with the
+    # namespace beside it, as OpenAI answers; a script names it whole,
+    # ``mcp__jupyter_loop__read_cell``.
+    for namespace, names in namespaces.items():
+        prefix = f"{namespace}__"
+        if call.name.startswith(prefix) and call.name[len(prefix) :] in names:
+            item.update(name=call.name[len(prefix) :], namespace=namespace)
+    return item
+
+
+def _namespaces(tools: Any) -> dict[str, frozenset[str]]:
+    """The ``namespace`` tools of a request: each one's name → the names of its tools."""
+    found: dict[str, frozenset[str]] = {}
+    for tool in tools if isinstance(tools, list) else ():
+        if isinstance(tool, Mapping) and tool.get("type") == "namespace":
+            inner = tool.get("tools")
+            listed = inner if isinstance(inner, list) else []
+            names = {str(t.get("name")) for t in listed if isinstance(t, Mapping)}
+            found[str(tool.get("name"))] = frozenset(names)
+    return found
 
 
 def _skeleton(model: str, response_id: str, request: Mapping[str, Any]) -> dict[str, Any]:
