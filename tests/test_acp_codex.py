@@ -52,8 +52,11 @@ def codex_command(executable: str, base_url: str) -> list[str]:
 def loop_config(
     model_server: ScriptedModelServer, tmp_path: Path, request: pytest.FixtureRequest
 ) -> dict[str, Any]:
-    base = {"batch_interval": 0.01, "approval_policy": "ask"}
-    if getattr(request, "param", "") == "preset":  # found on PATH, set up by its own config
+    # indirect parametrization: "preset", or a short idle time (the session ends between turns)
+    param = getattr(request, "param", None)
+    idle = param if isinstance(param, float) else 1800.0
+    base = {"batch_interval": 0.01, "approval_policy": "ask", "acp_session_idle_timeout": idle}
+    if param == "preset":  # found on PATH, set up by its own config
         return {**base, "acp_agents": {}, "acp_presets": True}
     home, codex_home = tmp_path / "agent-home", tmp_path / "codex-home"
     home.mkdir()
@@ -180,3 +183,26 @@ async def test_the_codex_preset_on_path_starts_with_codex_own_config_file(
     assert conversation["turn"]["state"] == "done", conversation["turn"]
     assert conversation["messages"][-1]["text"].endswith("Hello from Codex.")
     assert model_server.bodies(RESPONSES)[-1]["model"] == "scripted-tools"
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("loop_config", [1.0], indirect=True)
+async def test_codex_loads_its_earlier_session_when_its_process_has_ended(
+    api: Any, write_notebook: Any, model_server: ScriptedModelServer, jp_serverapp: Any
+) -> None:
+    # A session ended (idle here; a server restart ends it the same way) is reopened with
+    # session/load: codex-acp advertises loadSession and keeps its sessions in CODEX_HOME.
+    agent = Agent(api)
+    path = write_notebook("resume.ipynb", "1")
+    model_server.script(say("I will remember apples."), say("You said apples."))
+    await agent.start(path, "Remember the word apples.", agent="codex")
+    assert (await agent.ended(path, timeout=120))["turn"]["state"] == "done"
+    service = jp_serverapp.web_app.settings["jupyter_loop_acp"]
+    await wait_for(lambda: service.processes() == [], timeout=30)
+    await agent.start(path, "Which word?", agent="codex")
+    conversation = await agent.ended(path, timeout=120)
+    assert conversation["turn"]["state"] == "done", conversation["turn"]
+    shown = [m["text"] for m in conversation["messages"] if m["role"] == "notice"]
+    assert any("Codex loaded its earlier session" in n for n in shown), shown
+    last = json.dumps(model_server.bodies(RESPONSES)[-1]["input"])
+    assert "Remember the word apples." in last and "I will remember apples." in last
