@@ -111,121 +111,154 @@ test('an ACP agent picked in the panel: reads the error, proposes a fix, runs af
 });
 
 /**
- * The same with Qwen Code (`npm install @qwen-code/qwen-code`, LOOP_UI_QWEN=its `qwen`),
- * its model the scripted model server: the tool calls are scripted, the agent is real.
- * Qwen asks permission for each call of our MCP tools: the panel's approval card.
+ * The same with real ACP agents from the registry, each one's model the scripted model
+ * server: the tool calls are scripted, the agent is real. Qwen Code (`npm install
+ * @qwen-code/qwen-code`, LOOP_UI_QWEN=its `qwen`) asks permission for each call of our
+ * MCP tools; Codex (`npm install @zed-industries/codex-acp`, LOOP_UI_CODEX=its
+ * `codex-acp`, on the server's Responses API) names our tools in a namespace of its own
+ * (`mcp__jupyter_loop`) and asks permission for the run only. Either way: the panel's
+ * approval cards.
  */
-test('Qwen Code picked in the panel: reads the error, proposes a fix, runs after approval, ends with the tab closed', async ({
-  browser
-}) => {
-  test.skip(!process.env.LOOP_UI_QWEN, 'LOOP_UI_QWEN names no qwen command');
-  test.setTimeout(300000);
-  const server = new OwnServer({
-    env: {
-      LOOP_UI_ACP_AGENT: 'scripted',
-      LOOP_UI_QWEN: process.env.LOOP_UI_QWEN!
+const REAL_AGENTS = [
+  {
+    name: 'qwen',
+    label: 'Qwen Code',
+    variable: 'LOOP_UI_QWEN',
+    tools: 'mcp__jupyter-loop__',
+    delay: 8
+  },
+  {
+    name: 'codex',
+    label: 'Codex',
+    variable: 'LOOP_UI_CODEX',
+    tools: 'mcp__jupyter_loop__',
+    // The Responses API streams more events than chat completions, each one delayed.
+    delay: 3
+  }
+];
+
+for (const agent of REAL_AGENTS) {
+  test(`${agent.label} picked in the panel: reads the error, proposes a fix, runs after approval, ends with the tab closed`, async ({
+    browser
+  }) => {
+    test.skip(
+      !process.env[agent.variable],
+      `${agent.variable} names no ${agent.name} command`
+    );
+    test.setTimeout(300000);
+    const server = new OwnServer({
+      env: {
+        LOOP_UI_ACP_AGENT: 'scripted',
+        [agent.variable]: process.env[agent.variable]!
+      }
+    });
+    server.writeNotebook(PATH, ['1 / 0']);
+    await server.start();
+    try {
+      const model = ModelServer.of(String(server.port));
+      await model.reset();
+      let page = await browser.newPage();
+      await openNotebook(page, server);
+      await expect(page.locator('#jp-main-statusbar')).toContainText('Idle', {
+        timeout: 60000
+      });
+      await page.evaluate(() =>
+        (window as any).jupyterapp.commands.execute('notebook:run-all-cells')
+      );
+      await expect.poll(() => cellText(page, 0)).toContain('ZeroDivisionError');
+      const panel = await openAssistant(page);
+      await panel
+        .getByRole('combobox', { name: 'Agent' })
+        .selectOption(agent.name);
+      // Answer every approval card of the panel (the agent's permission requests, as the
+      // approval policy asks for them, and our endpoint's run of a cell) until `done`.
+      const allowingUntil = async (done: () => Promise<boolean>) => {
+        let allowed = 0;
+        const deadline = Date.now() + 120000;
+        while (!(await done())) {
+          expect(Date.now()).toBeLessThan(deadline);
+          const allow = panel
+            .locator('.jp-Loop-Approval')
+            .getByRole('button', { name: 'Allow once' });
+          if ((await allow.count()) > 0) {
+            await allow.first().click({ timeout: 5000 });
+            allowed += 1;
+          }
+          await page.waitForTimeout(300);
+        }
+        return allowed;
+      };
+
+      await model.script(
+        {
+          tool_calls: [
+            {
+              name: `${agent.tools}read_cell`,
+              arguments: { path: PATH, cell_id: 'c0' }
+            }
+          ]
+        },
+        {
+          tool_calls: [
+            {
+              name: `${agent.tools}propose_modify`,
+              arguments: {
+                path: PATH,
+                cell_id: 'c0',
+                source: '1 / 1',
+                summary: 'divide by one'
+              }
+            }
+          ]
+        },
+        { text: 'It divides by zero; I proposed 1 / 1.' }
+      );
+      await ask(page, 'Why does the first cell fail?');
+      const proposal = cells(page).nth(0).locator('.jp-Loop-CellProposal');
+      await allowingUntil(async () => (await proposal.count()) > 0);
+      await expect(
+        panel.locator('.jp-Loop-Message.jp-mod-assistant').last()
+      ).toContainText('I proposed 1 / 1', { timeout: 90000 });
+      await expect(proposal).toBeVisible();
+      await proposal.getByRole('button', { name: 'Accept' }).click();
+      await expect(proposal).toHaveCount(0);
+      await expect(
+        panel.getByRole('button', { name: 'Stop the assistant' })
+      ).toHaveCount(0, { timeout: 60000 });
+
+      await model.script(
+        {
+          tool_calls: [
+            {
+              name: `${agent.tools}run_cells`,
+              arguments: { path: PATH, cell_ids: ['c0'], wait_seconds: 90 }
+            }
+          ]
+        },
+        {
+          text: 'finished while the tab was closed',
+          delay: agent.delay,
+          chunk_size: 200
+        }
+      );
+      await ask(page, 'Run it.');
+      // The run waits for an approval given here (at least our endpoint's, on the cell).
+      const allowed = await allowingUntil(async () =>
+        (await cellText(page, 0)).includes('1.0')
+      );
+      expect(allowed).toBeGreaterThan(0);
+
+      await page.close();
+      await new Promise(resolve => setTimeout(resolve, 12000));
+      page = await browser.newPage();
+      await openNotebook(page, server);
+      const again = await openAssistant(page);
+      await expect(
+        again.locator('.jp-Loop-Message.jp-mod-assistant').last()
+      ).toContainText('finished while the tab was closed', { timeout: 90000 });
+      await page.close();
+    } finally {
+      await server.dispose();
     }
   });
-  server.writeNotebook(PATH, ['1 / 0']);
-  await server.start();
-  try {
-    const model = ModelServer.of(String(server.port));
-    await model.reset();
-    let page = await browser.newPage();
-    await openNotebook(page, server);
-    await expect(page.locator('#jp-main-statusbar')).toContainText('Idle', {
-      timeout: 60000
-    });
-    await page.evaluate(() =>
-      (window as any).jupyterapp.commands.execute('notebook:run-all-cells')
-    );
-    await expect.poll(() => cellText(page, 0)).toContain('ZeroDivisionError');
-    const panel = await openAssistant(page);
-    await panel.getByRole('combobox', { name: 'Agent' }).selectOption('qwen');
-    // Answer every approval card of the panel (Qwen's permission requests, as the
-    // approval policy asks for them, and our endpoint's run of a cell) until `done`.
-    const allowingUntil = async (done: () => Promise<boolean>) => {
-      let allowed = 0;
-      const deadline = Date.now() + 120000;
-      while (!(await done())) {
-        expect(Date.now()).toBeLessThan(deadline);
-        const allow = panel
-          .locator('.jp-Loop-Approval')
-          .getByRole('button', { name: 'Allow once' });
-        if ((await allow.count()) > 0) {
-          await allow.first().click({ timeout: 5000 });
-          allowed += 1;
-        }
-        await page.waitForTimeout(300);
-      }
-      return allowed;
-    };
-
-    await model.script(
-      {
-        tool_calls: [
-          {
-            name: 'mcp__jupyter-loop__read_cell',
-            arguments: { path: PATH, cell_id: 'c0' }
-          }
-        ]
-      },
-      {
-        tool_calls: [
-          {
-            name: 'mcp__jupyter-loop__propose_modify',
-            arguments: {
-              path: PATH,
-              cell_id: 'c0',
-              source: '1 / 1',
-              summary: 'divide by one'
-            }
-          }
-        ]
-      },
-      { text: 'It divides by zero; I proposed 1 / 1.' }
-    );
-    await ask(page, 'Why does the first cell fail?');
-    const proposal = cells(page).nth(0).locator('.jp-Loop-CellProposal');
-    await allowingUntil(async () => (await proposal.count()) > 0);
-    await expect(
-      panel.locator('.jp-Loop-Message.jp-mod-assistant').last()
-    ).toContainText('I proposed 1 / 1', { timeout: 90000 });
-    await expect(proposal).toBeVisible();
-    await proposal.getByRole('button', { name: 'Accept' }).click();
-    await expect(proposal).toHaveCount(0);
-    await expect(
-      panel.getByRole('button', { name: 'Stop the assistant' })
-    ).toHaveCount(0, { timeout: 60000 });
-
-    await model.script(
-      {
-        tool_calls: [
-          {
-            name: 'mcp__jupyter-loop__run_cells',
-            arguments: { path: PATH, cell_ids: ['c0'], wait_seconds: 90 }
-          }
-        ]
-      },
-      { text: 'finished while the tab was closed', delay: 8, chunk_size: 200 }
-    );
-    await ask(page, 'Run it.');
-    // The run waits for an approval given here (at least our endpoint's, on the cell).
-    const allowed = await allowingUntil(async () =>
-      (await cellText(page, 0)).includes('1.0')
-    );
-    expect(allowed).toBeGreaterThan(0);
-
-    await page.close();
-    await new Promise(resolve => setTimeout(resolve, 12000));
-    page = await browser.newPage();
-    await openNotebook(page, server);
-    const again = await openAssistant(page);
-    await expect(
-      again.locator('.jp-Loop-Message.jp-mod-assistant').last()
-    ).toContainText('finished while the tab was closed', { timeout: 90000 });
-    await page.close();
-  } finally {
-    await server.dispose();
-  }
-});
+}
