@@ -19,10 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_helpers import Agent, agent_state, approval_in, approve_each, tab_proposals
-from conftest import wait_for
+from agent_helpers import Agent, agent_state, approval_in, approve_each, notices, tab_proposals
+from conftest import notebook_json, wait_for
+from test_acp_resume import api_of
 
 from jupyter_loop.testing import ScriptedModelServer, call_tools, say
+from jupyter_loop.testing.server_process import ServerProcess
 
 pytest_plugins = ["mcp_fixtures", "model_fixtures"]
 
@@ -206,3 +208,44 @@ async def test_codex_loads_its_earlier_session_when_its_process_has_ended(
     assert any("Codex loaded its earlier session" in n for n in shown), shown
     last = json.dumps(model_server.bodies(RESPONSES)[-1]["input"])
     assert "Remember the word apples." in last and "I will remember apples." in last
+
+
+@pytest.mark.timeout(300)
+async def test_codex_goes_on_with_its_session_after_a_real_server_restart(
+    model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    # A real server process, stopped and started again on the same state: the session id
+    # kept in acp_sessions.json is loaded (session/load) by a new codex-acp process.
+    codex_home = tmp_path / "codex-home"
+    codex_home.mkdir()
+    env = {"HOME": str(codex_home), "CODEX_HOME": str(codex_home), "OPENAI_API_KEY": "sk-x"}
+    agents = {"codex": {"command": codex_command(CODEX, model_server.openai_base_url), "env": env}}
+    server = ServerProcess(
+        tmp_path / "server",
+        "--JupyterLoopApp.acp_presets=False",
+        f"--JupyterLoopApp.acp_agents={json.dumps(agents)}",
+    )
+    try:
+        server.root.mkdir(parents=True)
+        (server.root / "restart.ipynb").write_text(notebook_json("1"), encoding="utf-8")
+        server.start()
+        await server.ready()
+        agent = Agent(api_of(server))
+        model_server.script(say("I will remember apples."), say("You said apples."))
+        await agent.start("restart.ipynb", "Remember the word apples.", agent="codex")
+        first = await agent.ended("restart.ipynb", timeout=120)
+        assert first["turn"]["state"] == "done", first["turn"]
+        server.stop()
+        server.start()
+        await server.ready()
+        await agent.start("restart.ipynb", "Which word?", agent="codex")
+        second = await agent.ended("restart.ipynb", timeout=120)
+    finally:
+        server.kill()
+    assert second["turn"]["state"] == "done", second["turn"]
+    shown = notices(second)
+    assert any("Codex loaded its earlier session" in n for n in shown), shown
+    assert not [n for n in shown if "new session" in n], shown
+    last = json.dumps(model_server.bodies(RESPONSES)[-1]["input"])
+    assert "Remember the word apples." in last and "I will remember apples." in last
+    assert second["messages"][-1]["text"].endswith("You said apples.")
