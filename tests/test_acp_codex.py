@@ -240,6 +240,10 @@ async def test_codex_goes_on_with_its_session_after_a_real_server_restart(
         await server.ready()
         await agent.start("restart.ipynb", "Which word?", agent="codex")
         second = await agent.ended("restart.ipynb", timeout=120)
+        # A server stopping ends its agents' processes: codex-acp would not end by itself
+        # (it does not exit when its stdin closes), so a killed server leaves it running.
+        server.stop()
+        await wait_for(lambda: not _processes_of(model_server.openai_base_url), timeout=20)
     finally:
         server.kill()
     assert second["turn"]["state"] == "done", second["turn"]
@@ -249,3 +253,16 @@ async def test_codex_goes_on_with_its_session_after_a_real_server_restart(
     last = json.dumps(model_server.bodies(RESPONSES)[-1]["input"])
     assert "Remember the word apples." in last and "I will remember apples." in last
     assert second["messages"][-1]["text"].endswith("You said apples.")
+
+
+def _processes_of(base_url: str) -> list[int]:
+    """The pids of the codex-acp processes pointed at this model server (their argv)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if proc.name.isdigit() and base_url in argv and "codex-acp" in argv:
+            found.append(int(proc.name))
+    return found
