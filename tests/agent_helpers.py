@@ -98,6 +98,24 @@ class Agent:
             await asyncio.sleep(0.05)
 
 
+async def approve_each(agent: Agent, path: str, tab: Any, limit: float = 200) -> list[Any]:
+    """Answer each approval card the agent's turn shows ("once"), until the turn ends; the
+    cards, in order (a real agent's permission requests, our endpoint's approvals)."""
+    asked: list[Any] = []
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit
+    while loop.time() < deadline:
+        state = agent_state(tab)
+        if (state.get("turn") or {}).get("state") in ENDED:
+            break
+        approval = state.get("approval")
+        if approval and approval["id"] not in [a["id"] for a in asked]:
+            asked.append(approval)
+            await agent.approve(path, approval["id"], "once")
+        await asyncio.sleep(0.1)
+    return asked
+
+
 def agent_state(tab: Any) -> dict[str, Any]:
     """The agent map as a tab sees it (``live`` entries as plain dicts)."""
     board = tab.notebook.ydoc.get(AGENT_MAP, type=Map)

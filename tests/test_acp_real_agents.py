@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_helpers import OPENAI_CHAT, Agent, agent_state, tab_proposals
+from agent_helpers import OPENAI_CHAT, Agent, agent_state, approve_each, tab_proposals
 from conftest import wait_for
 
 from jupyter_loop.testing import ScriptedModelServer, call_tools, say
@@ -70,7 +70,7 @@ async def test_qwen_reads_an_error_through_our_tools_and_proposes_a_fix(
             say("The cell divides by zero; I proposed 1 / 1."),
         )
         await agent.start(path, "Why does the first cell fail?", agent="qwen")
-        asked = await _approve_each(agent, path, tab)
+        asked = await approve_each(agent, path, tab)
         conversation = await agent.ended(path, timeout=60)
         proposals = list(tab_proposals(tab).values())
         live = agent_state(tab)["live"]
@@ -90,25 +90,6 @@ async def test_qwen_reads_an_error_through_our_tools_and_proposes_a_fix(
     assert live[-1]["text"] == "The cell divides by zero; I proposed 1 / 1."
 
 
-async def _approve_each(agent: Agent, path: str, tab: Any, limit: float = 200) -> list[Any]:
-    """Answer each approval the agent asks (its MCP calls) until its turn ends."""
-    import asyncio
-
-    asked: list[Any] = []
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + limit
-    while loop.time() < deadline:
-        state = agent_state(tab)
-        if (state.get("turn") or {}).get("state") in ("done", "stopped", "error"):
-            break
-        approval = state.get("approval")
-        if approval and approval["id"] not in [a["id"] for a in asked]:
-            asked.append(approval)
-            await agent.approve(path, approval["id"], "once")
-        await asyncio.sleep(0.1)
-    return asked
-
-
 @pytest.mark.timeout(300)
 async def test_qwen_runs_a_cell_only_after_our_approval(
     api: Any, notebook_in_tab: Any, model_server: ScriptedModelServer, http_server_client: Any
@@ -125,7 +106,7 @@ async def test_qwen_runs_a_cell_only_after_our_approval(
             say("It printed 42."),
         )
         await agent.start(path, "Run the first cell.", agent="qwen")
-        asked = await _approve_each(agent, path, tab)
+        asked = await approve_each(agent, path, tab)
         conversation = await agent.ended(path, timeout=60)
         outputs = json.dumps(tab.notebook.ycells[0].to_py().get("outputs"))
     assert conversation["turn"]["state"] == "done", conversation["turn"]

@@ -106,3 +106,30 @@ if os.environ.get("LOOP_UI_ACP_AGENT") == "scripted":
                 "OPENAI_MODEL": "scripted-tools",
             },
         }
+    # LOOP_UI_CODEX=<the codex-acp command of `npm install @zed-industries/codex-acp`>:
+    # Codex too, its provider the scripted server's Responses API (the only one Codex
+    # speaks), given with codex-acp's `-c` overrides and a CODEX_HOME of its own.
+    if os.environ.get("LOOP_UI_CODEX") and os.environ.get("LOOP_AGENT_PROVIDER") != "none":
+        _codex_home = _state / "codex-home"
+        _codex_home.mkdir(exist_ok=True)
+        _provider = (
+            f'{{name = "scripted", base_url = "{_model_server.openai_base_url}", '
+            'env_key = "OPENAI_API_KEY", wire_api = "responses"}'
+        )
+        c.JupyterLoopApp.acp_agents["codex"] = {
+            "command": [
+                os.environ["LOOP_UI_CODEX"],
+                "-c",
+                'model = "scripted-tools"',
+                "-c",
+                'model_provider = "scripted"',
+                "-c",
+                f"model_providers.scripted = {_provider}",
+            ],
+            "label": "Codex",
+            "env": {
+                "HOME": str(_codex_home),
+                "CODEX_HOME": str(_codex_home),
+                "OPENAI_API_KEY": "sk-real-agent-test",
+            },
+        }

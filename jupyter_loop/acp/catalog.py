@@ -10,7 +10,9 @@ The presets' commands are those their projects document for ACP: Claude Code thr
 Zed's adapter (``claude-code-acp``), Codex through Zed's adapter (``codex-acp``), Gemini
 CLI with ``--experimental-acp``, Qwen Code with ``--acp`` (0.15 calls
 ``--experimental-acp`` deprecated), opencode with ``acp``, fast-agent's ``fast-agent-acp``
-launcher.
+launcher. Codex's adapter takes no flag: it reads its model provider from
+``$CODEX_HOME/config.toml`` (or ``-c key=value`` overrides), and a provider other than
+OpenAI's must say ``wire_api = "responses"`` (codex-acp 0.16 refuses chat completions).
 
 Example:
     >>> catalog = AgentCatalog({"echo": {"command": ["cat"]}}, presets=False, allowed=None)

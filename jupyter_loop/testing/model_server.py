@@ -3,7 +3,8 @@
 Tests queue replies, point a real ``openai`` or ``ollama`` client at the server, and read
 back every request it received. Standard library only; one thread per connection.
 
-Endpoints: ``POST /v1/chat/completions`` (JSON or SSE), ``GET /v1/models``,
+Endpoints: ``POST /v1/chat/completions`` (JSON or SSE), ``POST /v1/responses`` (JSON or
+SSE: the Responses API, Codex's), ``GET /v1/models``,
 ``POST /api/chat`` (NDJSON or JSON), ``POST /api/generate`` (with ``suffix`` for
 fill-in-the-middle), ``GET /api/tags``, ``POST /api/show``; and, for
 tests in other languages, ``POST /_script`` (a JSON list of replies), ``GET /_requests``,

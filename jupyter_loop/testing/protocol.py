@@ -2,8 +2,10 @@
 
 A protocol mistake in the agent (a ``tool`` message that answers no call, a call left
 unanswered, an image where the API takes none) must fail a test, as it fails against OpenAI
-or Ollama. Each function returns the error message the real API would give (reworded), or
-``None`` for a request it accepts; the server answers 400 with it.
+or Ollama. The Responses API (Codex's) is checked as strictly: a tool call's output that
+answers no earlier call, or a call left unanswered, is refused. Each function returns the
+error message the real API would give (reworded), or ``None`` for a request it accepts;
+the server answers 400 with it.
 
 Example:
     >>> call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
@@ -106,6 +108,120 @@ def ollama_violation(body: Any) -> str | None:
             if names is None:
                 return f"message {number}: each tool call needs a function name and arguments"
             called = names
+    return None
+
+
+RESPONSES_ROLES = ("system", "developer", "user", "assistant")
+RESPONSES_ITEMS = (
+    "message",
+    "function_call",
+    "function_call_output",
+    "custom_tool_call",
+    "custom_tool_call_output",
+    "reasoning",
+    "local_shell_call",
+    "local_shell_call_output",
+    "web_search_call",
+    "file_search_call",
+    "computer_call",
+    "computer_call_output",
+    "image_generation_call",
+    "code_interpreter_call",
+    "mcp_call",
+    "mcp_list_tools",
+    "mcp_approval_request",
+    "mcp_approval_response",
+    "compaction",
+    "item_reference",
+)
+_ANSWERS = {"function_call_output": "function_call", "custom_tool_call_output": "custom_tool_call"}
+
+
+def responses_violation(body: Any) -> str | None:
+    """Why OpenAI's Responses API would refuse ``body`` (None: it would not).
+
+    Checks ``model``, ``input`` (a string or a list of items of known types; messages with
+    a known role and image parts only from the user), that every tool call's output answers
+    a call made earlier in the input and that every call is answered (the API keeps no
+    state here: ``previous_response_id`` names nothing), ``tools`` and ``stream``.
+    """
+    if not isinstance(body, Mapping) or not isinstance(body.get("model"), str):
+        return "Missing required parameter: 'model'."
+    if body.get("previous_response_id") is not None:
+        return f"Previous response with id '{body['previous_response_id']}' not found."
+    if "stream" in body and not isinstance(body["stream"], bool):
+        return "Invalid type for 'stream': expected a boolean."
+    tools = _tools_violation(body.get("tools"))
+    if tools is not None:
+        return tools
+    items = body.get("input")
+    if isinstance(items, str):
+        return None
+    if not isinstance(items, list):
+        return "Invalid type for 'input': expected a string or an array of input items."
+    called: dict[str, str] = {}  # call_id -> the type of the call
+    answered: set[str] = set()
+    for number, item in enumerate(items):
+        why = _item_violation(item, number, called, answered)
+        if why is not None:
+            return why
+    unanswered = sorted(set(called) - answered)
+    if unanswered:
+        return f"No tool output found for function call {unanswered[0]}."
+    return None
+
+
+def _item_violation(
+    item: Any, number: int, called: dict[str, str], answered: set[str]
+) -> str | None:
+    if not isinstance(item, Mapping):
+        return f"Invalid type for 'input[{number}]': expected an object."
+    kind = item.get("type", "message" if "role" in item else None)
+    if kind not in RESPONSES_ITEMS:
+        return f"Invalid value for 'input[{number}].type': {kind!r}."
+    if kind == "message":
+        role = item.get("role")
+        if role not in RESPONSES_ROLES:
+            return f"Invalid value for 'input[{number}].role': {role!r}."
+        content = item.get("content")
+        if not isinstance(content, (str, list)):
+            return f"Invalid type for 'input[{number}].content': expected a string or an array."
+        images = isinstance(content, list) and any(
+            isinstance(part, Mapping) and part.get("type") == "input_image" for part in content
+        )
+        if images and role != "user":
+            return f"Invalid 'input[{number}]': image parts are only for role 'user'."
+    elif kind in ("function_call", "custom_tool_call"):
+        needed = ("call_id", "name", "arguments" if kind == "function_call" else "input")
+        if not all(isinstance(item.get(key), str) for key in needed):
+            return f"Invalid 'input[{number}]': a {kind} needs {', '.join(needed)} as strings."
+        called[item["call_id"]] = kind
+    elif kind in _ANSWERS:
+        call_id = str(item.get("call_id"))
+        if called.get(call_id) != _ANSWERS[kind]:
+            return f"No tool call found for function call output with call_id {call_id}."
+        if not isinstance(item.get("output"), (str, list)):
+            return f"Invalid type for 'input[{number}].output': expected a string or an array."
+        answered.add(call_id)
+    return None
+
+
+def _tools_violation(tools: Any) -> str | None:
+    if tools is None:
+        return None
+    if not isinstance(tools, list):
+        return "Invalid type for 'tools': expected an array."
+    for number, tool in enumerate(tools):
+        if not isinstance(tool, Mapping) or not isinstance(tool.get("type"), str):
+            return f"Missing required parameter: 'tools[{number}].type'."
+        if tool["type"] in ("function", "custom", "namespace") and not isinstance(
+            tool.get("name"), str
+        ):
+            return f"Missing required parameter: 'tools[{number}].name'."
+        if tool["type"] == "namespace":
+            inner = tool.get("tools")
+            if not isinstance(inner, list) or _tools_violation(inner) is not None:
+                return f"Invalid 'tools[{number}].tools': expected an array of named tools."
     return None
 
 

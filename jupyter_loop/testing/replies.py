@@ -61,7 +61,7 @@ class Reply:
         chunk_size: Characters per text or arguments chunk.
         delay: Seconds to wait before each stream event.
         endpoint: Which requests take this reply: ``"chat"`` (chat completions,
-            ``/api/chat`` and ``/api/generate``), ``"models"`` (``/v1/models``,
+            responses, ``/api/chat`` and ``/api/generate``), ``"models"`` (``/v1/models``,
             ``/api/tags``) or ``"show"``.
         requires: Taken only by a request whose body contains this text (``""``: any), so
             a test can script an answer that depends on what the model was sent.
@@ -100,10 +100,18 @@ class Reply:
             >>> len(reply.for_messages([{"role": "user", "content": "go"}]).tool_calls)
             1
         """
-        if self.answer_after_tool is None or not isinstance(messages, list):
+        if not isinstance(messages, list):
             return self
-        answered = any(isinstance(m, Mapping) and m.get("role") == "tool" for m in messages)
-        return Reply(text=self.answer_after_tool) if answered else self
+        return self.after_tool(
+            any(isinstance(m, Mapping) and m.get("role") == "tool" for m in messages)
+        )
+
+    def after_tool(self, answered: bool) -> Reply:
+        """This reply, or its :attr:`answer_after_tool` text if a call was ``answered``
+        (a ``tool`` message, a Responses ``function_call_output`` item)."""
+        if self.answer_after_tool is None or not answered:
+            return self
+        return Reply(text=self.answer_after_tool)
 
     @property
     def failed(self) -> bool:

@@ -2,7 +2,8 @@
 
 The model APIs check a request as the real API would (:mod:`.protocol`: a violation is
 answered 400), take the next scripted reply and write it in the protocol the path asks for
-(OpenAI SSE/JSON, Ollama NDJSON/JSON, :mod:`.scripted_wire`). The control paths
+(OpenAI SSE/JSON, Ollama NDJSON/JSON, :mod:`.scripted_wire`; OpenAI's Responses API,
+:mod:`.responses_wire`). The control paths
 (``/_script``, ``/_requests``, ...) let a test in another process script the server.
 """
 
@@ -12,7 +13,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from . import protocol
+from . import protocol, responses_wire
 from . import scripted_wire as wire
 from .replies import Reply, ScriptedModel, fail
 from .scripted_state import ServerState
@@ -81,6 +82,39 @@ def openai_chat(exchange: Exchange, body: Any) -> None:
     events = [f"data: {json.dumps(c, ensure_ascii=False)}\n\n" for c in chunks]
     events.append("data: [DONE]\n\n")
     exchange.stream(reply, "text/event-stream", events, text_from=1)  # after the role
+
+
+def openai_responses(exchange: Exchange, body: Any) -> None:
+    """``/v1/responses``: the scripted reply as a ``response`` or its SSE events
+    (:mod:`.responses_wire`), after the checks the Responses API makes."""
+    violation = protocol.responses_violation(body)
+    if violation is not None:
+        exchange.send_json(400, wire.openai_error(fail(400, violation)))
+        return
+    model = str(body.get("model", ""))
+    known = exchange.state.model(model)
+    if known is not None and known.refuses_images() and "input_image" in exchange.body_text:
+        reply = fail(400, f"{model} is not a multimodal model: images are not supported")
+    else:
+        taken = exchange.state.take("chat", exchange.body_text) or exchange.state.default_reply
+        reply = taken.after_tool(responses_wire.was_answered(body))
+    if reply.failed:
+        exchange.send_json(reply.status, wire.openai_error(reply), reply.headers)
+        return
+    made = {
+        "model": model,
+        "response_id": f"resp_scripted{next(exchange.state.counter):06d}",
+        "usage": responses_wire.estimate_usage(reply, body),
+        "request": body,
+    }
+    if not body.get("stream"):
+        whole = responses_wire.response_object(reply, **made)
+        exchange.send_json(200, whole, reply.headers, cut=reply.cut_after is not None)
+        return
+    events = responses_wire.stream_events(reply, **made)
+    framed = [responses_wire.sse(event) for event in events]
+    first = responses_wire.first_text_event(events)
+    exchange.stream(reply, "text/event-stream", framed, text_from=first)
 
 
 def openai_models(exchange: Exchange, body: Any) -> None:
@@ -212,6 +246,7 @@ def models(exchange: Exchange, body: Any) -> None:
 
 ROUTES: dict[tuple[str, str], Callable[[Exchange, Any], None]] = {
     ("POST", "/v1/chat/completions"): openai_chat,
+    ("POST", "/v1/responses"): openai_responses,
     ("GET", "/v1/models"): openai_models,
     ("POST", "/api/chat"): ollama_chat,
     ("POST", "/api/generate"): ollama_generate,

@@ -190,161 +190,195 @@ test('an ACP agent asks permission in its words on the card; after a server rest
 });
 
 /**
- * The same with Qwen Code (`npm install @qwen-code/qwen-code`, LOOP_UI_QWEN=its `qwen`),
- * its model the scripted model server: the tool calls are scripted, the agent is real.
- * Qwen asks permission for our MCP tools that change something (not for `read_cell`,
- * which our endpoint marks read-only): the panel's card, in Qwen's words. Then a
- * server restart: the next turn loads Qwen's session (`session/load`) and says so.
+ * The same with real ACP agents from the registry, each one's model the scripted model
+ * server: the tool calls are scripted, the agent is real. Qwen Code (`npm install
+ * @qwen-code/qwen-code`, LOOP_UI_QWEN=its `qwen`) asks permission for our MCP tools that
+ * change something (not for `read_cell`, which our endpoint marks read-only): the panel's
+ * card, in Qwen's words. Codex (`npm install @zed-industries/codex-acp`,
+ * LOOP_UI_CODEX=its `codex-acp`, on the server's Responses API) names our tools in a
+ * namespace of its own (`mcp__jupyter_loop`) and asks permission for the run only. Then a
+ * server restart: the next turn loads the agent's session (`session/load`) and says so.
  */
-test('Qwen Code picked in the panel: reads the error, proposes a fix, runs after approval, ends with the tab closed, resumes after a restart', async ({
-  browser
-}) => {
-  test.skip(!process.env.LOOP_UI_QWEN, 'LOOP_UI_QWEN names no qwen command');
-  test.setTimeout(420000);
-  const server = new OwnServer({
-    env: {
-      LOOP_UI_ACP_AGENT: 'scripted',
-      LOOP_UI_QWEN: process.env.LOOP_UI_QWEN!
+const REAL_AGENTS = [
+  {
+    name: 'qwen',
+    label: 'Qwen Code',
+    variable: 'LOOP_UI_QWEN',
+    tools: 'mcp__jupyter-loop__',
+    asksToPropose: true,
+    delay: 8
+  },
+  {
+    name: 'codex',
+    label: 'Codex',
+    variable: 'LOOP_UI_CODEX',
+    tools: 'mcp__jupyter_loop__',
+    asksToPropose: false,
+    // The Responses API streams more events than chat completions, each one delayed.
+    delay: 3
+  }
+];
+
+for (const agent of REAL_AGENTS) {
+  test(`${agent.label} picked in the panel: reads the error, proposes a fix, runs after approval, ends with the tab closed, resumes after a restart`, async ({
+    browser
+  }) => {
+    test.skip(
+      !process.env[agent.variable],
+      `${agent.variable} names no ${agent.name} command`
+    );
+    test.setTimeout(420000);
+    const server = new OwnServer({
+      env: {
+        LOOP_UI_ACP_AGENT: 'scripted',
+        [agent.variable]: process.env[agent.variable]!
+      }
+    });
+    server.writeNotebook(PATH, ['1 / 0']);
+    await server.start();
+    // One browser context throughout: its cookie keeps the person the same across the
+    // restart (a session is one person's).
+    const context = await browser.newContext();
+    try {
+      let model = ModelServer.of(String(server.port));
+      await model.reset();
+      let page = await context.newPage();
+      await openNotebook(page, server);
+      await expect(page.locator('#jp-main-statusbar')).toContainText('Idle', {
+        timeout: 60000
+      });
+      await page.evaluate(() =>
+        (window as any).jupyterapp.commands.execute('notebook:run-all-cells')
+      );
+      await expect.poll(() => cellText(page, 0)).toContain('ZeroDivisionError');
+      let panel = await openAssistant(page);
+      await pick(panel, agent.name);
+      const stop = () =>
+        panel.getByRole('button', { name: 'Stop the assistant' });
+      // Answer every approval card of the panel (Qwen's permission requests, and our
+      // endpoint's run of a cell) until `done`.
+      const allowingUntil = async (done: () => Promise<boolean>) => {
+        let allowed = 0;
+        const deadline = Date.now() + 120000;
+        while (!(await done())) {
+          expect(Date.now()).toBeLessThan(deadline);
+          const allow = panel
+            .locator('.jp-Loop-Approval')
+            .getByRole('button', { name: 'Allow once' });
+          if ((await allow.count()) > 0) {
+            await allow.first().click({ timeout: 5000 });
+            allowed += 1;
+          }
+          await page.waitForTimeout(300);
+        }
+        return allowed;
+      };
+
+      await model.script(
+        {
+          tool_calls: [
+            {
+              name: `${agent.tools}read_cell`,
+              arguments: { path: PATH, cell_id: 'c0' }
+            }
+          ]
+        },
+        {
+          tool_calls: [
+            {
+              name: `${agent.tools}propose_modify`,
+              arguments: {
+                path: PATH,
+                cell_id: 'c0',
+                source: '1 / 1',
+                summary: 'divide by one'
+              }
+            }
+          ]
+        },
+        { text: 'It divides by zero; I proposed 1 / 1.' }
+      );
+      await ask(page, 'Why does the first cell fail?');
+      const proposal = cells(page).nth(0).locator('.jp-Loop-CellProposal');
+      if (agent.asksToPropose) {
+        // The agent's permission request for the proposal: the card says who asks, what.
+        const card = panel.locator('.jp-Loop-Approval');
+        await expect(card).toHaveAttribute(
+          'aria-label',
+          new RegExp(`^${agent.label} for .+ asks permission$`),
+          { timeout: 90000 }
+        );
+        await expect(card).toContainText(`${agent.label} asks to:`);
+        await expect(card).toContainText('propose_modify');
+        await card.getByRole('button', { name: 'Allow once' }).click();
+      }
+      await expect(
+        panel.locator('.jp-Loop-Message.jp-mod-assistant').last()
+      ).toContainText('I proposed 1 / 1', { timeout: 90000 });
+      await expect(proposal).toBeVisible();
+      await proposal.getByRole('button', { name: 'Accept' }).click();
+      await expect(proposal).toHaveCount(0);
+      await expect(stop()).toHaveCount(0, { timeout: 60000 });
+
+      await model.script(
+        {
+          tool_calls: [
+            {
+              name: `${agent.tools}run_cells`,
+              arguments: { path: PATH, cell_ids: ['c0'], wait_seconds: 90 }
+            }
+          ]
+        },
+        {
+          text: 'finished while the tab was closed',
+          delay: agent.delay,
+          chunk_size: 200
+        }
+      );
+      await ask(page, 'Run it.');
+      // The run waits for approvals given here: the agent's, then our endpoint's on the cell.
+      const allowed = await allowingUntil(async () =>
+        (await cellText(page, 0)).includes('1.0')
+      );
+      expect(allowed).toBeGreaterThan(0);
+
+      // The tab closes mid-turn (the model's last reply is seconds away); it ends on the server.
+      await page.close();
+      await new Promise(resolve => setTimeout(resolve, 12000));
+      page = await context.newPage();
+      await openNotebook(page, server);
+      panel = await openAssistant(page);
+      await expect(
+        panel.locator('.jp-Loop-Message.jp-mod-assistant').last()
+      ).toContainText('finished while the tab was closed', { timeout: 90000 });
+      await expect(stop()).toHaveCount(0, { timeout: 60000 });
+      await page.close();
+
+      // A server restart: the agent's process ends with it; the next turn loads its session.
+      await server.stop();
+      await server.start();
+      model = ModelServer.of(String(server.port));
+      await model.script({ text: 'Still here after the restart.' });
+      page = await context.newPage();
+      await openNotebook(page, server);
+      panel = await openAssistant(page);
+      await pick(panel, agent.name);
+      await ask(page, 'Are you still there?');
+      await expect(panel).toContainText(
+        `The server restarted: ${agent.label} loaded its earlier session and goes on with it.`,
+        { timeout: 90000 }
+      );
+      await expect(
+        panel.locator('.jp-Loop-Message.jp-mod-assistant').last()
+      ).toContainText('Still here after the restart.', { timeout: 90000 });
+      // The agent remembers: the model is sent the earlier turns with the new question.
+      const requests = await model.modelRequests();
+      const sent = JSON.stringify(requests[requests.length - 1].body);
+      expect(sent).toContain('Why does the first cell fail?');
+      expect(sent).toContain('Are you still there?');
+    } finally {
+      await context.close();
+      await server.dispose();
     }
   });
-  server.writeNotebook(PATH, ['1 / 0']);
-  await server.start();
-  // One browser context throughout: its cookie keeps the person the same across the
-  // restart (a session is one person's).
-  const context = await browser.newContext();
-  try {
-    let model = ModelServer.of(String(server.port));
-    await model.reset();
-    let page = await context.newPage();
-    await openNotebook(page, server);
-    await expect(page.locator('#jp-main-statusbar')).toContainText('Idle', {
-      timeout: 60000
-    });
-    await page.evaluate(() =>
-      (window as any).jupyterapp.commands.execute('notebook:run-all-cells')
-    );
-    await expect.poll(() => cellText(page, 0)).toContain('ZeroDivisionError');
-    let panel = await openAssistant(page);
-    await pick(panel, 'qwen');
-    const stop = () =>
-      panel.getByRole('button', { name: 'Stop the assistant' });
-    // Answer every approval card of the panel (Qwen's permission requests, and our
-    // endpoint's run of a cell) until `done`.
-    const allowingUntil = async (done: () => Promise<boolean>) => {
-      let allowed = 0;
-      const deadline = Date.now() + 120000;
-      while (!(await done())) {
-        expect(Date.now()).toBeLessThan(deadline);
-        const allow = panel
-          .locator('.jp-Loop-Approval')
-          .getByRole('button', { name: 'Allow once' });
-        if ((await allow.count()) > 0) {
-          await allow.first().click({ timeout: 5000 });
-          allowed += 1;
-        }
-        await page.waitForTimeout(300);
-      }
-      return allowed;
-    };
-
-    await model.script(
-      {
-        tool_calls: [
-          {
-            name: 'mcp__jupyter-loop__read_cell',
-            arguments: { path: PATH, cell_id: 'c0' }
-          }
-        ]
-      },
-      {
-        tool_calls: [
-          {
-            name: 'mcp__jupyter-loop__propose_modify',
-            arguments: {
-              path: PATH,
-              cell_id: 'c0',
-              source: '1 / 1',
-              summary: 'divide by one'
-            }
-          }
-        ]
-      },
-      { text: 'It divides by zero; I proposed 1 / 1.' }
-    );
-    await ask(page, 'Why does the first cell fail?');
-    // Qwen's permission request for the proposal: the card says who asks and what.
-    const card = panel.locator('.jp-Loop-Approval');
-    await expect(card).toHaveAttribute(
-      'aria-label',
-      /^Qwen Code for .+ asks permission$/,
-      { timeout: 90000 }
-    );
-    await expect(card).toContainText('Qwen Code asks to:');
-    await expect(card).toContainText('propose_modify');
-    await card.getByRole('button', { name: 'Allow once' }).click();
-    const proposal = cells(page).nth(0).locator('.jp-Loop-CellProposal');
-    await expect(
-      panel.locator('.jp-Loop-Message.jp-mod-assistant').last()
-    ).toContainText('I proposed 1 / 1', { timeout: 90000 });
-    await expect(proposal).toBeVisible();
-    await proposal.getByRole('button', { name: 'Accept' }).click();
-    await expect(proposal).toHaveCount(0);
-    await expect(stop()).toHaveCount(0, { timeout: 60000 });
-
-    await model.script(
-      {
-        tool_calls: [
-          {
-            name: 'mcp__jupyter-loop__run_cells',
-            arguments: { path: PATH, cell_ids: ['c0'], wait_seconds: 90 }
-          }
-        ]
-      },
-      { text: 'finished while the tab was closed', delay: 8, chunk_size: 200 }
-    );
-    await ask(page, 'Run it.');
-    // The run waits for approvals given here: Qwen's, then our endpoint's on the cell.
-    const allowed = await allowingUntil(async () =>
-      (await cellText(page, 0)).includes('1.0')
-    );
-    expect(allowed).toBeGreaterThan(0);
-
-    // The tab closes mid-turn (the model's last reply is 8 s away); it ends on the server.
-    await page.close();
-    await new Promise(resolve => setTimeout(resolve, 12000));
-    page = await context.newPage();
-    await openNotebook(page, server);
-    panel = await openAssistant(page);
-    await expect(
-      panel.locator('.jp-Loop-Message.jp-mod-assistant').last()
-    ).toContainText('finished while the tab was closed', { timeout: 90000 });
-    await expect(stop()).toHaveCount(0, { timeout: 60000 });
-    await page.close();
-
-    // A server restart: Qwen's process ends with it; the next turn loads its session.
-    await server.stop();
-    await server.start();
-    model = ModelServer.of(String(server.port));
-    await model.script({ text: 'Still here after the restart.' });
-    page = await context.newPage();
-    await openNotebook(page, server);
-    panel = await openAssistant(page);
-    await pick(panel, 'qwen');
-    await ask(page, 'Are you still there?');
-    await expect(panel).toContainText(
-      'The server restarted: Qwen Code loaded its earlier session and goes on with it.',
-      { timeout: 90000 }
-    );
-    await expect(
-      panel.locator('.jp-Loop-Message.jp-mod-assistant').last()
-    ).toContainText('Still here after the restart.', { timeout: 90000 });
-    // Qwen remembers: the model is sent the earlier turns with the new question.
-    const requests = await model.chatRequests();
-    const sent = JSON.stringify(requests[requests.length - 1].body);
-    expect(sent).toContain('Why does the first cell fail?');
-    expect(sent).toContain('Are you still there?');
-  } finally {
-    await context.close();
-    await server.dispose();
-  }
-});
+}

@@ -31,6 +31,15 @@ export class ModelServer {
     await this._post('/_script', replies);
   }
 
+  /** The model requests (chat completions and Responses API) so far, oldest first. */
+  async modelRequests(): Promise<{ body: unknown }[]> {
+    const response = await fetch(`${this.url}/_requests`);
+    const all: { path: string; body: unknown }[] = await response.json();
+    return all.filter(
+      r => r.path.endsWith('/chat/completions') || r.path.endsWith('/responses')
+    );
+  }
+
   /** The chat requests received so far, oldest first. */
   async chatRequests(): Promise<{ body: { messages: unknown[] } }[]> {
     const response = await fetch(`${this.url}/_requests`);
