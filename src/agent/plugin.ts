@@ -5,7 +5,7 @@ import {
 import { Notification } from '@jupyterlab/apputils';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
-import { IAgentService } from '../tokens';
+import { IAgentService } from '../payloads';
 import { AgentClient } from './client';
 import { AgentService, DEFAULT_SETTINGS, IAgentSettings } from './service';
 

@@ -8,7 +8,7 @@ import {
   IAgentClient,
   IAgentListing,
   IModelsReply
-} from '../tokens';
+} from '../payloads';
 import { describeError, isConnectionError } from './errors';
 import { AgentSession } from './session';
 

@@ -1,7 +1,7 @@
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { ApprovalDecision, ITurnRequest } from '../tokens';
+import { ApprovalDecision, ITurnRequest } from '../payloads';
 import { ConversationModel } from './conversation';
 import { mentionedCells, union } from './mentions';
 import { PendingActions } from './pending';
