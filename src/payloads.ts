@@ -4,10 +4,6 @@
  * `jupyter_loop/records.py`.
  */
 
-import { Token } from '@lumino/coreutils';
-
-import type { AgentService } from './agent/service';
-
 /** Name of the map beside the cells where the server marks runs. */
 export const EXECUTION_BOARD = 'jupyter_loop:execution';
 
@@ -368,15 +364,6 @@ export interface IAgentClient {
   rejectProposal(path: string, proposalId: string): Promise<void>;
   journal(path: string): Promise<IJournalReply>;
 }
-
-/**
- * The AI agent's front end: models, settings, connection, and one session
- * (conversation, proposals, actions) per open notebook.
- */
-export const IAgentService = new Token<AgentService>(
-  'jupyter-loop:IAgentService',
-  'The AI agent of jupyter-loop: sessions of open notebooks and their actions.'
-);
 
 /** The caller's model tokens today (UTC) under the administrator's daily cap. */
 export interface ITokenBudget {

@@ -7,7 +7,7 @@ import { INotebookTracker } from '@jupyterlab/notebook';
 
 import { sessionOfPanel } from '../agent/panels';
 import { AgentService } from '../agent/service';
-import { IAgentService } from '../payloads';
+import { IAgentService } from '../tokens';
 import { CellDecorations } from './decorations';
 
 /**
