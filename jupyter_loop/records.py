@@ -1,6 +1,6 @@
 """Every record the server writes into the shared document, defined once.
 
-Each dataclass mirrors one interface of ``src/tokens.ts`` (named in ``TS``); a test parses
+Each dataclass mirrors one interface of ``src/payloads.ts`` (named in ``TS``); a test parses
 that file and checks that the two agree field by field (name, optional, nullable). A field
 with a default is optional in TypeScript (``name?:``); a field listed in ``NULLABLE`` is
 written as ``null`` when it is None, any other None field is left out of the record.
@@ -370,4 +370,4 @@ RECORDS: tuple[type[Record], ...] = (
     CellFocus,
     AgentAtWork,
 )
-"""Every record type, for the test that compares them with ``src/tokens.ts``."""
+"""Every record type, for the test that compares them with ``src/payloads.ts``."""

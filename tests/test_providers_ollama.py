@@ -8,6 +8,7 @@ import pytest
 from conftest import wait_for
 from model_fixtures import collect
 
+from jupyter_loop.agent.settings import AgentSettings
 from jupyter_loop.providers import (
     Capabilities,
     ChatMessage,
@@ -251,12 +252,24 @@ async def test_an_unreachable_server_is_reported(make_ollama_provider):
         await make_ollama_provider(host=host).models()
 
 
-async def test_ollama_host_is_read_from_the_environment(model_server, monkeypatch):
-    monkeypatch.setenv("OLLAMA_HOST", model_server.ollama_host)
-    provider = OllamaProvider(None, timeout=5.0)
+async def test_ollama_host_is_read_from_the_environment(model_server):
+    # The settings read OLLAMA_HOST, once; the provider gets what they found.
+    settings = AgentSettings(environ={"OLLAMA_HOST": model_server.ollama_host}, request_timeout=5.0)
+    provider = settings.make_provider()
+    assert isinstance(provider, OllamaProvider)
     try:
         events = await collect(step(provider))
     finally:
         await provider.aclose()
     assert TextDelta("ok") in events
     assert provider.label == f"Ollama at {model_server.ollama_host}"
+
+
+async def test_the_ollama_provider_reads_only_its_arguments(model_server, monkeypatch):
+    # One source for each setting: OLLAMA_HOST reaches a provider through the settings.
+    monkeypatch.setenv("OLLAMA_HOST", model_server.ollama_host)
+    provider = OllamaProvider(None, timeout=5.0)
+    try:
+        assert provider.label == "Ollama at http://127.0.0.1:11434"
+    finally:
+        await provider.aclose()

@@ -10,6 +10,7 @@ import pytest
 from conftest import wait_for
 from model_fixtures import TEST_API_KEY, collect
 
+from jupyter_loop.agent.settings import AgentSettings
 from jupyter_loop.errors import BadRequest
 from jupyter_loop.providers import (
     BadToolArguments,
@@ -338,10 +339,17 @@ async def test_openai_without_a_key_asks_for_one(monkeypatch):
     )
 
 
-async def test_environment_variables_are_honoured(model_server, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-environment-42")
-    monkeypatch.setenv("OPENAI_BASE_URL", model_server.openai_base_url)
-    provider = OpenAIProvider(None, None, timeout=5.0)
+async def test_environment_variables_are_honoured(model_server):
+    # The settings read the environment, once; the provider gets what they found.
+    settings = AgentSettings(
+        environ={
+            "OPENAI_API_KEY": "sk-from-environment-42",
+            "OPENAI_BASE_URL": model_server.openai_base_url,
+        },
+        request_timeout=5.0,
+    )
+    provider = settings.make_provider()
+    assert isinstance(provider, OpenAIProvider)
     try:
         await collect(step(provider))
     finally:
@@ -350,6 +358,20 @@ async def test_environment_variables_are_honoured(model_server, monkeypatch):
     assert repr(provider) == (
         f"OpenAIProvider(base_url='{model_server.openai_base_url}', api_key=set)"
     )
+
+
+async def test_the_provider_reads_only_its_arguments_not_the_environment(monkeypatch):
+    # One source for each setting: a key in the environment reaches a provider through
+    # the settings (above), never behind their back.
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-environment-42")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{closed_port()}/v1")
+    provider = OpenAIProvider(None, None, timeout=1.0)
+    try:
+        error = await failure(provider)
+    finally:
+        await provider.aclose()
+    assert repr(provider) == "OpenAIProvider(base_url='https://api.openai.com/v1', api_key=not set)"
+    assert error.kind == "auth"
 
 
 # -- pieces ---------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The shared-document records of ``jupyter_loop/records.py`` agree with ``src/tokens.ts``."""
+"""The shared-document records of ``jupyter_loop/records.py`` agree with ``src/payloads.ts``."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from jupyter_loop.agent.proposals import PROPOSALS_MAP
 from jupyter_loop.agent.shared_turn import AGENT_MAP
 from jupyter_loop.execution.board import BOARD, KERNEL_LIFE
 
-TOKENS = Path(__file__).resolve().parents[1] / "src" / "tokens.ts"
+PAYLOADS = Path(__file__).resolve().parents[1] / "src" / "payloads.ts"
 FIELD = re.compile(r"^  (\w+)(\?)?: (.+);$")
 
 
@@ -97,8 +97,8 @@ def py_fields(record: type[records.Record]) -> dict[str, tuple[bool, bool]]:
 
 @pytest.mark.parametrize("record", records.RECORDS, ids=lambda r: r.__name__)
 def test_each_record_matches_its_typescript_interface(record: type[records.Record]) -> None:
-    interfaces = ts_interfaces(TOKENS.read_text())
-    assert record.TS in interfaces, f"src/tokens.ts has no interface {record.TS}"
+    interfaces = ts_interfaces(PAYLOADS.read_text())
+    assert record.TS in interfaces, f"src/payloads.ts has no interface {record.TS}"
     assert py_fields(record) == interfaces[record.TS]
 
 
@@ -109,7 +109,7 @@ def test_what_each_record_writes_its_typescript_interface_reads(
     """Field by field, every kind of value the server may write (a string, a number, an
     array, a nested record) is one the panel's type admits; TypeScript may admit more (a
     time written as a number by older servers)."""
-    text = TOKENS.read_text()
+    text = PAYLOADS.read_text()
     aliases = {name: body for name, body in TYPE_ALIAS.findall(text)}
     fields_ts = {}
     for match in re.finditer(rf"^export interface {record.TS} \{{\n(.*?)^\}}", text, re.M | re.S):
@@ -154,7 +154,7 @@ def test_counts_read_back_by_a_y_client_are_ints() -> None:
 def test_the_shared_documents_names_agree() -> None:
     """The maps and awareness fields a tab reads are named alike on both sides (a tab
     reading another name sees an empty map and never says why)."""
-    constants = dict(re.findall(r"^export const (\w+) = '([^']*)';$", TOKENS.read_text(), re.M))
+    constants = dict(re.findall(r"^export const (\w+) = '([^']*)';$", PAYLOADS.read_text(), re.M))
     assert {
         "EXECUTION_BOARD": BOARD,
         "KERNEL_LIFE": KERNEL_LIFE,

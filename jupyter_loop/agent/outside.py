@@ -41,7 +41,7 @@ from .direct_inputs import answer_prompts
 from .journal import AgentJournal
 from .outside_reads import RESULT_CHARS, OutsideReads, file_id_of, where_people_are
 from .shared_turn import current_approval, show_approval
-from .tools import Toolbox, ToolOutcome
+from .tools import Toolbox, ToolboxSetup, ToolOutcome
 
 STATUS_HINT = "Call proposal_status with its id to learn whether it was accepted."
 """Where an outside agent learns a proposal's fate (it has no working memory)."""
@@ -121,8 +121,7 @@ class OutsideAgents(OutsideReads):
         def record(action: str, **details: Any) -> None:
             self._journal.record(file_id_of(room_id), session, action, caller.label, **details)
 
-        toolbox = Toolbox(
-            self._docs,
+        setup = ToolboxSetup(
             room_id,
             session,
             approve=lambda ids, sources: self._approve(room_id, session, ids, sources, caller),
@@ -137,6 +136,7 @@ class OutsideAgents(OutsideReads):
             shown_as=caller.shown_as,
             status_hint=STATUS_HINT,
         )
+        toolbox = Toolbox(self._docs, setup)
         # The channel checked the arguments (the one check): no detour through JSON text.
         outcome = await toolbox.call_checked(name, arguments)
         self._record(

@@ -1,7 +1,7 @@
 """REST payloads of the agent (``/api/jupyter-loop/agent/...``), checked at the edge.
 
 Each request type has a ``from_json`` that raises :class:`~jupyter_loop.errors.BadRequest`
-with a message naming the offending field; TypeScript mirrors live in ``src/tokens.ts`` and
+with a message naming the offending field; TypeScript mirrors live in ``src/payloads.ts`` and
 the contract in ``docs/agent.md``.
 
 Example:

@@ -1,5 +1,8 @@
 """The agent service: owns the turns, the approvals, the conversations and the journal.
 
+Its model providers (made on first use, the model a turn uses) are
+:class:`.model_providers.ModelProviders`.
+
 One turn per notebook at a time (a second gets a 409). Turns are tasks owned here, not by
 a connection; :meth:`AgentService.stop` ends them cleanly when the server stops. The
 answers to proposals go through :attr:`AgentService.decisions` (:mod:`.decisions`). Knows
@@ -16,14 +19,14 @@ from typing import Any, Protocol
 
 from ..access.rights import Ability, Grants
 from ..document import LiveDocuments, NotebookRef
-from ..errors import BadRequest, Conflict, NotFound, Unavailable
+from ..errors import Conflict, NotFound
 from ..execution.kernel.introspect import VariablesReport
 from ..execution.payloads import RunRequest
 from ..execution.run import RunOutcome
 from ..execution.run_origin import ASSISTANT, RunOrigin
 from ..execution.service import ExecutionService
 from ..notebook_view.snapshot import sources_with_outputs
-from ..providers import ModelProvider, ProviderError
+from ..providers import ModelProvider
 from ..providers.token_budgets import BudgetAccount, TokenBudgets
 from ..records import TokenUsage, TurnRecord, UserEntry
 from .approvals import ApprovalDesk
@@ -31,6 +34,7 @@ from .asking import ApprovalPath
 from .context import ConversationMessage
 from .decisions import ProposalDecisions
 from .journal import AgentJournal
+from .model_providers import ModelProviders
 from .outside import OutsideAgents
 from .payloads import ApprovalAnswer, TurnRequest, policy_or_default
 from .permission import turn_allowance
@@ -90,7 +94,7 @@ class AgentService:
         self._approvals = ApprovalPath(self._desk, self._masker)
         self._turns: dict[str, RunningTurn | None] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
-        self._providers: dict[str, ModelProvider] = {}
+        self.providers = ModelProviders(settings)
         self.decisions = ProposalDecisions(docs, self.journal)
         self.outside = OutsideAgents(
             docs,
@@ -105,21 +109,7 @@ class AgentService:
         )
 
     def start(self) -> None:
-        kind = self.settings.provider_kind()
-        if kind is not None:
-            self._provider_of(kind)
-
-    def _provider_of(self, kind: str | None) -> ModelProvider | None:
-        """The provider of that kind (default: the configured one), made on first use."""
-        kind = kind or self.settings.provider_kind()
-        if kind is None:
-            return None
-        if kind not in self._providers:
-            provider = self.settings.make_provider(kind)
-            if provider is None:
-                return None
-            self._providers[kind] = provider
-        return self._providers[kind]
+        self.providers.start()
 
     async def stop(self) -> None:
         self.budgets.close()
@@ -132,49 +122,11 @@ class AgentService:
             task.cancel()
         if self._tasks:
             await asyncio.wait(list(self._tasks.values()), timeout=5)
-        providers = list(self._providers.values())
-        self._providers.clear()
-        for provider in providers:
-            await provider.aclose()
-
-    # -- models ----------------------------------------------------------------------
+        await self.providers.close()
 
     async def models(self, kind: str | None = None) -> dict[str, Any]:
-        """The provider, whether it is usable, and its models (never a key)."""
-        kind = kind or self.settings.provider_kind()
-        provider = self._provider_of(kind)
-        allowed = self.settings.allowed_models
-        default = self.settings.default_model(kind) if provider else None
-        reply: dict[str, Any] = {
-            "provider": kind,
-            "configured": provider is not None,
-            "default_model": default if default and allowed.allows(default) else None,
-            "models": [],
-            "hint": None,
-        }
-        if provider is None:
-            reply["hint"] = self.settings.unconfigured_hint()
-            return reply
-        try:
-            reply["models"] = allowed.only(info.id for info in await provider.models())
-        except ProviderError as e:
-            reply["hint"] = e.message
-        if reply["default_model"] is None and reply["models"]:
-            reply["default_model"] = reply["models"][0]
-        return reply
-
-    def _require_provider(self, kind: str | None) -> ModelProvider:
-        provider = self._provider_of(kind)
-        if provider is None:
-            hint = self.settings.unconfigured_hint()
-            if kind is not None and self.settings.provider_kind() is not None:
-                raise BadRequest(f"The provider '{kind}' is not configured. {hint}")
-            raise Unavailable(hint)
-        return provider
-
-    async def _model_for(self, request: TurnRequest, provider: ModelProvider) -> str:
-        default = self.settings.default_model(request.provider)
-        return await self.settings.allowed_models.choose(provider, request.model, default)
+        """``GET models``: the provider, whether it is usable, its models (never a key)."""
+        return await self.providers.models(kind)
 
     # -- turns -----------------------------------------------------------------------
 
@@ -186,7 +138,7 @@ class AgentService:
         told, nothing runs); without the right to edit, no ``propose_*`` tool is offered;
         without the kernel rights, no variables are read. The prompt says which.
         """
-        provider = self._require_provider(request.provider)
+        provider = self.providers.require(request.provider)
         budget = self.budgets.account(grants.principal, request.path)
         budget.check()  # 403 before the turn: over today's cap
         room_id = await self._docs.room_id(request.path)
@@ -227,7 +179,7 @@ class AgentService:
         settings = self.settings
         user = grants.user
         file_id = NotebookRef.of_room(room_id).file_id
-        model = await self._model_for(request, provider)
+        model = await self.providers.model_for(request, provider)
         policy = policy_or_default(request.approval, settings.approval_policy)
         plan = TurnPlan(
             turn_id=new_id("t"),

@@ -23,6 +23,7 @@ from ..providers import PROVIDER_KINDS, ModelProvider, make_provider
 from ..providers.allowed_models import ModelAllowList
 from ..providers.token_budgets import BudgetLimits
 from ..secrets import SecretMasker
+from .context import DEFAULT_BUDGET_TOKENS
 
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 
@@ -60,7 +61,7 @@ class AgentSettings:
     ollama_host: str | None = None
     ollama_num_ctx: int | None = None
     max_steps: int = 25
-    context_tokens: int = 16_000
+    context_tokens: int = DEFAULT_BUDGET_TOKENS
     approval_policy: str = "ask"
     images: str = "auto"
     image_budget: ImageBudget = ImageBudget()

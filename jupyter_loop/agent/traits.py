@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from traitlets import Enum, Float, Int, List, Unicode
 from traitlets.config import Configurable
 
+from .context import DEFAULT_BUDGET_TOKENS
 from .payloads import APPROVAL_POLICIES
 
 if TYPE_CHECKING:
@@ -106,11 +107,11 @@ class AgentConfig(Configurable):
         help="Model calls per agent turn at most (default 25); the turn then ends with a note.",
     )
     agent_context_tokens = Int(
-        16_000,
+        DEFAULT_BUDGET_TOKENS,
         config=True,
         help=(
-            "Prompt budget per model call, in tokens (default 16000); capped at three quarters "
-            "of the model's context window when the provider reports it."
+            f"Prompt budget per model call, in tokens (default {DEFAULT_BUDGET_TOKENS}); capped "
+            "at three quarters of the model's context window when the provider reports it."
         ),
     )
     agent_request_timeout = Float(

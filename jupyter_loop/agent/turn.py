@@ -45,7 +45,7 @@ from .prompt import TurnPrompt
 from .repeats import REPEATED, REPEATS_ENDING, REPEATS_REFUSED, RepeatGuard, not_run
 from .shared_turn import LiveTurn, StreamedText
 from .store import ConversationStore, now_iso
-from .tools import ReadVariables, Toolbox, ToolOutcome
+from .tools import ReadVariables, Toolbox, ToolboxSetup, ToolOutcome
 
 ReadStale = Callable[[Any], Awaitable[dict[str, str]]]
 """Why each cell's outputs are stale, by cell id, for the notebook given (the run history)."""
@@ -132,8 +132,7 @@ class Turn:
         budget = plan.budget_tokens
         if caps.context_window:
             budget = min(budget, int(caps.context_window * 0.75))
-        toolbox = Toolbox(
-            self._docs,
+        setup = ToolboxSetup(
             plan.room_id,
             plan.turn_id,
             approve=self._permission.ask,
@@ -145,6 +144,7 @@ class Turn:
             withheld=plan.withheld,
             shown_as=f"Assistant for {plan.user}",
         )
+        toolbox = Toolbox(self._docs, setup)
         await self._refresh_variables()
         for step in range(1, plan.max_steps + 1):
             messages = await self._messages(budget)

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,22 +23,21 @@ from tornado import web
 
 from .. import __version__
 from ..access.rights import Ability, Grants
-from ..agent.asking import DirectPrompt
 from ..agent.callers import Caller, client_claim
 from ..agent.outside import OutsideAgents
 from ..agent.tools import given, schema_violation
 from ..errors import JupyterLoopError
 from . import legacy_tasks, resources
 from .bridge import TornadoExchange
-from .elicitation import answered_in_client, back_channel, client_prompt, shows_forms
-from .held_calls import HeldCalls, speaks_input_required
+from .call_routes import CallRoutes, CheckedCall, asking_as, legacy_asking_as
+from .elicitation import back_channel, client_prompt
+from .held_calls import HeldCalls
 from .paging import paged
-from .progress import with_progress
 from .refusals import refusal
 from .sessions import SESSION_HEADER, McpSessions, scope_user
 from .task_book import TaskBook
-from .tasks import TASK_TOOLS, TASKS, TTL_SECONDS, McpTasks, asks_for_tasks, task_methods
-from .tools import CELLS_RUN, TOOLS, TOOLS_BY_NAME, ToolFailed
+from .tasks import TASK_TOOLS, TASKS, TTL_SECONDS, McpTasks, task_methods
+from .tools import TOOLS, TOOLS_BY_NAME, ToolFailed
 from .traits import McpLimits
 
 if TYPE_CHECKING:
@@ -69,6 +66,7 @@ class McpEndpoint:
         self._limits = limits or McpLimits()
         self._tasks = McpTasks(agent, TaskBook(tasks_dir, TTL_SECONDS), log)
         self._held = HeldCalls()
+        self._routes = CallRoutes(agent, self._tasks, self._held, self._limits)
         self._contents = contents
         self._log = log
         self._idle_timeout = idle_timeout
@@ -240,17 +238,15 @@ class McpEndpoint:
     async def _get_task(self, ctx: Any, params: Any) -> dict[str, Any]:
         grants, caller = self._caller(ctx)
         if legacy_tasks.is_legacy(ctx):
-            asking_as = _legacy_asking_as(grants, ctx)
-            return legacy_tasks.task(
-                await self._tasks.get(params.task_id, grants, caller, asking_as)
-            )
-        return await self._tasks.get(params.task_id, grants, caller, _asking_as(grants, ctx))
+            by = legacy_asking_as(grants, ctx)
+            return legacy_tasks.task(await self._tasks.get(params.task_id, grants, caller, by))
+        return await self._tasks.get(params.task_id, grants, caller, asking_as(grants, ctx))
 
     async def _task_result(self, ctx: Any, params: Any) -> dict[str, Any]:
         grants, caller = self._caller(ctx)
-        asking_as = _legacy_asking_as(grants, ctx)
-        pose = back_channel(ctx, self._log) if asking_as is not None else None
-        result = await self._tasks.result(params.task_id, grants, caller, asking_as, pose)
+        by = legacy_asking_as(grants, ctx)
+        pose = back_channel(ctx, self._log) if by is not None else None
+        result = await self._tasks.result(params.task_id, grants, caller, by, pose)
         return legacy_tasks.with_related_task(result, params.task_id)
 
     async def _cancel_task(self, ctx: Any, params: Any) -> dict[str, Any]:
@@ -307,45 +303,8 @@ class McpEndpoint:
                 return await failed(e.log_message or f"HTTP {e.status_code}")
             return types.CallToolResult(content=content)
 
-        legacy_task = legacy_tasks.asks_for_legacy_task(ctx, params)
-        if params.name in TASK_TOOLS and (legacy_task or asks_for_tasks(ctx)):
-            try:
-                cell_ids = await CELLS_RUN[params.name](self._agent, arguments)
-            except JupyterLoopError as e:  # no such notebook
-                return await failed(e.message)
-            # The call outlives its request: it waits for the run's end (the task's life),
-            # and puts its questions to the client through the task, not the request.
-            whole_run = {**arguments, "wait_seconds": TTL_SECONDS}
-
-            def as_task(prompt: DirectPrompt | None) -> Awaitable[types.CallToolResult]:
-                return answer(replace(caller, direct=prompt), whole_run)
-
-            if legacy_task:  # its questions go through ``tasks/result`` (``legacy_tasks``)
-                first = await self._agent.run_status(str(path), caller)
-                created = await self._tasks.start(
-                    grants, str(path), cell_ids, as_task,
-                    _legacy_asking_as(grants, ctx), status=first,
-                )  # fmt: skip
-                return {"task": legacy_tasks.task(created)}
-            asking_as = _asking_as(grants, ctx)
-            first = await self._agent.run_status(str(path), caller)
-            return await self._tasks.start(
-                grants, str(path), cell_ids, as_task, asking_as, status=first
-            )
-        by = _asking_as(grants, ctx)
-        if params.name in CELLS_RUN and by is not None:
-            # A 2026 client that shows forms: the approval goes back as "input required".
-            if params.request_state is not None:
-                return await self._held.resume(
-                    params.request_state, grants.principal, params.input_responses
-                )
-
-            def held(prompt: DirectPrompt) -> Awaitable[types.CallToolResult]:
-                return answer(replace(caller, direct=prompt), arguments)
-
-            return await self._held.start(grants.principal, by, held)
-        return await with_progress(
-            ctx.session, answer(caller, arguments), self._limits.progress_interval
+        return await self._routes.answer(
+            CheckedCall(ctx, params, grants, caller, arguments, answer, failed)
         )
 
 
@@ -355,23 +314,6 @@ def _error(message: str) -> types.CallToolResult:
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=message)], is_error=True
     )
-
-
-def _asking_as(grants: Grants, ctx: Any) -> str | None:
-    """How a client's person's answers are recorded, when a run's questions may be put to
-    them in the request's answer (2026 protocol, a client that shows forms, a caller who
-    may run: answering is approving); ``None`` otherwise."""
-    if grants.allows(Ability.RUN) and speaks_input_required(ctx):
-        return answered_in_client(grants.user)
-    return None
-
-
-def _legacy_asking_as(grants: Grants, ctx: Any) -> str | None:
-    """The same for a 2025-11-25 task, whose questions go through ``tasks/result``: a
-    client that said in ``initialize`` it shows forms, a caller who may run."""
-    if legacy_tasks.is_legacy(ctx) and grants.allows(Ability.RUN) and shows_forms(ctx):
-        return answered_in_client(grants.user)
-    return None
 
 
 def _client_name(ctx: Any) -> str:

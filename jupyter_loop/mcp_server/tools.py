@@ -11,7 +11,6 @@ client is shown (:func:`jupyter_loop.agent.tools.schema_violation`) before any t
 
 from __future__ import annotations
 
-import asyncio
 import copy
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -20,14 +19,10 @@ from typing import TYPE_CHECKING, Any
 from ..access.rights import Ability
 from ..agent.callers import Caller
 from ..agent.outside import OutsideAgents
-from ..agent.outside_reads import AgentView
 from ..agent.tools import AGENT_TOOLS_BY_NAME
-from ..notebook_view.output_resources import OutputLink, image_fingerprint
-from ..notebook_view.summary import ImageAttachment
-from ..notebook_view.vision import ImageBudget, ImageShrinker
 from .hints import INTERRUPTS, PROPOSES, READS_ONLY, RUNS_CODE, Hints
 from .paging import CURSOR
-from .resources import resource_links
+from .tool_results import text_content, view_content, with_images
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -103,46 +98,6 @@ def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
     }
 
 
-def _text(text: str) -> list[Any]:
-    import mcp_types as types
-
-    return [types.TextContent(type="text", text=text)]
-
-
-@dataclass(frozen=True)
-class _Shown:
-    """A result's content, and the fingerprints of the images it carries inline."""
-
-    content: list[Any]
-    inline: frozenset[str] = frozenset()
-
-    def linking(self, path: str, links: tuple[OutputLink, ...]) -> list[Any]:
-        """The content and the links to the outputs, each image once: one carried inline
-        is not also linked (a host turned such a link into an unusable image URL)."""
-        kept = tuple(link for link in links if not (link.image and link.image in self.inline))
-        return self.content + resource_links(path, kept)
-
-
-async def _with_images(text: str, images: tuple[ImageAttachment, ...]) -> _Shown:
-    """``text`` and its images as the panel's model gets them: each shrunk to at most
-    1024 pixels a side, as many as :class:`ImageBudget` allows, a note for the rest (a
-    client is never handed a 4000-pixel plot inline). Decoding runs off the event loop."""
-    if not images:
-        return _Shown(_text(text))
-    import mcp_types as types
-
-    prepared = await asyncio.to_thread(ImageShrinker().prepare, images, ImageBudget())
-    content = _text(text + prepared.notes_text) + [
-        types.ImageContent(type="image", data=part.data, mime_type=part.mime_type)
-        for part in prepared.parts
-    ]
-    return _Shown(content, frozenset(image_fingerprint(i.base64) for i in prepared.attached))
-
-
-async def _view(view: AgentView) -> _Shown:
-    return await _with_images(view.text, view.images)
-
-
 def _path(args: dict[str, Any]) -> str:
     return str(args["path"])  # required, a non-empty string: checked by the schema
 
@@ -168,7 +123,7 @@ async def _list_notebooks(
     more = "\n(more not listed)" if len(found) >= MAX_NOTEBOOKS else ""
     receipt = f"listed {len(found)} notebooks"
     await agent.journal_call(None, "list_notebooks", caller, ok=True, receipt=receipt)
-    return _text("\n".join(sorted(found)) + more if found else "No notebooks.")
+    return text_content("\n".join(sorted(found)) + more if found else "No notebooks.")
 
 
 async def _maybe_await(value: Any) -> Any:
@@ -181,35 +136,35 @@ async def _read_notebook(
     focus = args.get("focus_cell_ids") or []
     images = args.get("images", True) is not False
     view = await agent.read_notebook(_path(args), caller, tuple(focus), images)
-    return (await _view(view)).content
+    return (await view_content(view)).content
 
 
 async def _get_outputs(
     agent: OutsideAgents, caller: Caller, args: dict[str, Any], _: Any
 ) -> list[Any]:
     view = await agent.outputs(_path(args), str(args["cell_id"]), caller)
-    return (await _view(view)).linking(_path(args), view.links)
+    return (await view_content(view)).linking(_path(args), view.links)
 
 
 async def _cell_history(
     agent: OutsideAgents, caller: Caller, args: dict[str, Any], _: Any
 ) -> list[Any]:
     limit = int(args.get("limit", 20))
-    return _text(await agent.cell_history(_path(args), str(args["cell_id"]), caller, limit))
+    return text_content(await agent.cell_history(_path(args), str(args["cell_id"]), caller, limit))
 
 
 async def _proposal_status(
     agent: OutsideAgents, caller: Caller, args: dict[str, Any], _: Any
 ) -> list[Any]:
     found = await agent.proposal(_path(args), str(args["proposal_id"]), caller)
-    return _text("\n".join(f"{key}: {value}" for key, value in found.items()))
+    return text_content("\n".join(f"{key}: {value}" for key, value in found.items()))
 
 
 async def _interrupt(
     agent: OutsideAgents, caller: Caller, args: dict[str, Any], _: Any
 ) -> list[Any]:
     kernel_id = await agent.interrupt(_path(args), caller)
-    return _text(f"Interrupted kernel {kernel_id}; its queued cells were dropped.")
+    return text_content(f"Interrupted kernel {kernel_id}; its queued cells were dropped.")
 
 
 def _agent_tool(
@@ -244,7 +199,7 @@ async def _answer(
     outcome = await agent.call(path, name, arguments, caller, wait, run_all=run_all)
     if not outcome.ok:
         raise ToolFailed(outcome.content)
-    shown = await _with_images(f"{outcome.summary}\n\n{outcome.content}", outcome.images)
+    shown = await with_images(f"{outcome.summary}\n\n{outcome.content}", outcome.images)
     linked = LINKED_CELLS.get(name)
     if linked is None:
         return shown.content

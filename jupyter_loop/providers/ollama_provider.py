@@ -7,7 +7,6 @@ Example:
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
@@ -49,7 +48,8 @@ class OllamaProvider:
     """Chat with models served by Ollama.
 
     Args:
-        host: Ollama's address; None reads ``OLLAMA_HOST``, then ``127.0.0.1:11434``.
+        host: Ollama's address; None: ``127.0.0.1:11434``. ``OLLAMA_HOST`` is read by the
+            settings (``AgentSettings``), not here: one source.
         num_ctx: The context window to ask for (Ollama's default is small); None leaves
             Ollama's default.
         timeout: Seconds to wait for a connection or the next piece of an answer (the
@@ -73,7 +73,7 @@ class OllamaProvider:
         retry_default_wait: float = 1.0,
         keep_alive: str | None = None,
     ) -> None:
-        self.host = (host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST).rstrip("/")
+        self.host = (host or DEFAULT_HOST).rstrip("/")
         self.label = f"Ollama at {self.host}"
         self._num_ctx = num_ctx
         self._timeout = timeout

@@ -11,7 +11,6 @@ Example:
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, cast
@@ -54,9 +53,9 @@ class OpenAIProvider:
     """Chat completions from OpenAI or any OpenAI-compatible server.
 
     Args:
-        api_key: The key; None reads ``OPENAI_API_KEY``. Servers other than OpenAI's may
-            need none.
-        base_url: The API root (``.../v1``); None reads ``OPENAI_BASE_URL``, then OpenAI's.
+        api_key: The key; None: none (servers other than OpenAI's may need none). The
+            environment is read by the settings (``AgentSettings``), not here: one source.
+        base_url: The API root (``.../v1``); None: OpenAI's.
         timeout: Seconds to wait for a connection or for the next piece of an answer.
         max_rate_limit_retries: Retries after a 429 before giving up.
         max_retry_wait: The longest wait between retries, in seconds.
@@ -87,9 +86,8 @@ class OpenAIProvider:
         model_capabilities: Mapping[str, Capabilities] | None = None,
         images: str = "auto",
     ) -> None:
-        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
-        url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
-        self._key = key or None
+        url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self._key = api_key or None
         self._base_url = url
         self._needs_key = urlparse(url).hostname == "api.openai.com"
         self.label = label or (

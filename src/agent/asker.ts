@@ -1,4 +1,4 @@
-import { IApprovalRequest } from '../tokens';
+import { IApprovalRequest } from '../payloads';
 
 /**
  * Who asks to run cells, as the tab's card and the panel say it: the label the server put

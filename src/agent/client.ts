@@ -12,7 +12,7 @@ import {
   INewConversationReply,
   ITurnRequest,
   ITurnStarted
-} from '../tokens';
+} from '../payloads';
 
 /** The agent's REST calls under `/api/jupyter-loop/agent/` (docs/agent.md). */
 export class AgentClient implements IAgentClient {

@@ -11,7 +11,7 @@ import {
   IConversationReply,
   ILiveEntry,
   TurnState
-} from '../tokens';
+} from '../payloads';
 import { plain } from './ydata';
 
 /** A line of the conversation as the panel shows it. */

@@ -7,7 +7,8 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
 import { IAgentService } from '../tokens';
 import { AgentClient } from './client';
-import { AgentService, DEFAULT_SETTINGS, IAgentSettings } from './service';
+import { AgentService } from './service';
+import { DEFAULT_SETTINGS, IAgentSettings } from './settings';
 
 const PLUGIN_ID = 'jupyter-loop:agent';
 

@@ -1,6 +1,6 @@
 import type { PendingActions } from './pending';
 import { ProposalModel, StaleProposalError } from './proposals';
-import type { AgentService } from './service';
+import type { IAgentHost } from './host';
 
 /**
  * A user's answers to the assistant's proposals in one notebook: accept
@@ -122,7 +122,7 @@ export class ProposalActions {
 
 export namespace ProposalActions {
   export interface IOptions {
-    service: AgentService;
+    service: IAgentHost;
     proposals: ProposalModel;
     /** The session's actions in flight, shared with its other actions. */
     pending: PendingActions;

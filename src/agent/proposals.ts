@@ -4,7 +4,7 @@ import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 import * as Y from 'yjs';
 
-import { IClaimReply, IProposal, PROPOSALS_MAP } from '../tokens';
+import { IClaimReply, IProposal, PROPOSALS_MAP } from '../payloads';
 import { replacement } from './diff';
 import { plain } from './ydata';
 

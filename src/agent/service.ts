@@ -1,35 +1,12 @@
 import type { ISharedNotebook } from '@jupyter/ydoc';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
-import type * as Y from 'yjs';
 
-import {
-  ApprovalPolicy,
-  IAgentClient,
-  IAgentListing,
-  IModelsReply
-} from '../tokens';
+import { IAgentClient, IAgentListing, IModelsReply } from '../payloads';
 import { describeError, isConnectionError } from './errors';
+import { IAgentHost, IAgentNotebook } from './host';
 import { AgentSession } from './session';
-
-/** The panel's settings (schema/agent.json); empty values defer to the server. */
-export interface IAgentSettings {
-  /** The provider kind; '' for the server's. */
-  provider: string;
-  /** The model for new turns; '' for the server's default. */
-  model: string;
-  /** The approval policy for running cells; 'server' for the server's. */
-  approvalPolicy: ApprovalPolicy | 'server';
-  /** Model calls per turn at most; 0 for the server's budget. */
-  maxSteps: number;
-}
-
-export const DEFAULT_SETTINGS: IAgentSettings = {
-  provider: '',
-  model: '',
-  approvalPolicy: 'server',
-  maxSteps: 0
-};
+import { DEFAULT_SETTINGS, IAgentSettings } from './settings';
 
 /** Whether the panel can reach the server. */
 export type ConnectionState = 'connected' | 'lost';
@@ -37,18 +14,11 @@ export type ConnectionState = 'connected' | 'lost';
 /** Tells the user about a failure (a JupyterLab notification in the app). */
 export type Notify = (message: string, level: 'error' | 'warning') => void;
 
-/** A notebook as the agent needs it: its shared model and where it lives. */
-export interface IAgentNotebook {
-  sharedModel: ISharedNotebook & { ydoc: Y.Doc };
-  /** The notebook's path on the server, as the REST API takes it. */
-  path: () => string;
-}
-
 /**
  * The agent front end's shared state: the server's models, the settings, the
  * connection, and one {@link AgentSession} per open notebook.
  */
-export class AgentService implements IDisposable {
+export class AgentService implements IDisposable, IAgentHost {
   constructor(options: AgentService.IOptions) {
     this.client = options.client;
     this._notify = options.notify ?? (() => undefined);

@@ -1,13 +1,13 @@
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { ApprovalDecision, ITurnRequest } from '../tokens';
+import { ApprovalDecision, ITurnRequest } from '../payloads';
 import { ConversationModel } from './conversation';
 import { mentionedCells, union } from './mentions';
 import { PendingActions } from './pending';
 import { ProposalActions } from './proposalActions';
 import { ProposalModel } from './proposals';
-import type { AgentService, IAgentNotebook } from './service';
+import type { IAgentHost, IAgentNotebook } from './host';
 
 /** A message sent but whose turn has not reached the shared document yet. */
 export interface IOutgoing {
@@ -64,7 +64,7 @@ export class AgentSession implements IDisposable {
     return this._isDisposed;
   }
 
-  get service(): AgentService {
+  get service(): IAgentHost {
     return this._service;
   }
 
@@ -298,7 +298,7 @@ export class AgentSession implements IDisposable {
     void this.load();
   }
 
-  private _service: AgentService;
+  private _service: IAgentHost;
   private _notebook: IAgentNotebook;
   private _focus: string[] = [];
   private _draft = '';
@@ -313,7 +313,7 @@ export class AgentSession implements IDisposable {
 
 export namespace AgentSession {
   export interface IOptions {
-    service: AgentService;
+    service: IAgentHost;
     notebook: IAgentNotebook;
   }
 }

@@ -6,7 +6,7 @@ import {
   ICompletionChunk,
   ICompletionRequest,
   ICompletionStatus
-} from './tokens';
+} from './payloads';
 
 /** Whether completions can work on this server, and what they cost so far. */
 export function completionStatus(): Promise<ICompletionStatus> {

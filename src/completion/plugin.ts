@@ -5,7 +5,7 @@ import {
 import { Notification } from '@jupyterlab/apputils';
 import { ICompletionProviderManager } from '@jupyterlab/completer';
 
-import { ICompletionUsage } from './tokens';
+import { ICompletionUsage } from '../tokens';
 import { completionStatus, streamCompletion } from './client';
 import { LoopInlineProvider } from './provider';
 import { CompletionUsage } from './usage';

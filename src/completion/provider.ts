@@ -15,7 +15,7 @@ import {
   acceptsSuggestion,
   ITextDeltaStep
 } from './acceptance';
-import { ICompletionChunk, ICompletionRequest } from './tokens';
+import { ICompletionChunk, ICompletionRequest } from './payloads';
 import { visibleCellIds } from './visible';
 
 /** The provider's id in Settings → Inline Completer. */

@@ -1,5 +1,5 @@
 import { ServerFigures } from '../serverfigures';
-import { ICompletionStatus } from './tokens';
+import { ICompletionStatus } from './payloads';
 
 /**
  * What inline completions cost on this server (requests, tokens, failures,

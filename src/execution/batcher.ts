@@ -1,7 +1,7 @@
 import { INotebookModel } from '@jupyterlab/notebook';
 import { PromiseDelegate } from '@lumino/coreutils';
 
-import { IQueuedCell, IRunRequest, IRunTicket } from '../tokens';
+import { IQueuedCell, IRunRequest, IRunTicket } from '../payloads';
 
 /** Turns of the microtask queue a batch waits for the cells run with its first. */
 const GATHER_TURNS = 10;

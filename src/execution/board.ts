@@ -4,7 +4,7 @@ import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 import type * as Y from 'yjs';
 
-import { EXECUTION_BOARD, ICellMarker } from '../tokens';
+import { EXECUTION_BOARD, ICellMarker } from '../payloads';
 
 /**
  * The server's run markers of one notebook, read from its shared document.

@@ -1,6 +1,6 @@
 import type { ICodeCellModel } from '@jupyterlab/cells';
 
-import { ICellMarker } from '../tokens';
+import { ICellMarker } from '../payloads';
 
 /**
  * Clear a code cell's outputs as its run is sent, as stock JupyterLab does in

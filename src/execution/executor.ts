@@ -16,7 +16,7 @@ import {
 import { Contents } from '@jupyterlab/services';
 import { nullTranslator } from '@jupyterlab/translation';
 
-import { ICellMarker } from '../tokens';
+import { ICellMarker } from '../payloads';
 import { RunBatcher } from './batcher';
 import { boardOf } from './board';
 import { clearAsSent } from './clearing';

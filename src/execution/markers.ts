@@ -3,7 +3,7 @@ import { NotebookPanel } from '@jupyterlab/notebook';
 import { Contents } from '@jupyterlab/services';
 import { IDisposable } from '@lumino/disposable';
 
-import { ICellMarker } from '../tokens';
+import { ICellMarker } from '../payloads';
 import { ExecutionBoard, boardOf } from './board';
 import { CellPrompts } from './prompts';
 

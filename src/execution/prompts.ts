@@ -7,7 +7,7 @@ import { Signal } from '@lumino/signaling';
 import { PanelLayout, Widget } from '@lumino/widgets';
 
 import { postJSON, requestAPI } from '../request';
-import { IInputReply, IInputRequest } from '../tokens';
+import { IInputReply, IInputRequest } from '../payloads';
 import { StdinItem } from './stdin';
 
 /**

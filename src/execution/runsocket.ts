@@ -3,7 +3,7 @@ import { ServerConnection } from '@jupyterlab/services';
 import { PromiseDelegate } from '@lumino/coreutils';
 
 import { postJSON, requestAPI } from '../request';
-import { IRunRequest, IRunTicket } from '../tokens';
+import { IRunRequest, IRunTicket } from '../payloads';
 
 /** Milliseconds runs go over REST after the socket could not be opened. */
 const REFUSED_FOR = 30000;

@@ -3,7 +3,7 @@ import { Kernel, KernelMessage } from '@jupyterlab/services';
 import { ISignal, Signal } from '@lumino/signaling';
 import { Panel } from '@lumino/widgets';
 
-import { IInputRequest } from '../tokens';
+import { IInputRequest } from '../payloads';
 
 // JupyterLab's own classes for the stdin item of an output area, so that its
 // styles, and anything that looks for them, treat our prompt as its own.

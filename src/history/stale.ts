@@ -8,7 +8,7 @@ import type * as Y from 'yjs';
 
 import { boardOf, ExecutionBoard } from '../execution/board';
 import { requestAPI } from '../request';
-import { KERNEL_LIFE } from '../tokens';
+import { KERNEL_LIFE } from '../payloads';
 import { IStaleReply } from './types';
 
 /** Class of a cell whose outputs are stale; its outputs are dimmed. */

@@ -10,7 +10,7 @@ import { lineDiff } from '../agent/diff';
 import { plain } from '../agent/ydata';
 import { boardOf, ExecutionBoard } from '../execution/board';
 import { postJSON, requestAPI } from '../request';
-import { IProposal, PROPOSALS_MAP } from '../tokens';
+import { IProposal, PROPOSALS_MAP } from '../payloads';
 import { kernelLabel, outcome, runDuration, startedBy, when } from './describe';
 import { RunOutputs } from './outputs';
 import { IHistoryReply, IRunRecord } from './types';

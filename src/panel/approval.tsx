@@ -2,7 +2,7 @@ import * as React from 'react';
 
 import { askerOf } from '../agent/asker';
 import { AgentSession } from '../agent/session';
-import { ApprovalDecision, IApprovalRequest } from '../tokens';
+import { ApprovalDecision, IApprovalRequest } from '../payloads';
 
 const CHOICES: { decision: ApprovalDecision; label: string; title: string }[] =
   [

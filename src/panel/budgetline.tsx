@@ -2,7 +2,7 @@ import * as React from 'react';
 
 import { AgentSession } from '../agent/session';
 import { ServerFigures } from '../serverfigures';
-import { IServerStatus, ITokenBudget } from '../tokens';
+import { IServerStatus, ITokenBudget } from '../payloads';
 import { formatTokens, useSignal } from './hooks';
 
 /**

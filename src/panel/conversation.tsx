@@ -8,7 +8,7 @@ import {
   footerError
 } from '../agent/conversation';
 import { AgentSession } from '../agent/session';
-import { IAgentTurn } from '../tokens';
+import { IAgentTurn } from '../payloads';
 import { formatTokens } from './hooks';
 import { MarkdownBlock } from './markdown';
 import { ProposalCard } from './proposalcard';

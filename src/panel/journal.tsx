@@ -1,6 +1,6 @@
 import * as React from 'react';
 
-import { IJournalEntry } from '../tokens';
+import { IJournalEntry } from '../payloads';
 
 /** A journal entry's details in one line. */
 export function detailsText(details: unknown): string {

@@ -11,7 +11,7 @@ import { AgentService } from '../agent/service';
 import { AgentSession } from '../agent/session';
 import { CompletionUsage } from '../completion/usage';
 import { ServerFigures } from '../serverfigures';
-import { IServerStatus } from '../tokens';
+import { IServerStatus } from '../payloads';
 import { ApprovalCard } from './approval';
 import { Composer } from './composer';
 import { Banners, Header } from './header';

@@ -3,7 +3,7 @@ import * as React from 'react';
 import { compactDiff, diffStats, lineDiff } from '../agent/diff';
 import { IProposalView } from '../agent/proposals';
 import { AgentSession } from '../agent/session';
-import { IProposal } from '../tokens';
+import { IProposal } from '../payloads';
 
 /** What a proposal does, in words: "Edit cell 3", "New code cell after cell 2". */
 export function proposalLabel(

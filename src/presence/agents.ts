@@ -1,7 +1,7 @@
 import { NotebookPanel } from '@jupyterlab/notebook';
 import { IDisposable } from '@lumino/disposable';
 
-import { AGENT_FIELD, IAgentAtWork } from '../tokens';
+import { AGENT_FIELD, IAgentAtWork } from '../payloads';
 
 /** The badge on a cell an agent is working on. */
 export const AGENT_BADGE_CLASS = 'jp-Loop-agentAtWork';

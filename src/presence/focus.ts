@@ -1,7 +1,7 @@
 import { Notebook } from '@jupyterlab/notebook';
 import { IDisposable } from '@lumino/disposable';
 
-import { FOCUS_FIELD, ICellFocus } from '../tokens';
+import { FOCUS_FIELD, ICellFocus } from '../payloads';
 
 /** How long the cell in hand must stay put before the others are told of it. */
 export const FOCUS_SETTLE_MS = 300;

@@ -9,7 +9,7 @@ import { useSignal } from '../panel/hooks';
 import { ApprovalButtons } from '../panel/approval';
 import { proposalTexts } from '../panel/proposalcard';
 import { CodeDiff } from './codediff';
-import { IProposal } from '../tokens';
+import { IProposal } from '../payloads';
 
 /** Keys and clicks inside a decoration stay out of the notebook's shortcuts. */
 function isolate(node: HTMLElement): void {

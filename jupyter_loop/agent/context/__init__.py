@@ -90,7 +90,10 @@ __all__ = [
 ]
 
 DEFAULT_BUDGET_TOKENS = 16_000
-"""Prompt budget when the caller gives none (leave room for the reply in the model's window)."""
+"""Prompt budget when the caller gives none (leave room for the reply in the model's window).
+
+The one source of this default: the ``agent_context_tokens`` trait and
+``AgentSettings.context_tokens`` take it from here."""
 CHARS_PER_TOKEN = 4
 MAP_SHARE = 0.15
 """The overview's map gets at least this share, and what the other parts leave of

@@ -12,7 +12,14 @@ from .args import ToolError, given, schema_violation
 from .outcome import ToolOutcome, short_arguments
 from .running import Approve, Run
 from .specs import TOOL_SPECS
-from .toolbox import AGENT_TOOLS, AGENT_TOOLS_BY_NAME, AgentTool, ReadVariables, Toolbox
+from .toolbox import (
+    AGENT_TOOLS,
+    AGENT_TOOLS_BY_NAME,
+    AgentTool,
+    ReadVariables,
+    Toolbox,
+    ToolboxSetup,
+)
 
 __all__ = [
     "AGENT_TOOLS",
@@ -25,6 +32,7 @@ __all__ = [
     "ToolError",
     "ToolOutcome",
     "Toolbox",
+    "ToolboxSetup",
     "given",
     "schema_violation",
     "short_arguments",

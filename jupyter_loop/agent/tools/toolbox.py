@@ -49,48 +49,61 @@ ReadVariables = Callable[[], Awaitable[VariablesReport]]
 Record = Callable[..., None]
 
 
+@dataclass(frozen=True)
+class ToolboxSetup:
+    """What a toolbox is built from: where it works, how much it may show, and what it asks
+    of whoever uses it (a turn of the panel's assistant, or one outside agent's call).
+
+    One record rather than a dozen constructor arguments: the two users fill in the same
+    fields, and a new one is a field with a default, not an edit of every call.
+    """
+
+    room_id: str
+    turn_id: str
+    approve: Approve
+    """Asks for approval to run cells (the one approval path)."""
+    run: Run | None
+    """Runs cells; None: the user may not run (``run_cells`` fails before asking)."""
+    read_variables: ReadVariables
+    record: Record
+    """Journals an action of the call."""
+    result_chars: int
+    masker: SecretMasker | None
+    """Cells are read masked, before anything is cut."""
+    withheld: frozenset[Ability] = frozenset()
+    """The abilities the user lacks: their tools are not offered."""
+    result_images: bool = False
+    shown_as: str = ""
+    """The agent's name in the notebook's tabs ("": not shown)."""
+    status_hint: str = "Its status appears in your working memory."
+    """Where the agent learns a proposal's fate: the panel's model has a working memory,
+    an outside agent has none and asks ``proposal_status``."""
+
+
 class Toolbox:
     """Runs the tool calls of one turn against the live notebook."""
 
-    def __init__(
-        self,
-        docs: LiveDocuments,
-        room_id: str,
-        turn_id: str,
-        *,
-        approve: Approve,
-        run: Run | None,
-        read_variables: ReadVariables,
-        record: Record,
-        result_chars: int,
-        masker: SecretMasker | None,
-        withheld: frozenset[Ability] = frozenset(),
-        result_images: bool = False,
-        shown_as: str = "",
-        status_hint: str = "Its status appears in your working memory.",
-    ) -> None:
+    def __init__(self, docs: LiveDocuments, setup: ToolboxSetup) -> None:
         self._docs = docs
-        # Where the agent learns a proposal's fate: the panel's model has a working memory,
-        # an outside agent has none and asks ``proposal_status``.
-        self._status_hint = status_hint
-        self._shown_as = shown_as  # the agent's name in the notebook's tabs ("": not shown)
-        self._masker = masker  # cells are read masked, before anything is cut
-        self._room_id = room_id
-        self._turn_id = turn_id
-        self._read_variables = read_variables
-        self._record = record
-        self._chars = max(1_000, result_chars)
-        self._result_images = result_images
+        self._status_hint = setup.status_hint
+        self._shown_as = setup.shown_as
+        self._masker = setup.masker
+        self._room_id = setup.room_id
+        self._turn_id = setup.turn_id
+        self._read_variables = setup.read_variables
+        self._record = setup.record
+        self._chars = max(1_000, setup.result_chars)
+        self._result_images = setup.result_images
         self._runner = CellRunner(
             self._notebook,
-            approve=approve,
-            run=run,
-            record=record,
+            approve=setup.approve,
+            run=setup.run,
+            record=setup.record,
             result_chars=self._chars,
-            masker=masker,
-            result_images=result_images,
+            masker=setup.masker,
+            result_images=setup.result_images,
         )
-        self._tools = {t.spec.name: t for t in AGENT_TOOLS if t.ability not in withheld}
+        self._tools = {t.spec.name: t for t in AGENT_TOOLS if t.ability not in setup.withheld}
         self.specs: tuple[ToolSpec, ...] = tuple(t.spec for t in self._tools.values())
         """The tools offered: those whose ability the user has (``withheld``: those not)."""
 

@@ -11,7 +11,7 @@ import {
   INewConversationReply,
   ITurnRequest,
   ITurnStarted
-} from '../../tokens';
+} from '../../payloads';
 
 /** A REST failure as `requestAPI` raises it. */
 export function responseError(

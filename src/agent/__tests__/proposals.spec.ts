@@ -3,7 +3,7 @@ import type * as nbformat from '@jupyterlab/nbformat';
 import type { ICodeCellModel } from '@jupyterlab/cells';
 import { NotebookModel } from '@jupyterlab/notebook';
 
-import { IProposal } from '../../tokens';
+import { IProposal } from '../../payloads';
 import {
   ProposalModel,
   StaleProposalError,

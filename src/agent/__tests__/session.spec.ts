@@ -2,7 +2,7 @@ import type { YNotebook } from '@jupyter/ydoc';
 import { NotebookModel } from '@jupyterlab/notebook';
 import { ServerConnection } from '@jupyterlab/services';
 
-import { IProposal } from '../../tokens';
+import { IProposal } from '../../payloads';
 import { AgentService } from '../service';
 import { AgentSession } from '../session';
 import { FakeAgentClient, responseError } from './fakeclient';

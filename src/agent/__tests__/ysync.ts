@@ -2,7 +2,7 @@ import { NotebookModel } from '@jupyterlab/notebook';
 import type { YNotebook } from '@jupyter/ydoc';
 import * as Y from 'yjs';
 
-import { AGENT_MAP, IProposal, PROPOSALS_MAP } from '../../tokens';
+import { AGENT_MAP, IProposal, PROPOSALS_MAP } from '../../payloads';
 
 const REMOTE = 'remote';
 

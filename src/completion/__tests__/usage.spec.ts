@@ -1,4 +1,4 @@
-import { ICompletionStatus } from '../tokens';
+import { ICompletionStatus } from '../payloads';
 import { CompletionUsage } from '../usage';
 
 function status(requests: number): ICompletionStatus {

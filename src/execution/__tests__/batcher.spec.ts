@@ -1,6 +1,6 @@
 import { NotebookModel } from '@jupyterlab/notebook';
 
-import { IRunRequest, IRunTicket } from '../../tokens';
+import { IRunRequest, IRunTicket } from '../../payloads';
 import { isRunAll, RunBatcher } from '../batcher';
 
 function notebookOf(...types: ('code' | 'markdown')[]): NotebookModel {

@@ -2,7 +2,7 @@ import { NotebookModel } from '@jupyterlab/notebook';
 import type { YNotebook } from '@jupyter/ydoc';
 import * as Y from 'yjs';
 
-import { EXECUTION_BOARD, ICellMarker } from '../../tokens';
+import { EXECUTION_BOARD, ICellMarker } from '../../payloads';
 import { ExecutionBoard } from '../board';
 
 /** A second document standing in for the server, synced by exchanging updates. */

@@ -1,6 +1,6 @@
 import { ServerConnection } from '@jupyterlab/services';
 
-import { IRunRequest } from '../../tokens';
+import { IRunRequest } from '../../payloads';
 import { RunRefused, RunSocket } from '../runsocket';
 
 /** The parts of the `ws` package (jsdom's own websocket library) used here. */

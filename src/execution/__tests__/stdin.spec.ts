@@ -5,7 +5,7 @@ import {
 } from '@jupyterlab/rendermime';
 import { PanelLayout, Widget } from '@lumino/widgets';
 
-import { IInputRequest } from '../../tokens';
+import { IInputRequest } from '../../payloads';
 import { StdinItem } from '../stdin';
 
 function request(id: string, password = false): IInputRequest {

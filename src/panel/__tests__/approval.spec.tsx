@@ -8,7 +8,7 @@ import { FakeAgentClient } from '../../agent/__tests__/fakeclient';
 import { notebookWith } from '../../agent/__tests__/ysync';
 import { AgentService } from '../../agent/service';
 import { AgentSession } from '../../agent/session';
-import { IApprovalRequest } from '../../tokens';
+import { IApprovalRequest } from '../../payloads';
 import { ApprovalCard } from '../approval';
 
 describe('ApprovalCard', () => {

@@ -3,7 +3,7 @@ import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
 import { ServerFigures } from '../../serverfigures';
-import { IServerStatus, ITokenBudget } from '../../tokens';
+import { IServerStatus, ITokenBudget } from '../../payloads';
 import { BudgetLine, budgetText } from '../budgetline';
 
 function tokens(used: number, limit: number | null): ITokenBudget {

@@ -1,6 +1,6 @@
 import { YNotebook } from '@jupyter/ydoc';
 
-import { FOCUS_FIELD, ICellFocus } from '../../tokens';
+import { FOCUS_FIELD, ICellFocus } from '../../payloads';
 import { FocusPublisher } from '../focus';
 
 describe('the cell in hand, told to the others', () => {

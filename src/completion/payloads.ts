@@ -1,10 +1,6 @@
-import { Token } from '@lumino/coreutils';
-
-import type { CompletionUsage } from './usage';
-
 /**
  * Payloads of the inline completions' REST API
- * (`jupyter_loop/completion/payloads.py`) and the token of their usage.
+ * (`jupyter_loop/completion/payloads.py`).
  */
 
 /** A completion request (POST /api/jupyter-loop/completion/stream). */
@@ -49,12 +45,3 @@ export interface ICompletionStatus {
     last_error: string | null;
   };
 }
-
-/**
- * What inline completions cost on this server (requests, tokens, failures),
- * shown in the assistant's panel.
- */
-export const ICompletionUsage = new Token<CompletionUsage>(
-  'jupyter-loop:ICompletionUsage',
-  'The inline completions’ usage counters of the jupyter-loop server.'
-);
