@@ -49,6 +49,7 @@ from ..providers.token_budgets import BudgetAccount
 from ..records import TokenUsage, TurnRecord, UserEntry
 from .catalog import AgentCatalog, AgentCommand
 from .kept import KeptSession, KeptSessions
+from .left_running import end_left_running
 
 if TYPE_CHECKING:
     from ..agent.payloads import TurnRequest
@@ -96,13 +97,16 @@ class AcpService:
         self._starting: dict[SessionKey, asyncio.Lock] = {}
         self._stopping = False
         self._reaper: asyncio.Task[None] | None = None
+        self._left: asyncio.Future[int] | None = None
         self._server = uuid.uuid4().hex
         """This server process's id in the kept sessions (another's: it restarted since)."""
 
     def start(self) -> None:
-        """Start ending idle sessions (their processes hold memory while nobody asks)."""
+        """Start ending idle sessions (their processes hold memory while nobody asks), and
+        end the processes a killed server's sessions left running (:mod:`.left_running`)."""
         if self._reaper is None:
             self._reaper = asyncio.ensure_future(self._end_idle())
+            self._left = asyncio.ensure_future(asyncio.to_thread(end_left_running, self._log))
 
     async def _end_idle(self) -> None:
         idle = self.settings.idle_timeout

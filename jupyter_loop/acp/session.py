@@ -41,6 +41,7 @@ from acp.schema import (
 
 from .catalog import AgentCommand
 from .client import NotebookClient
+from .left_running import this_servers_mark
 
 STDERR_KEPT = 4000
 READ_LIMIT = 50 * 2**20
@@ -98,7 +99,8 @@ class AcpSession:
         """Start the process, ``initialize`` and ``session/load`` of ``earlier`` (where the
         agent can) or ``session/new``; :class:`AgentGone` if it exits or does not answer
         within the start timeout."""
-        env = {**os.environ, **dict(self.command.env)}
+        # The mark: a killed server's next start ends what this leaves running.
+        env = {**os.environ, **dict(self.command.env), **this_servers_mark()}
         try:
             self.process = await asyncio.create_subprocess_exec(
                 *self.command.argv,

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..secrets import SecretMasker
+from .left_running import this_servers_mark
 
 KEPT_BYTES = 4 * 2**20
 """Raw output kept of one command at most (its oldest lines go first)."""
@@ -76,7 +77,7 @@ class Terminal:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             cwd=self.request.cwd,
-            env={**os.environ, **self.request.env},
+            env={**os.environ, **self.request.env, **this_servers_mark()},  # (left_running)
             start_new_session=True,
         )
         self._reader = asyncio.ensure_future(self._read())
