@@ -7,6 +7,7 @@ waits on its call as before."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -167,8 +168,11 @@ async def never_called(context: Any, params: Any) -> types.ElicitResult:
 
 
 async def asked(session: Any, task_id: str, kind: str) -> tuple[str, str]:
-    """Poll the task until it asks a question of ``kind``: the key and the form's text."""
-    for _ in range(300):
+    """Poll the task until it asks a question of ``kind``: the key and the form's text.
+    (Up to 90 s: after a restart the question waits for a kernel start, which took over
+    30 s at a load of 10 on the 2-core machine.)"""
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
         state: TaskState = await task_method(session, "tasks/get", task_id)
         if state.status == "input_required":
             [(key, request)] = (state.input_requests or {}).items()
