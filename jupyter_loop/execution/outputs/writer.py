@@ -284,6 +284,7 @@ class CellWriter:
             self._model.record_whole()
             self._record.apply(self._model.take_record_edits(), fitted=True)
             self._record.sync()
+            self._record.ended()
 
     async def _cell(self) -> tuple[YNotebook, Map] | None:
         """The live notebook and the code cell; ``None`` if either is gone."""
