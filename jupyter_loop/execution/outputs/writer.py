@@ -415,4 +415,3 @@ def _comes_last(op: OutputOp) -> bool:
         "execute_result",
         "error",
     )
-
