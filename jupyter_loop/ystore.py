@@ -68,35 +68,24 @@ import anyio
 from anyio.abc import TaskGroup
 from jupyter_server.serverapp import ServerApp
 from jupyter_server_ydoc.stores import SQLiteYStore
-from pycrdt import Decoder, Doc, get_state, merge_updates
+from pycrdt import Doc, merge_updates
 from pycrdt.store import YDocNotFound
 from traitlets import Float, Int
 from traitlets.config import Config
 
 from . import store_rows
-from .document.update_holes import UnreadableUpdate, check_whole, holes, own_structs
+from .document.update_holes import (
+    UnreadableUpdate,
+    check_whole,
+    holes,
+    own_structs,
+    state_after,
+    state_vector,
+)
 
 
 def unchanged(update: bytes) -> bytes:
     return update
-
-
-def state_vector(update: bytes) -> dict[int, int]:
-    """The next clock of each client in a Y update (what a document that applied it knows).
-
-    >>> from pycrdt import Map
-    >>> doc = Doc()
-    >>> doc.get("m", type=Map)["a"] = 1
-    >>> state_vector(doc.get_update()) == {doc.client_id: 1}
-    True
-    """
-    return _decoded_state(get_state(update))
-
-
-def _decoded_state(state: bytes) -> dict[int, int]:
-    decoder = Decoder(state)
-    count = decoder.read_var_uint()
-    return {decoder.read_var_uint(): decoder.read_var_uint() for _ in range(count)}
 
 
 def choose_compact_store(config: Config) -> None:
@@ -240,7 +229,7 @@ class CompactSQLiteYStore(SQLiteYStore):
     async def holds(self, ydoc: Doc[Any], timeout: float) -> bool:
         """Wait until the store holds every struct ``ydoc`` has now; False after
         ``timeout`` seconds (a store that does not write, or a write that failed)."""
-        wanted = _decoded_state(ydoc.get_state())  # not the whole document encoded
+        wanted = state_vector(ydoc.get_state())  # not the whole document encoded
         deadline = time.monotonic() + timeout
         while any(self._stored.get(client, 0) < clock for client, clock in wanted.items()):
             if time.monotonic() > deadline:
@@ -249,8 +238,10 @@ class CompactSQLiteYStore(SQLiteYStore):
         return True
 
     def _wrote(self, update: bytes) -> None:
-        for client, clock in state_vector(update).items():
-            self._stored[client] = max(self._stored.get(client, 0), clock)
+        # Not ``state_vector(update)``: a write that follows others starts past clock 0,
+        # and pycrdt's state of such an update is empty (the store never held a document
+        # after its first change, and each restart waited out ``holds``' timeout).
+        self._stored = state_after(self._stored, update)
 
     async def apply_updates(self, ydoc: Doc) -> None:
         """Load the stored document into the room's.

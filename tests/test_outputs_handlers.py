@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -106,8 +107,11 @@ async def test_a_record_goes_once_its_cell_ran_as_often_as_runs_are_kept(
 
 
 async def wait_for_gone(jp_fetch: Any, parts: list[str]) -> None:
-    for _ in range(100):
+    """Fetch until the record is gone (raises then); it goes once the next run's record
+    opens, or that run ends (see ``RunRecord``), not at once."""
+    for _ in range(300):
         await jp_fetch(*parts)  # raises once the record is gone
+        await asyncio.sleep(0.1)
 
 
 async def test_unknown_or_malformed_ids_are_404(jp_fetch):
@@ -147,3 +151,24 @@ async def test_a_kept_error_is_served_without_any_terminal_escape(
     error = (await jp_fetch(*parts, "1")).body.decode()
     assert error.rstrip().endswith("ValueError: see x.py now")
     assert "\x1b" not in error
+
+
+async def test_a_cells_earlier_record_goes_after_its_next_run_not_as_it_starts(
+    tmp_path, write_notebook, start_kernel, run_cells, open_tab
+):
+    """Removing the earlier records at a run's start held the event loop while the kernel
+    ran the cell (a trivial cell over the runs socket: its reply read ms late, see
+    ``RunRecord``): they go once the new record opens, or the run ends."""
+    path = write_notebook("slow.ipynb", "import time\ntime.sleep(1.5)\nprint('done')")
+    await start_kernel(path)
+    cells = tmp_path / "loop" / "outputs"
+    async with open_tab(path) as tab:
+        for count in (1, 2, 3):
+            await run_cells(path, "c0")
+            await wait_for(lambda: tab.cell("c0").get("execution_count") is None, timeout=60)
+            running = sorted(run.name for run in cells.glob("*/c0/*"))
+            await wait_for(lambda n=count: tab.cell("c0").get("execution_count") == n, timeout=60)
+            # full_output_runs_per_cell = 2: the runs before this one are all still there
+            # while it runs; once it ended, this one and the last.
+            assert len(running) == min(count - 1, 2), running
+            await wait_for(lambda n=count: len(list(cells.glob("*/c0/*"))) == min(n, 2))

@@ -4,7 +4,8 @@ jupyter-collaboration saves a room on a debounce: a document that changes more o
 its save delay (a cell printing several times a second) is never saved until the run
 ends. jupyter-loop saves the rooms it writes into itself:
 
-* :meth:`RoomSaves.save_if_due` at each batch of outputs, every ``save_interval`` seconds;
+* :meth:`RoomSaves.save_if_due` at each batch of outputs, every ``save_interval`` seconds
+  (counted from the last save, and from the start of the run that writes);
 * :meth:`RoomSaves.save_soon` at a run's end, once runs have stopped ending for a second
   (:data:`QUIET`), and at most :data:`LATEST` seconds after the first end not yet saved;
 * :meth:`RoomSaves.save` now (a restart's recovery, a version taken).
@@ -187,9 +188,14 @@ class RoomSaves:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def save_if_due(self, room_id: str) -> None:
-        """Save unless the room's last save ended less than its interval ago, or a save of
-        it is under way.
+    async def save_if_due(self, room_id: str, since: float | None = None) -> None:
+        """Save unless the room's last save ended less than its interval ago (or the run
+        writing began, at monotonic time ``since``), or a save of it is under way.
+
+        Counted from the last save alone, a run's first output after a pause saved the
+        notebook at once: a trivial cell paid a whole save between its output and its
+        end, and the run's end saved again (``tests/test_saves_within_a_run.py``); a
+        run's end is saved anyway (:meth:`save_soon`), and a long one every interval.
 
         The interval is ``save_interval``, longer when many rooms are written into at
         once (:data:`SPREAD`); it counts from the end of the last save, and a save never
@@ -210,6 +216,8 @@ class RoomSaves:
             # (seen as bursts of 10 saves within a second with 10 notebooks printing).
             self._last_save[room_id] = now - random.uniform(0, interval / 2)
             return
+        if since is not None:
+            last = max(last, since)
         if room_id not in self._saving and now - last >= interval:
             await self.save(room_id)
 

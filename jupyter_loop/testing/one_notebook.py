@@ -12,7 +12,7 @@ from jupyter_ydoc import YNotebook
 class NoSaves:
     """Saves of a notebook with no file: none."""
 
-    async def save_if_due(self, room_id: str) -> None:
+    async def save_if_due(self, room_id: str, since: float | None = None) -> None:
         return None
 
 

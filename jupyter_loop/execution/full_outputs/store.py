@@ -10,8 +10,9 @@ Layout, one directory per run, ``{root}/{file_id}/{cell_id}/{run_id}/``:
 * ``index.jsonl``: one line per part of the run, in output order; a later line for the
   same part number replaces an earlier one.
 
-Retention: a cell keeps the records of its last ``runs_per_cell`` runs (starting a run
-removes the older ones), so the History view shows the full output of a cell's recent runs;
+Retention: a cell keeps the records of its last ``runs_per_cell`` runs (a run's record
+opening, or else the run's end, removes the older ones), so the History view shows the
+full output of a cell's recent runs;
 one run keeps at most ``max_run_bytes`` (later output is dropped, and the record says so);
 all records together keep within ``max_bytes``, the oldest runs going first when a new
 record opens: each time for a cut run, at most every :data:`FITTED_WALK_EVERY` seconds for

@@ -39,7 +39,7 @@ from ..full_outputs.store import OutputStore, RunKey
 from .budget import OutputBudget
 from .cell_outputs import CellOutputs
 from .masking import OutputMasking
-from .ops import OutputOp
+from .ops import AppendOutput, OutputOp
 from .writes import apply_plan, tail_length
 
 CellMutation = Callable[[YNotebook, Map], None]
@@ -101,6 +101,7 @@ class CellWriter:
         self._index_hint = index_hint  # where the cell was last seen (see ``find_cell``)
         self._last_rewrite = float("-inf")
         self._last_flush = float("-inf")  # when outputs were last written
+        self._run_began: float | None = None  # monotonic: when the last run began
         self._open = asyncio.Event()  # cleared from :meth:`begin` until :meth:`opened`
         self._open.set()
         self.reset()
@@ -122,6 +123,8 @@ class CellWriter:
         self._masking = OutputMasking(policy.masker) if policy.masker is not None else None
         self._doc_tail: int | None = None  # bytes of the document's last output, a stream
         self._running = run_id is not None
+        if run_id is not None:
+            self._run_began = time.monotonic()
         self._backlog: list[OutputOp] = []  # edits waiting for the content (forgotten)
         self._journal: RunJournal | None = None
         if run_id is not None and policy.journal is not None:
@@ -184,7 +187,12 @@ class CellWriter:
         soon as in stock JupyterLab; else with the others of its batch."""
         for masked in self._masking.ops(op) if self._masking is not None else [op]:
             self._take(masked)
-        self._schedule(self._last_flush + self._interval - time.monotonic())
+        delay = self._last_flush + self._interval - time.monotonic()
+        if self._running and _comes_last(op):
+            # The run's end follows at once: written with it, in one transaction (see
+            # ``_comes_last``); at most ``interval`` later if the end is slow to come.
+            delay = max(delay, self._interval)
+        self._schedule(delay)
 
     def _take(self, op: OutputOp) -> None:
         if self._journal is not None:
@@ -275,7 +283,7 @@ class CellWriter:
             if not self._running:
                 self._keep_whole_run()
                 self._model.forget()
-        await self._docs.saves.save_if_due(self.room_id)
+        await self._docs.saves.save_if_due(self.room_id, since=self._run_began)
 
     def _keep_whole_run(self) -> None:
         """The run is over: its record gets the outputs it has not had (all of them, when
@@ -284,6 +292,7 @@ class CellWriter:
             self._model.record_whole()
             self._record.apply(self._model.take_record_edits(), fitted=True)
             self._record.sync()
+            self._record.ended()
 
     async def _cell(self) -> tuple[YNotebook, Map] | None:
         """The live notebook and the code cell; ``None`` if either is gone."""
@@ -393,3 +402,16 @@ class CellWriter:
         self._log.debug("Outputs of cell %s changed elsewhere; resynchronising", self.cell_id)
         self._model.rebase([output.to_py() for output in outputs])
         self._doc_tail = tail_length(outputs)
+
+
+def _comes_last(op: OutputOp) -> bool:
+    """A cell's value or its error: ipykernel sends it just before the run's reply.
+
+    Written at once, it cost a transaction of its own (encoded, sent to every tab,
+    stored) milliseconds before the run's end wrote another, while the kernel finished
+    the run: ``tests/test_result_with_its_end.py``, ``bench/execution_overhead.py``.
+    """
+    return isinstance(op, AppendOutput) and op.output.get("output_type") in (
+        "execute_result",
+        "error",
+    )
