@@ -9,8 +9,8 @@ import asyncio
 import json
 from typing import Any
 
-from conftest import wait_for
-from model_fixtures import TEST_API_KEY
+from loop_fixtures import TEST_API_KEY
+from loop_helpers import wait_for
 from pycrdt import Array, Map
 
 from jupyter_loop.agent.proposals import PROPOSALS_MAP

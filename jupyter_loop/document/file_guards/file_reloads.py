@@ -29,7 +29,7 @@ from ..reference import NotebookRef, canonical_path
 from ..update_holes import state_vector
 from .offline_edits import cells_of
 
-if TYPE_CHECKING:  # a circle for types only, kept on purpose (tests/test_imports.py)
+if TYPE_CHECKING:  # a circle for types only, kept on purpose (tests/project/test_imports.py)
     from .kept_reloads import KeptReloads
 
 RELOADS_KEPT = 4

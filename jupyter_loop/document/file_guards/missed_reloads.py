@@ -28,7 +28,7 @@ takes that program's time for its own write, and its watcher never sees the chan
 says "overwrite" once it has taken the file's new time, lets the loader's lock go and only
 then reads; a save waiting for that lock (an autosave, an output's save) came first, found
 the time its own and wrote the room's older notebook over the checkout, which the watcher
-then read back (chaos seed 2036 trial 157; ``tests/test_save_behind_a_reload.py``). So a
+then read back (chaos seed 2036 trial 157; ``tests/document/test_save_behind_a_reload.py``). So a
 reload the watcher announced is under way until the task that announced it starts reading
 the notebook (a step of the contents manager's reads, ``reads``), and a save meanwhile is
 refused. A save that took the room's notebook before the reload and the lock after the read
