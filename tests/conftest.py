@@ -27,6 +27,11 @@ pytest_plugins = [
     "jupyterlab_lines",
 ]
 
+# Each folder's conftest.py is imported as a module named ``conftest``; ``--doctest-modules``
+# would import every one again as a module to search for doctests, and find the name taken
+# by another folder's. They hold no doctests: not collected as modules.
+collect_ignore_glob = ["conftest.py", "*/conftest.py"]
+
 
 @pytest.fixture
 def rtc_cleanup_delay() -> float:

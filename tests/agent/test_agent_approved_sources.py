@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from agent_helpers import AGENT, Agent, agent_state, approval_in, openai_config
+from agent_helpers import AGENT, agent_state, approval_in
 from jupyter_server.services.sessions.sessionmanager import SessionManager
 from loop_helpers import wait_for
 from tornado.httpclient import HTTPClientError
@@ -28,19 +28,9 @@ class SlowSessions(SessionManager):
 
 
 @pytest.fixture
-def loop_config(model_server):
-    return openai_config(model_server)
-
-
-@pytest.fixture
 def jp_server_config(jp_server_config):
     jp_server_config.ServerApp.session_manager_class = SlowSessions
     return jp_server_config
-
-
-@pytest.fixture
-def agent(api):
-    return Agent(api)
 
 
 def printed(tab: Any, cell_id: str) -> str:

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 import pytest
-from agent_helpers import AGENT, Agent, openai_config, proposal_in, tab_proposals
+from agent_helpers import AGENT, Agent, proposal_in, tab_proposals
 from loop_helpers import wait_for
 from pycrdt import Map
 from tornado.httpclient import HTTPClientError
@@ -18,16 +18,6 @@ from jupyter_loop.agent.proposals import PROPOSALS_MAP
 from jupyter_loop.document import set_source
 from jupyter_loop.errors import Conflict
 from jupyter_loop.testing import call_tools, say
-
-
-@pytest.fixture
-def loop_config(model_server):
-    return openai_config(model_server)
-
-
-@pytest.fixture
-def agent(api):
-    return Agent(api)
 
 
 async def claim(api: Any, path: str, proposal_id: str) -> tuple[int, dict[str, Any]]:

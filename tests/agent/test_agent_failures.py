@@ -8,7 +8,7 @@ import logging
 import socket
 
 import pytest
-from agent_helpers import OPENAI_CHAT, Agent, agent_state, notices, openai_config, prompt_text
+from agent_helpers import OPENAI_CHAT, agent_state, notices, openai_config, prompt_text
 from loop_helpers import notebook_json, replace_on_disk, wait_for
 from tornado.httpclient import HTTPClientError
 
@@ -24,13 +24,8 @@ RELOADED_CELLS = 3000  # a checkout the room sets over many turns of the loop
 
 
 @pytest.fixture
-def loop_config(model_server):
-    return openai_config(model_server, agent_max_steps=4)
-
-
-@pytest.fixture
-def agent(api):
-    return Agent(api)
+def agent_settings():
+    return {"agent_max_steps": 4}
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from agent_helpers import AGENT, OPENAI_CHAT, Agent, agent_state, openai_config, prompt_text
+from agent_helpers import AGENT, OPENAI_CHAT, agent_state, prompt_text
 from loop_helpers import wait_for
 from tornado.httpclient import HTTPClientError
 
@@ -13,16 +13,6 @@ from jupyter_loop.testing import Reply, say
 
 FAILED_QUESTION = "Why does the second cell divide by zero?"
 PARTIAL_ANSWER = "Because x is zero and"
-
-
-@pytest.fixture
-def loop_config(model_server):
-    return openai_config(model_server)
-
-
-@pytest.fixture
-def agent(api):
-    return Agent(api)
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from agent_helpers import OLLAMA_CHAT, OPENAI_CHAT, Agent, notices, openai_config, prompt_text
+from agent_helpers import OLLAMA_CHAT, OPENAI_CHAT, notices, openai_config, prompt_text
 from loop_helpers import wait_for
 
 from jupyter_loop.notebook_view.notebook_map import estimate_tokens
@@ -15,11 +15,6 @@ from jupyter_loop.testing import call_tools, say
 
 CANARY = "canary-7f3a9c2e-secret"
 ENV_CANARY = "envcanary-51d0b7a3"
-
-
-@pytest.fixture
-def agent(api):
-    return Agent(api)
 
 
 def write_with_outputs(root: Path, name: str, cells: list[tuple[str, list[dict]]]) -> str:

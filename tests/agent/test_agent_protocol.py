@@ -9,9 +9,7 @@ import pytest
 from agent_helpers import (
     OLLAMA_CHAT,
     OPENAI_CHAT,
-    Agent,
     notices,
-    openai_config,
     prompt_text,
     tab_proposals,
 )
@@ -23,13 +21,8 @@ FIX = {"cell_id": "c1", "source": "print(1)", "summary": "print one"}
 
 
 @pytest.fixture
-def loop_config(model_server):
-    return openai_config(model_server, agent_max_steps=6)
-
-
-@pytest.fixture
-def agent(api):
-    return Agent(api)
+def agent_settings():
+    return {"agent_max_steps": 6}
 
 
 @pytest.fixture

@@ -5,20 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from agent_helpers import AGENT, Agent, agent_state, notices, openai_config, refused
+from agent_helpers import AGENT, agent_state, notices, refused
 from loop_fixtures import TEST_API_KEY
 
 from jupyter_loop.testing import say
-
-
-@pytest.fixture
-def loop_config(model_server):
-    return openai_config(model_server)
-
-
-@pytest.fixture
-def agent(api):
-    return Agent(api)
 
 
 @pytest.mark.parametrize(

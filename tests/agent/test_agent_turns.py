@@ -8,11 +8,9 @@ import json
 import pytest
 from agent_helpers import (
     OPENAI_CHAT,
-    Agent,
     agent_state,
     approval_in,
     notices,
-    openai_config,
     prompt_text,
     proposal_in,
     tab_proposals,
@@ -25,16 +23,6 @@ from jupyter_loop.document import set_source
 from jupyter_loop.testing import call_tools, say
 
 FIX = "print('fixed', 1 / 1)"
-
-
-@pytest.fixture
-def loop_config(model_server):
-    return openai_config(model_server)
-
-
-@pytest.fixture
-def agent(api):
-    return Agent(api)
 
 
 def chat_bodies(model_server):

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-from agent_helpers import OPENAI_CHAT, Agent, openai_config, prompt_text
+from agent_helpers import OPENAI_CHAT, Agent, prompt_text
 from loop_helpers import wait_for
 
 from jupyter_loop.testing import call_tools, say
@@ -13,11 +12,6 @@ DATA = (
     "sales = pd.DataFrame({'region': ['north', 'south'], 'revenue': [1.5, 2.5]})\n"
     "threshold = 7"
 )
-
-
-@pytest.fixture
-def loop_config(model_server):
-    return openai_config(model_server)
 
 
 async def test_the_model_sees_variables_and_can_list_them(

@@ -3,21 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from agent_helpers import OPENAI_CHAT, Agent, notices, openai_config
+from agent_helpers import OPENAI_CHAT, notices
 from test_agent_prompts import write_with_outputs, zero_division
 from tornado.httpclient import HTTPClientError
 
 from jupyter_loop.testing import say
-
-
-@pytest.fixture
-def loop_config(model_server):
-    return openai_config(model_server)
-
-
-@pytest.fixture
-def agent(api):
-    return Agent(api)
 
 
 def _notebook(root) -> str:

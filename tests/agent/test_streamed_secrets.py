@@ -22,11 +22,6 @@ from jupyter_loop.testing import Reply
 CANARY = "canary-5d1e7b93a0-stream"
 
 
-@pytest.fixture
-def agent(api: Any) -> Agent:
-    return Agent(api)
-
-
 class Watched:
     """Every state of a tab's agent map, as JSON, one per transaction the tab applied."""
 

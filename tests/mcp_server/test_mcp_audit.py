@@ -8,18 +8,11 @@ from typing import Any
 
 import pytest
 from loop_helpers import wait_for
-from mcp_helpers import NamedUserIdentity, answer_approval, call, text_of
+from mcp_helpers import answer_approval, call, text_of
 from pycrdt import Map
-from traitlets.config import Config
 
 JOURNAL = ("api", "jupyter-loop", "agent", "journal")
 SERVER_JOURNAL = ("api", "jupyter-loop", "agent", "server-journal")
-
-
-@pytest.fixture
-def jp_server_config(jp_server_config: Config) -> Config:
-    jp_server_config.ServerApp.identity_provider_class = NamedUserIdentity
-    return jp_server_config
 
 
 @pytest.fixture

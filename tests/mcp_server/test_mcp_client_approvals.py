@@ -18,18 +18,11 @@ import mcp_types as types
 import pytest
 from authorizers import both
 from loop_helpers import wait_for
-from mcp_helpers import ASKS_NAME, NamedUserIdentity, answer_approval, approvals_of, call, text_of
+from mcp_helpers import ASKS_NAME, answer_approval, approvals_of, call, text_of
 from pycrdt import Map
 from test_mcp_elicitation import modern_client
-from traitlets.config import Config
 
 OPTED_IN = {"external_approval_timeout": 60.0, "mcp_client_approvals": True}
-
-
-@pytest.fixture
-def jp_server_config(jp_server_config: Config) -> Config:
-    jp_server_config.ServerApp.identity_provider_class = NamedUserIdentity
-    return jp_server_config
 
 
 @pytest.fixture

@@ -16,19 +16,12 @@ from authorizers import both
 from loop_helpers import wait_for
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_helpers import ASKS_NAME, NamedUserIdentity, answer_approval, approvals_of, call, text_of
+from mcp_helpers import ASKS_NAME, answer_approval, approvals_of, call, text_of
 from mcp_types.version import LATEST_MODERN_VERSION
 from pycrdt import Map
-from traitlets.config import Config
 
 CANARY = "canary-5e1d8b3a92c4f706"
 AGENT = 'an MCP client of ada, calling itself "claude-code"'
-
-
-@pytest.fixture
-def jp_server_config(jp_server_config: Config) -> Config:
-    jp_server_config.ServerApp.identity_provider_class = NamedUserIdentity
-    return jp_server_config
 
 
 @pytest.fixture

@@ -9,17 +9,10 @@ import httpx2
 import mcp_types as types
 import pytest
 from loop_helpers import wait_for
-from mcp_helpers import NamedUserIdentity, answer_approval, call, text_of
+from mcp_helpers import answer_approval, call, text_of
 from pycrdt import Map
-from traitlets.config import Config
 
 CANARY = "canary-7f3c9e21d4b8a6f0"
-
-
-@pytest.fixture
-def jp_server_config(jp_server_config: Config) -> Config:
-    jp_server_config.ServerApp.identity_provider_class = NamedUserIdentity
-    return jp_server_config
 
 
 @pytest.fixture

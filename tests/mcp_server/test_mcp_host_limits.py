@@ -8,19 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from mcp_helpers import NamedUserIdentity, text_of
-from traitlets.config import Config
+from mcp_helpers import text_of
 
 from jupyter_loop.notebook_view.notebook_map import estimate_tokens
 
 CANARY = "canary-5d1f0b9e7a3c2468"
 LIMIT = 1_000
-
-
-@pytest.fixture
-def jp_server_config(jp_server_config: Config) -> Config:
-    jp_server_config.ServerApp.identity_provider_class = NamedUserIdentity
-    return jp_server_config
 
 
 @pytest.fixture

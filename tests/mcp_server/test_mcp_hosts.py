@@ -18,8 +18,6 @@ from typing import Any
 import nbformat
 import pytest
 from loop_helpers import wait_for
-from mcp_helpers import NamedUserIdentity
-from traitlets.config import Config
 
 from jupyter_loop.testing.host_frameworks import pydantic_ai
 from jupyter_loop.testing.host_libraries import fastmcp, openai_agents
@@ -34,12 +32,6 @@ from jupyter_loop.testing.host_matrix import (
     table,
     typescript,
 )
-
-
-@pytest.fixture
-def jp_server_config(jp_server_config: Config) -> Config:
-    jp_server_config.ServerApp.identity_provider_class = NamedUserIdentity
-    return jp_server_config
 
 
 @pytest.fixture

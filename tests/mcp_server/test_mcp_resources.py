@@ -14,8 +14,7 @@ import pytest
 from authorizers import both
 from loop_helpers import wait_for
 from mcp.shared.exceptions import MCPError
-from mcp_helpers import NamedUserIdentity, call
-from traitlets.config import Config
+from mcp_helpers import call
 
 CANARY = "canary-0b7e5c1d94a2f836"
 # A 1×1 PNG.
@@ -29,12 +28,6 @@ CELL = (
     f"display(Image(data=base64.b64decode('{PNG}')))\n"
     f"print('x' * 3000, '{CANARY}', 'end of the long line')"
 )
-
-
-@pytest.fixture
-def jp_server_config(jp_server_config: Config) -> Config:
-    jp_server_config.ServerApp.identity_provider_class = NamedUserIdentity
-    return jp_server_config
 
 
 @pytest.fixture

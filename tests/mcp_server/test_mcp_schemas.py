@@ -11,8 +11,7 @@ from typing import Any
 import mcp_types as types
 import pytest
 from loop_helpers import wait_for
-from mcp_helpers import NamedUserIdentity, call, text_of
-from traitlets.config import Config
+from mcp_helpers import call, text_of
 
 READS = {
     "list_notebooks",
@@ -23,12 +22,6 @@ READS = {
     "get_outputs",
     "cell_history",
 }
-
-
-@pytest.fixture
-def jp_server_config(jp_server_config: Config) -> Config:
-    jp_server_config.ServerApp.identity_provider_class = NamedUserIdentity
-    return jp_server_config
 
 
 @pytest.fixture

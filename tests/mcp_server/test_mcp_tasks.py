@@ -23,9 +23,8 @@ from loop_helpers import wait_for
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from mcp_helpers import ASKS_NAME, NamedUserIdentity, answer_approval, approvals_of, text_of
+from mcp_helpers import ASKS_NAME, answer_approval, approvals_of, text_of
 from pycrdt import Map
-from traitlets.config import Config
 
 from jupyter_loop.testing.server_process import TOKEN, ServerProcess
 from jupyter_loop.testing.task_client import (
@@ -43,12 +42,6 @@ WAITS_FOR_GO = (
     "    time.sleep(0.05)\n"
     "print('done', 6 * 7)"
 )
-
-
-@pytest.fixture
-def jp_server_config(jp_server_config: Config) -> Config:
-    jp_server_config.ServerApp.identity_provider_class = NamedUserIdentity
-    return jp_server_config
 
 
 @pytest.fixture

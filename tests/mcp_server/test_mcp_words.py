@@ -10,21 +10,14 @@ from typing import Any
 
 import pytest
 from authorizers import both
-from mcp_helpers import NamedUserIdentity, bearer, call, make, text_of
+from mcp_helpers import bearer, call, make, text_of
 from pycrdt import Map
 from test_mcp_tasks import approve, finished, start_task, tasks_client
-from traitlets.config import Config
 
 from jupyter_loop.testing.task_client import task_method
 
 PERMISSION = re.compile(r"\b(contents|kernels):(read|write|execute)\b")
 """A Jupyter permission's name, as an outside agent should not be told it for a scope."""
-
-
-@pytest.fixture
-def jp_server_config(jp_server_config: Config) -> Config:
-    jp_server_config.ServerApp.identity_provider_class = NamedUserIdentity
-    return jp_server_config
 
 
 async def test_a_proposals_reply_points_to_proposal_status_not_a_working_memory(

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -16,13 +14,6 @@ from pycrdt import Map, Provider
 from jupyter_loop.testing.server_process import ServerProcess
 
 LOOP = "import time\nfor i in range(600):\n    print(i, flush=True)\n    time.sleep(0.05)"
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[ServerProcess]:
-    process = ServerProcess(tmp_path)
-    yield process
-    process.kill()
 
 
 def printed(cell: Any) -> list[int]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import signal
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,13 +24,6 @@ LOOP = "import time\nfor i in range(6000):\n    print(i, flush=True)\n    time.s
 HANG_GUARD = 30.0  # seconds; no speed claim (see bench/shutdown.py for figures)
 # 20 s was passed once in CI under load by SIGINT (not reproduced here, 9 of 9): a hang
 # never ends, a slow stop does; when it fails, the message has the server's stacks.
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[ServerProcess]:
-    process = ServerProcess(tmp_path)
-    yield process
-    process.kill()
 
 
 def cut_note(cell: Any) -> str:
