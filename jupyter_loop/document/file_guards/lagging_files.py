@@ -30,6 +30,8 @@ Rejected: keeping the store at a room's load without saving (a copy of upstream'
 ``DocumentRoom.initialize``, where that choice is made), and saving a room before it is
 freed (upstream has no hook between its clean-up delay and ``stop``, and a killed server
 runs none).
+
+Guarded by ``tests/document/test_file_behind_store.py``.
 """
 
 from __future__ import annotations

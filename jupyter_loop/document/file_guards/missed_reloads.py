@@ -45,6 +45,10 @@ may lose a checkout.
 Rejected: shielding the reload inside ``DocumentRoom._maybe_save_document`` (a copy of
 upstream's private method to keep in step), and repairing after the fact (the save that
 writes over the file is the very next autosave, a moment after the cancelled reload).
+
+Guarded by ``tests/document/test_cancelled_reload.py``, ``test_save_behind_a_reload.py``,
+``test_checkout_during_a_save.py`` and ``test_save_over_a_new_file.py`` (same folder), and
+``tests/history/test_versions_racing_writes.py`` (the post-save hook).
 """
 
 from __future__ import annotations
