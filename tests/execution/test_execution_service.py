@@ -110,43 +110,6 @@ async def test_an_error_stops_the_rest_of_a_run_all(notebook_in_tab, read_notebo
         assert [tab.cell(c)["execution_state"] for c in ("c0", "c1", "c2")] == ["idle"] * 3
 
 
-async def test_interrupt_ends_the_running_cell_and_drops_the_queue(
-    write_notebook, start_kernel, run_cells, open_tab, api
-):
-    path = write_notebook(
-        "interrupt.ipynb", "import time\nprint('start', flush=True)\ntime.sleep(60)", "2"
-    )
-    kernel_id = await start_kernel(path)
-    async with open_tab(path) as tab:
-        await run_cells(path, "c0", "c1")
-        await wait_for(lambda: tab.text("c0") == "start\n")
-        await api("api", "kernels", kernel_id, "interrupt", method="POST", body="")
-        await wait_for(lambda: (tab.marker("c0") or {}).get("status") == "error")
-        await wait_for(lambda: (tab.marker("c1") or {}).get("status") == "aborted")
-        assert tab.cell("c0")["outputs"][-1]["ename"] == "KeyboardInterrupt"
-        assert [tab.cell(c)["execution_state"] for c in ("c0", "c1")] == ["idle", "idle"]
-
-
-async def test_restart_leaves_no_cell_running(
-    write_notebook, start_kernel, run_cells, open_tab, api
-):
-    path = write_notebook(
-        "restart.ipynb", "import time\nprint('go', flush=True)\ntime.sleep(60)", "3"
-    )
-    kernel_id = await start_kernel(path)
-    async with open_tab(path) as tab:
-        await run_cells(path, "c0", "c1")
-        await wait_for(lambda: tab.text("c0") == "go\n")
-        await api("api", "kernels", kernel_id, "restart", method="POST", body="")
-        await wait_for(lambda: tab.cell("c0")["execution_state"] == "idle")
-        await wait_for(lambda: tab.cell("c1")["execution_state"] == "idle")
-        assert tab.text("c0") == "go\n"
-        assert tab.marker("c0")["status"] == "cut_off"
-        # The restarted kernel runs cells again.
-        await run_cells(path, "c1")
-        await wait_for(lambda: tab.cell("c1").get("execution_count") == 1)
-
-
 async def test_kernel_death_is_reported_on_the_cell(
     write_notebook, read_notebook, start_kernel, run_cells, kernel_back
 ):

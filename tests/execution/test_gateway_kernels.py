@@ -2,6 +2,8 @@
 
 The server is started with ``GatewayClient.url`` (``--gateway-url``), so its kernels live
 in the gateway and are reached over a websocket, with no ZeroMQ connection info at all.
+What must hold alike for the server's own kernels is one test run on both
+(``on_local_and_gateway``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from gateway_fixtures import (  # noqa: F401 (fixtures)
     jp_server_config,
     kernel_gateway,
     on_both_gateways,
+    on_local_and_gateway,
 )
 from loop_helpers import wait_for
 from test_execution_service import counted, counting, finished
@@ -150,6 +153,7 @@ async def test_display_updates_reach_the_cell_that_showed_it(
     await wait_for(updated, timeout=30)
 
 
+@on_local_and_gateway
 async def test_interrupt_ends_the_running_cell_and_drops_the_queue(
     write_notebook, start_kernel, run_cells, open_tab, api
 ):
@@ -164,8 +168,10 @@ async def test_interrupt_ends_the_running_cell_and_drops_the_queue(
         await wait_for(lambda: (tab.marker("c0") or {}).get("status") == "error")
         await wait_for(lambda: (tab.marker("c1") or {}).get("status") == "aborted")
         assert tab.cell("c0")["outputs"][-1]["ename"] == "KeyboardInterrupt"
+        assert [tab.cell(c)["execution_state"] for c in ("c0", "c1")] == ["idle", "idle"]
 
 
+@on_local_and_gateway
 async def test_restart_cuts_the_run_off_and_the_kernel_runs_again(
     write_notebook, start_kernel, run_cells, open_tab, api
 ):
