@@ -6,7 +6,7 @@ its end, the size of a chatty cell's whole output; the masker has the token shap
 so its speed bounds how fast a big output can be shown or kept: the goal is under a second
 on this 2-core machine.
 
-This figure used to be asserted by ``tests/test_secrets.py``, which failed under load
+This figure used to be asserted by ``tests/server/test_secrets.py``, which failed under load
 (a busy CI machine is not a benchmark); the test now checks only what was masked.
 
 Usage: ``python bench/masking.py [rounds]`` (default 5). Prints the median and the slowest

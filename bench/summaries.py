@@ -1,7 +1,7 @@
 """Seconds the assistant's output summaries take on huge outputs (they must not scan it all).
 
-Three figures, each with its goal (what ``tests/test_agent_summary.py`` used to assert with
-a clock, and failed under load; the tests now check only the summaries' text):
+Three figures, each with its goal (what ``tests/notebook_view/test_agent_summary.py`` used to
+assert with a clock, and failed under load; the tests now check only the summaries' text):
 
 * ``head_tail`` of 45 MB of ``progress\\r`` lines, cut to 2,000 characters (goal 50 ms);
 * ``summarize_output`` of a 200,000-row pandas HTML table (goal 100 ms);

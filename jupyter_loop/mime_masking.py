@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from .png_text import mask_png_text
 
-if TYPE_CHECKING:  # a circle for types only, kept on purpose (tests/test_imports.py)
+if TYPE_CHECKING:  # a circle for types only, kept on purpose (tests/project/test_imports.py)
     from .secrets import SecretMasker
 
 BINARY_TYPES = ("image/", "audio/", "video/", "application/pdf", "application/octet-stream")

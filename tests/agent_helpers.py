@@ -8,14 +8,16 @@ from __future__ import annotations
 import asyncio
 import json
 from typing import Any
+from urllib.parse import urlencode
 
-from conftest import wait_for
-from model_fixtures import TEST_API_KEY
+from loop_fixtures import TEST_API_KEY
+from loop_helpers import wait_for
 from pycrdt import Array, Map
 
 from jupyter_loop.agent.proposals import PROPOSALS_MAP
 from jupyter_loop.agent.shared_turn import AGENT_MAP
 from jupyter_loop.testing import ScriptedModelServer
+from jupyter_loop.testing.server_process import ServerProcess
 
 OPENAI_CHAT = "/v1/chat/completions"
 OLLAMA_CHAT = "/api/chat"
@@ -148,3 +150,14 @@ def notices(conversation: dict[str, Any]) -> list[str]:
 def prompt_text(body: dict[str, Any]) -> str:
     """Everything a chat request sent to the model, as one text."""
     return json.dumps(body.get("messages", []), ensure_ascii=False)
+
+
+def api_of(server: ServerProcess) -> Any:
+    """``ServerProcess.api`` with the query parameters the ``Agent`` helper passes."""
+
+    async def call(*parts: str, params: dict[str, str] | None = None, **kwargs: Any) -> Any:
+        if params:
+            parts = (*parts[:-1], f"{parts[-1]}?{urlencode(params)}")
+        return await server.api(*parts, **kwargs)
+
+    return call

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
@@ -12,17 +11,26 @@ from typing import Any
 
 import nbformat
 import pytest
-from pycrdt import Text
+from loop_helpers import notebook_json, wait_for
 from traitlets.config import Config
 from yclient import open_tab_factory
 
+# The one fixture plugin (loop_fixtures) and the hooks of the run (exit_guard, server_logs,
+# jupyterlab_lines), registered here once: pytest allows ``pytest_plugins`` only in this
+# top-level conftest.py, and a plugin a test module registers would reach every test after
+# it in the run, but not a file run alone.
 pytest_plugins = [
     "pytest_jupyter.jupyter_server",
+    "loop_fixtures",
     "exit_guard",
-    "kept_helpers",
     "server_logs",
     "jupyterlab_lines",
 ]
+
+# Each folder's conftest.py is imported as a module named ``conftest``; ``--doctest-modules``
+# would import every one again as a module to search for doctests, and find the name taken
+# by another folder's. They hold no doctests: not collected as modules.
+collect_ignore_glob = ["conftest.py", "*/conftest.py"]
 
 
 @pytest.fixture
@@ -80,7 +88,7 @@ def jp_server_config(
                 "save_interval": 1.0,
                 "data_dir": str(tmp_path / "jupyter_loop"),
                 # The server runs inside pytest here: freezing would keep every test's
-                # objects for the whole session (tests/test_loop_health.py freezes a
+                # objects for the whole session (tests/server/test_loop_health.py freezes a
                 # server process of its own).
                 "freeze_startup_heap": False,
                 **loop_config,
@@ -90,39 +98,6 @@ def jp_server_config(
     if authorizer is not None:
         config.ServerApp.authorizer_class = authorizer
     return config
-
-
-def notebook_json(*sources: str, cell_type: str = "code") -> str:
-    """A notebook whose cells have ids ``c0``, ``c1``, ... and the given sources."""
-    nb = nbformat.v4.new_notebook()
-    for index, source in enumerate(sources):
-        make = nbformat.v4.new_code_cell if cell_type == "code" else nbformat.v4.new_markdown_cell
-        cell = make(source)
-        cell["id"] = f"c{index}"
-        nb.cells.append(cell)
-    return nbformat.writes(nb)
-
-
-def type_in(tab: Any, cell_id: str, text: str) -> None:
-    """Type ``text`` at the end of a cell's source in a tab (a Y client of the room)."""
-    for ycell in tab.notebook.ycells:
-        if ycell.get("id") == cell_id:
-            source = ycell["source"]
-            assert isinstance(source, Text)
-            source += text
-
-
-def replace_on_disk(target: Path, text: str) -> None:
-    """What a ``git checkout`` does to a file: another version renamed over it."""
-    replacement = target.with_name(target.name + ".checkout")
-    replacement.write_text(text, encoding="utf-8")
-    os.replace(replacement, target)
-
-
-def source_on_disk(target: Path, index: int) -> str:
-    """The source of cell ``index`` as the notebook's file holds it."""
-    source = json.loads(target.read_text("utf-8"))["cells"][index]["source"]
-    return "".join(source) if isinstance(source, list) else str(source)
 
 
 @pytest.fixture
@@ -213,20 +188,6 @@ def run_cells(api: Any) -> Callable[..., Awaitable[Any]]:
         return await api("api", "jupyter-loop", "runs", method="POST", body=body)
 
     return run
-
-
-async def wait_for(
-    predicate: Callable[[], Any], timeout: float = 30.0, interval: float = 0.05
-) -> Any:
-    """Poll until ``predicate()`` is truthy; return its value or fail after ``timeout``."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"Timed out after {timeout} s waiting for {predicate}")
-        await asyncio.sleep(interval)
 
 
 @pytest.fixture

@@ -2,10 +2,14 @@
 server whose kernels live on one.
 
 Tests use ``kernel_gateway`` by default; those that must hold on both take the ``gateway``
-fixture and are parametrized with ``on_both_gateways``. Enterprise Gateway 3.x needs
-jupyter_server 1.x and jupyter_client 6.x, which our server cannot run with, so it lives
-in a virtual environment of its own (``.venv-eg`` beside the test's one, made by
-``scripts/test``), as it would on a machine of its own; its kernels run the test's Python.
+fixture and are parametrized with ``on_both_gateways``. A test that must hold the same for
+the server's own kernels and a gateway's is parametrized with ``on_local_and_gateway``
+(``local``: the usual server, no gateway), so the two cannot drift apart.
+
+Enterprise Gateway 3.x needs jupyter_server 1.x and jupyter_client 6.x, which our server
+cannot run with, so it lives in a virtual environment of its own (``.venv-eg`` beside the
+test's one, made by ``scripts/test``), as it would on a machine of its own; its kernels
+run the test's Python.
 """
 
 from __future__ import annotations
@@ -34,12 +38,15 @@ virtual environment)."""
 
 @dataclass(frozen=True)
 class Gateway:
-    kind: str  # "kernel_gateway" or "enterprise_gateway": the fixture's name
+    kind: str  # "kernel_gateway" or "enterprise_gateway": the fixture's name; or "local"
     url: str
 
 
 on_both_gateways = pytest.mark.parametrize(
     "gateway", ["kernel_gateway", "enterprise_gateway"], indirect=True
+)
+on_local_and_gateway = pytest.mark.parametrize(
+    "gateway", ["local", "kernel_gateway"], indirect=True
 )
 
 
@@ -138,12 +145,18 @@ def enterprise_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str
 def gateway(request: pytest.FixtureRequest) -> Gateway:
     """The gateway a test runs on: the Kernel Gateway unless parametrized (``on_both_gateways``)."""
     kind = str(getattr(request, "param", "kernel_gateway"))
+    if kind == "local":
+        return Gateway(kind, "")
     return Gateway(kind, str(request.getfixturevalue(kind)))
 
 
 @pytest.fixture
 def jp_server_config(jp_server_config: Config, gateway: Gateway) -> Iterator[Config]:
-    """The usual server, its kernels started and reached through the gateway."""
+    """The usual server, its kernels started and reached through the gateway (the usual
+    server alone for ``local``)."""
+    if gateway.kind == "local":
+        yield jp_server_config
+        return
     GatewayClient.clear_instance()  # a singleton: each server must configure its own
     config = Config(jp_server_config)
     config.GatewayClient.url = gateway.url

@@ -1,15 +1,12 @@
 """What the tests of runs that outlive their server share: a server process per test
-(the ``serve`` fixture, registered in ``conftest.py``), a notebook with a long loop, its
+(the ``serve`` fixture of ``loop_fixtures.py``), a notebook with a long loop, its
 runs, and what its saved file and a tab show."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
-import pytest
-from conftest import notebook_json, wait_for
+from loop_helpers import notebook_json, wait_for
 from pycrdt import Provider
 
 from jupyter_loop.testing.server_process import ServerProcess
@@ -17,22 +14,6 @@ from jupyter_loop.testing.server_process import ServerProcess
 LINES = 600  # 30 s: the run goes on after the server is back (it starts in ~10 s)
 LOOP = f"import time\nfor i in range({LINES}):\n    print(i, flush=True)\n    time.sleep(0.05)"
 PATH = "kept.ipynb"
-Serve = Callable[..., ServerProcess]
-
-
-@pytest.fixture
-def serve(tmp_path: Path) -> Iterator[Serve]:
-    """Servers on one home; whatever a test leaves running (a server, a kept kernel, its
-    keeper) goes with it, also when it fails."""
-    made: list[ServerProcess] = []
-
-    def make(*options: str) -> ServerProcess:
-        made.append(ServerProcess(tmp_path, *options))
-        return made[-1]
-
-    yield make
-    for server in made:
-        server.kill()
 
 
 def printed(outputs: Any) -> list[int]:

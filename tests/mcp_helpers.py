@@ -1,4 +1,5 @@
-"""Helpers for MCP tests: call a tool, read the text it gave back, answer its approval."""
+"""Helpers for MCP tests: call a tool, read the text it gave back, answer its approval, make
+a scoped token for an outside agent and the header that carries it."""
 
 from __future__ import annotations
 
@@ -7,6 +8,18 @@ from typing import Any
 import mcp_types as types
 from jupyter_server.auth.identity import IdentityProvider, User
 from mcp.client.session import ClientSession
+
+TOKENS = ("api", "jupyter-loop", "tokens")
+
+
+async def make(api: Any, scope: str, **extra: Any) -> dict[str, Any]:
+    """A scoped token made through the REST API (``scope``: read, propose, run...)."""
+    made: dict[str, Any] = await api(*TOKENS, method="POST", body={"scope": scope, **extra})
+    return made
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
 
 
 def text_of(result: types.CallToolResult) -> str:

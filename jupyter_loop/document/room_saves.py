@@ -202,7 +202,7 @@ class RoomSaves:
         starts beside another of the same room: on a loaded server a save takes long, and
         saves that started every interval regardless queued behind each other, each
         costing the loop a whole notebook, so the loop fell further behind and the saves
-        came faster still (``tests/test_save_bounds.py``).
+        came faster still (``tests/document/test_save_bounds.py``).
         """
         if not self._save_interval:
             return

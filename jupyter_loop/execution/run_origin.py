@@ -28,7 +28,7 @@ from pycrdt import Map
 
 from ..document import source_hash
 
-if TYPE_CHECKING:  # a circle for types only, kept on purpose (tests/test_imports.py)
+if TYPE_CHECKING:  # a circle for types only, kept on purpose (tests/project/test_imports.py)
     from ..secrets import SecretMasker
     from .run import CellJob, CellRun, RunOutcome
 

@@ -9,8 +9,8 @@ run a cell, run it as a task (in the shape the library's protocol defines), prop
 cell, be refused by a propose-only token's scope, and show the server's own words when
 called without a token. :func:`table` prints a ✔/✘ table (``–``: the library has no such
 feature) and what failed. The server runs with ``approval_policy=always`` (no person is
-asked). ``bench/mcp_hosts.py`` runs it on a server of its own; ``tests/test_mcp_hosts.py``
-on the test server.
+asked). ``bench/mcp_hosts.py`` runs it on a server of its own;
+``tests/mcp_server/test_mcp_hosts.py`` on the test server.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ its public API, in one package: the rooms (:mod:`.rooms`), the tabs' connections
 jupyter_server_ydoc offers ``get_document`` and its rooms' events; running cells on the
 server needs more: a room's save now, its locks, its file loader's idea of the file, the
 moment a new room starts sending updates. Each is reached here, by name, so that a new
-collaboration release is checked in one place (``tests/test_collaboration_adapter.py``
+collaboration release is checked in one place (``tests/document/test_collaboration_adapter.py``
 runs against each supported line, JupyterLab 4.5's and 4.6's) and the rest of jupyter-loop
 reads as if the API were public: it imports this package, never its modules. A part that
 is missing raises ``AttributeError`` at its first use rather than being skipped in

@@ -1,6 +1,6 @@
 """What jupyter-collaboration's room events say, read off their ``action`` and ``msg``
 (the event schema names the fields; the messages are upstream's wording, checked on each
-supported line by ``tests/test_collaboration_adapter.py``)."""
+supported line by ``tests/document/test_collaboration_adapter.py``)."""
 
 from __future__ import annotations
 

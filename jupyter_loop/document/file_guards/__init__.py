@@ -7,6 +7,9 @@ function starts them all (:func:`start_file_guards`) and says why at each step; 
 extension starts it and stops what it returns. Rejected: the extension building the six
 guards itself, in a hand-kept order among its other services (a new guard had to find its
 place there by reading every comment).
+
+Guarded by the tests in ``tests/document/`` named in each guard's own docstring (they run
+with every guard started, as a server starts them), and by ``tests/testing/test_chaos.py``.
 """
 
 from __future__ import annotations

@@ -14,6 +14,9 @@ the contents manager's reads, ``reads``). They live in memory, per notebook, kep
 its room is freed (a tab may come back to the next one) within :data:`RELOAD_BYTES_KEPT`,
 and on disk (``kept_reloads``), written in the background one after another: a tab may
 come back to the next server.
+
+Guarded by ``tests/document/test_offline_tab_after_checkout.py`` (a tab that missed a
+reload, before and after its room was freed).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from ..reference import NotebookRef, canonical_path
 from ..update_holes import state_vector
 from .offline_edits import cells_of
 
-if TYPE_CHECKING:  # a circle for types only, kept on purpose (tests/test_imports.py)
+if TYPE_CHECKING:  # a circle for types only, kept on purpose (tests/project/test_imports.py)
     from .kept_reloads import KeptReloads
 
 RELOADS_KEPT = 4

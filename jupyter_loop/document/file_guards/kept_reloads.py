@@ -16,6 +16,9 @@ Rejected: keeping them in the collaboration store beside the notebook's updates.
 store belongs to jupyter-collaboration (its rows are the notebook's history, and deleting
 it is a documented remedy), and a mark must outlive a notebook's history being cut.
 
+Guarded by ``tests/document/test_offline_tab_after_checkout.py``
+(``test_lines_typed_offline_across_a_server_restart_are_a_proposal``) and the example below.
+
 Example:
     >>> import tempfile
     >>> from jupyter_loop.document.file_guards.file_reloads import FileReload

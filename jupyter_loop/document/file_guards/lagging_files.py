@@ -8,7 +8,7 @@ between a change and its save leaves it too. When the notebook is opened again, 
 loads the store, finds the file "out-of-sync" and sets the document from the file. The
 lines typed last vanished for every tab, and a tab that had typed offline meanwhile got
 lines twice when it reconnected: its own, and the file's copy set by the server (chaos seed
-2029, trials 171 and 232; ``tests/test_file_behind_store.py``).
+2029, trials 171 and 232; ``tests/document/test_file_behind_store.py``).
 
 The store knows which file it is ahead of. After each save the room writes the file's hash
 into the document (``state.hash``), and the store keeps that write after everything the
@@ -30,6 +30,8 @@ Rejected: keeping the store at a room's load without saving (a copy of upstream'
 ``DocumentRoom.initialize``, where that choice is made), and saving a room before it is
 freed (upstream has no hook between its clean-up delay and ``stop``, and a killed server
 runs none).
+
+Guarded by ``tests/document/test_file_behind_store.py``.
 """
 
 from __future__ import annotations

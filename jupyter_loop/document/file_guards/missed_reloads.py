@@ -28,7 +28,7 @@ takes that program's time for its own write, and its watcher never sees the chan
 says "overwrite" once it has taken the file's new time, lets the loader's lock go and only
 then reads; a save waiting for that lock (an autosave, an output's save) came first, found
 the time its own and wrote the room's older notebook over the checkout, which the watcher
-then read back (chaos seed 2036 trial 157; ``tests/test_save_behind_a_reload.py``). So a
+then read back (chaos seed 2036 trial 157; ``tests/document/test_save_behind_a_reload.py``). So a
 reload the watcher announced is under way until the task that announced it starts reading
 the notebook (a step of the contents manager's reads, ``reads``), and a save meanwhile is
 refused. A save that took the room's notebook before the reload and the lock after the read
@@ -45,6 +45,10 @@ may lose a checkout.
 Rejected: shielding the reload inside ``DocumentRoom._maybe_save_document`` (a copy of
 upstream's private method to keep in step), and repairing after the fact (the save that
 writes over the file is the very next autosave, a moment after the cancelled reload).
+
+Guarded by ``tests/document/test_cancelled_reload.py``, ``test_save_behind_a_reload.py``,
+``test_checkout_during_a_save.py`` and ``test_save_over_a_new_file.py`` (same folder), and
+``tests/history/test_versions_racing_writes.py`` (the post-save hook).
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ notebook as it was when the tab lost touch (``before``), they give the notebook 
 saw in that tab; what differs from ``before`` is what they changed there. A pure reading
 of two updates: nothing here touches a live room.
 
+Guarded by ``tests/document/test_offline_tab_after_checkout.py`` and the example below.
+
 Example: a line typed offline in c0.
     >>> from pycrdt import Doc
     >>> from jupyter_ydoc import YNotebook

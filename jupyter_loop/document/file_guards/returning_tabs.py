@@ -42,6 +42,8 @@ silently, which is this case, and its edits would be lost unless the person save
 
 Left open: an update that arrives between a watcher's reload event and its read of the
 file (milliseconds) is merged, as before.
+
+Guarded by ``tests/document/test_offline_tab_after_checkout.py``.
 """
 
 from __future__ import annotations

@@ -42,6 +42,9 @@ the room to have sent the record to its tabs.
 Rejected: holding the room's update lock while jupyter-loop writes outputs, so its writes
 never cancel a save. That also stops them from starting the room's autosave, which
 ``save_interval = None`` relies on, and makes every output batch wait on that lock.
+
+Guarded by ``tests/document/test_save_state.py`` (and, for a room freed before its first
+save, ``tests/document/test_file_behind_store.py``).
 """
 
 from __future__ import annotations

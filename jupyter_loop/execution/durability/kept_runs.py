@@ -38,7 +38,7 @@ from .ledger import LedgerEntry
 from .recovery import CUT_OFF
 from .wal import JournalRecord, RunEnd
 
-if TYPE_CHECKING:  # a circle for types only, kept on purpose (tests/test_imports.py)
+if TYPE_CHECKING:  # a circle for types only, kept on purpose (tests/project/test_imports.py)
     from ..queue import KernelQueue
 
 CATCH_UP_QUIET = 0.5

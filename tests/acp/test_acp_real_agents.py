@@ -1,0 +1,138 @@
+"""Real ACP agents from the package registries, each pointed at the scripted model server,
+through a real Jupyter server: the model's tool calls are scripted, the agent is not.
+
+Opt-in (the agents are npm packages, not Python ones): set ``JUPYTER_LOOP_QWEN`` to the
+``qwen`` command of ``npm install @qwen-code/qwen-code`` (tried with 0.15.10). Skipped
+otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agent_helpers import OPENAI_CHAT, Agent, agent_state, approve_each, tab_proposals
+from loop_helpers import wait_for
+
+from jupyter_loop.testing import ScriptedModelServer, call_tools, say
+
+QWEN = os.environ.get("JUPYTER_LOOP_QWEN", "")
+pytestmark = pytest.mark.skipif(not QWEN, reason="JUPYTER_LOOP_QWEN names no qwen command")
+
+
+@pytest.fixture
+def loop_config(
+    model_server: ScriptedModelServer, tmp_path: Path, request: pytest.FixtureRequest
+) -> dict[str, Any]:
+    home = tmp_path / "agent-home"
+    home.mkdir()
+    env = {
+        "HOME": str(home),
+        "OPENAI_API_KEY": "sk-real-agent-test",
+        "OPENAI_BASE_URL": model_server.openai_base_url,
+        "OPENAI_MODEL": "scripted-tools",
+    }
+    return {
+        "acp_agents": {"qwen": {"command": [QWEN, "--acp"], "env": env, "label": "Qwen Code"}},
+        "acp_presets": False,
+        "batch_interval": 0.01,
+        "approval_policy": "ask",
+        # indirect parametrization: a short idle time (its session then ends between turns)
+        "acp_session_idle_timeout": getattr(request, "param", 1800.0),
+    }
+
+
+@pytest.mark.timeout(300)
+async def test_qwen_reads_an_error_through_our_tools_and_proposes_a_fix(
+    api: Any,
+    notebook_in_tab: Any,
+    run_cells: Any,
+    model_server: ScriptedModelServer,
+    http_server_client: Any,
+) -> None:
+    agent = Agent(api)
+    async with notebook_in_tab("real.ipynb", "1 / 0") as (path, tab):
+        await run_cells(path, "c0")
+        await wait_for(lambda: "ZeroDivisionError" in json.dumps(tab.notebook.ycells[0].to_py()))
+        model_server.script(
+            call_tools(("mcp__jupyter-loop__read_cell", {"path": path, "cell_id": "c0"})),
+            call_tools(
+                (
+                    "mcp__jupyter-loop__propose_modify",
+                    {"path": path, "cell_id": "c0", "source": "1 / 1", "summary": "no zero"},
+                )
+            ),
+            say("The cell divides by zero; I proposed 1 / 1."),
+        )
+        await agent.start(path, "Why does the first cell fail?", agent="qwen")
+        asked = await approve_each(agent, path, tab)
+        conversation = await agent.ended(path, timeout=60)
+        proposals = list(tab_proposals(tab).values())
+        live = agent_state(tab)["live"]
+    assert conversation["turn"]["state"] == "done", conversation["turn"]
+    # Qwen asks permission for a call of our MCP tools that changes something (our approval
+    # card, in its words, asked by it for its person), not for read_cell, which our endpoint
+    # marks read-only (readOnlyHint: Qwen allows such tools unasked).
+    assert len(asked) == 1, asked
+    assert "Qwen Code asks to" in json.dumps(asked[0]["sources"])
+    assert "propose_modify" in json.dumps(asked[0]["sources"])
+    assert asked[0]["cell_ids"] == [] and asked[0]["requested_by"].startswith("Qwen Code for ")
+    tools = [e for e in live if e["kind"] == "tool"]
+    assert "ZeroDivisionError" in tools[0]["detail"]  # read through our tools, live
+    assert [(p["kind"], p["new_source"], p["status"]) for p in proposals] == [
+        ("modify", "1 / 1", "pending")
+    ]
+    assert live[-1]["text"] == "The cell divides by zero; I proposed 1 / 1."
+
+
+@pytest.mark.timeout(300)
+async def test_qwen_runs_a_cell_only_after_our_approval(
+    api: Any, notebook_in_tab: Any, model_server: ScriptedModelServer, http_server_client: Any
+) -> None:
+    agent = Agent(api)
+    async with notebook_in_tab("run.ipynb", "print(6 * 7)") as (path, tab):
+        model_server.script(
+            call_tools(
+                (
+                    "mcp__jupyter-loop__run_cells",
+                    {"path": path, "cell_ids": ["c0"], "wait_seconds": 30},
+                )
+            ),
+            say("It printed 42."),
+        )
+        await agent.start(path, "Run the first cell.", agent="qwen")
+        asked = await approve_each(agent, path, tab)
+        conversation = await agent.ended(path, timeout=60)
+        outputs = json.dumps(tab.notebook.ycells[0].to_py().get("outputs"))
+    assert conversation["turn"]["state"] == "done", conversation["turn"]
+    # Qwen's own permission request, then our endpoint's approval of the run itself.
+    assert len(asked) == 2, asked
+    assert "run_cells" in json.dumps(asked[0]["sources"])
+    assert asked[1]["cell_ids"] == ["c0"] and "print(6 * 7)" in json.dumps(asked[1]["sources"])
+    assert "42" in outputs
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("loop_config", [1.0], indirect=True)
+async def test_qwen_loads_its_earlier_session_when_its_process_has_ended(
+    api: Any, write_notebook: Any, model_server: ScriptedModelServer, jp_serverapp: Any
+) -> None:
+    # A session ended (idle here; a server restart ends it the same way) is reopened with
+    # session/load: Qwen Code advertises loadSession and keeps its sessions in its HOME.
+    agent = Agent(api)
+    path = write_notebook("resume.ipynb", "1")
+    model_server.script(say("I will remember apples."), say("You said apples."))
+    await agent.start(path, "Remember the word apples.", agent="qwen")
+    assert (await agent.ended(path, timeout=120))["turn"]["state"] == "done"
+    service = jp_serverapp.web_app.settings["jupyter_loop_acp"]
+    await wait_for(lambda: service.processes() == [], timeout=30)
+    await agent.start(path, "Which word?", agent="qwen")
+    conversation = await agent.ended(path, timeout=120)
+    assert conversation["turn"]["state"] == "done", conversation["turn"]
+    shown = [m["text"] for m in conversation["messages"] if m["role"] == "notice"]
+    assert any("Qwen Code loaded its earlier session" in n for n in shown), shown
+    last = json.dumps(model_server.bodies(OPENAI_CHAT)[-1])
+    assert "Remember the word apples." in last  # the model was sent the earlier turn
