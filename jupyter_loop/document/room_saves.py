@@ -194,7 +194,7 @@ class RoomSaves:
 
         Counted from the last save alone, a run's first output after a pause saved the
         notebook at once: a trivial cell paid a whole save between its output and its
-        end, and the run's end saved again (``tests/test_saves_within_a_run.py``); a
+        end, and the run's end saved again (``tests/document/test_saves_within_a_run.py``); a
         run's end is saved anyway (:meth:`save_soon`), and a long one every interval.
 
         The interval is ``save_interval``, longer when many rooms are written into at

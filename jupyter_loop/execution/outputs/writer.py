@@ -409,7 +409,7 @@ def _comes_last(op: OutputOp) -> bool:
 
     Written at once, it cost a transaction of its own (encoded, sent to every tab,
     stored) milliseconds before the run's end wrote another, while the kernel finished
-    the run: ``tests/test_result_with_its_end.py``, ``bench/execution_overhead.py``.
+    the run: ``tests/execution/test_result_with_its_end.py``, ``bench/execution_overhead.py``.
     """
     return isinstance(op, AppendOutput) and op.output.get("output_type") in (
         "execute_result",
