@@ -98,6 +98,7 @@ class AcpService:
         self._stopping = False
         self._reaper: asyncio.Task[None] | None = None
         self._left: asyncio.Future[int] | None = None
+        self._closing: set[asyncio.Future[None]] = set()
         self._server = uuid.uuid4().hex
         """This server process's id in the kept sessions (another's: it restarted since)."""
 
@@ -315,10 +316,17 @@ class AcpService:
         )
 
     async def _end(self, session: AcpSession) -> None:
+        """End ``session``: out of the list at once, its close run to the end even when
+        the caller is cancelled (the idle reaper, as the server stops: a close cut short
+        left an agent that ignores its closed input running), and waited for by
+        :meth:`stop`."""
         for key, (known, _) in list(self._sessions.items()):
             if known is session:
                 del self._sessions[key]
-        await session.close()
+        closing = asyncio.ensure_future(session.close())
+        self._closing.add(closing)
+        closing.add_done_callback(self._closing.discard)
+        await asyncio.shield(closing)
 
     async def stop(self) -> None:
         """End every session and its process (the turns were stopped before)."""
@@ -328,7 +336,8 @@ class AcpService:
             await asyncio.wait([self._reaper])
         sessions = [session for session, _ in self._sessions.values()]
         self._sessions.clear()
-        await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
+        closing = [*self._closing, *(s.close() for s in sessions)]
+        await asyncio.gather(*closing, return_exceptions=True)
 
 
 def resume_notice(resumed: str | None, label: str, restarted: bool) -> str | None:

@@ -25,8 +25,16 @@ def config(**extra: Any) -> dict[str, Any]:
             "missing": {"command": ["no-such-acp-agent-here"], "env": {"SECRET": "s3cr3t"}},
             "broken": {"command": "scripted --acp"},
             "forbidden": SCRIPTED,
+            # Outlives its closed input (as codex-acp 0.16.0 does): its shell goes on.
+            "stubborn": {
+                "command": [
+                    "sh",
+                    "-c",
+                    f"{sys.executable} -m jupyter_loop.testing.acp_agent; sleep 600",
+                ]
+            },
         },
-        "allowed_agents": ["scripted", "missing", "broken"],
+        "allowed_agents": ["scripted", "missing", "broken", "stubborn"],
         "acp_presets": False,
         "batch_interval": 0.01,
         "secrets": [CANARY],
@@ -60,7 +68,7 @@ def is_running(pid: int) -> bool:
 async def test_agents_are_listed_without_their_commands(api: Any) -> None:
     reply = await api("api", "jupyter-loop", "agents")
     agents = {a["name"]: a for a in reply["agents"]}
-    assert list(agents) == ["builtin", "scripted", "missing", "broken", "forbidden"]
+    assert list(agents) == ["builtin", "scripted", "missing", "broken", "forbidden", "stubborn"]
     assert agents["builtin"]["kind"] == "builtin"
     assert agents["scripted"] == {
         "name": "scripted", "kind": "acp", "label": "scripted", "available": True,
@@ -326,6 +334,24 @@ async def test_an_idle_session_ends_with_its_process(
         await agent.start(path, "pid", agent="scripted")  # a new session
         again = int(re.findall(r"pid (\d+)", said(await agent.ended(path)))[-1])
     assert tokens["tokens"] == [] and again != pid
+
+
+@pytest.mark.parametrize("loop_config", [config(acp_session_idle_timeout=0.5)])
+async def test_a_server_stopping_while_an_idle_session_ends_still_ends_its_process(
+    agent: Agent, write_notebook: Any, jp_serverapp: Any
+) -> None:
+    """The idle end of a session was cancelled with the reaper when the server stopped
+    within the seconds an agent that ignores its closed input takes to end: its process
+    outlived the server (a codex-acp process per test run was found left over)."""
+    path = write_notebook("stubborn.ipynb", "1")
+    await agent.start(path, "say hello", agent="stubborn")
+    await agent.ended(path)
+    service = jp_serverapp.web_app.settings["jupyter_loop_acp"]
+    [leader] = service.processes()
+    await wait_for(lambda: service.processes() == [], timeout=10)  # its idle end began
+    assert is_running(leader)  # (its input closed, it waits 2 s before a signal)
+    await service.stop()
+    assert not is_running(leader)
 
 
 async def test_the_agents_runs_and_journal_name_the_agent_and_its_person(
