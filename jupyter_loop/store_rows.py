@@ -22,9 +22,11 @@ store's lock, as pycrdt-store's own reads and writes of the connection do.
 from __future__ import annotations
 
 import asyncio
+import queue
+import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, Future
 from functools import partial
 from typing import Any, TypeVar
 
@@ -33,14 +35,45 @@ from pycrdt import Doc
 T = TypeVar("T")
 THREAD_NAME = "jupyter-loop-store"
 
-_thread: ThreadPoolExecutor | None = None
+
+class StoreThread(Executor):
+    """One daemon thread that runs the calls handed to it, in order.
+
+    Rejected: a one-worker ``ThreadPoolExecutor``, whose worker is not a daemon: idle
+    after its server stopped, it kept a pytest-xdist worker process from exiting for the
+    60 s of the exit guard (CI). A daemon is safe here: the rooms' last writes are awaited
+    before a server stops, and a write cut at the process's exit is one SQLite
+    transaction, rolled back whole.
+    """
+
+    def __init__(self) -> None:
+        self._calls: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]]] = queue.SimpleQueue()
+        threading.Thread(target=self._run, name=THREAD_NAME, daemon=True).start()
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        future: Future[T] = Future()
+        self._calls.put((future, partial(fn, *args, **kwargs)))
+        return future
+
+    def _run(self) -> None:
+        while True:
+            future, call = self._calls.get()
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(call())
+            except BaseException as e:  # handed to the caller, as an executor does
+                future.set_exception(e)
+
+
+_thread: StoreThread | None = None
 
 
 async def in_store_thread(call: Callable[..., T], *args: Any) -> T:
     """Run ``call(*args)`` on the stores' own thread (one for the whole server)."""
     global _thread
     if _thread is None:
-        _thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix=THREAD_NAME)
+        _thread = StoreThread()
     return await asyncio.get_running_loop().run_in_executor(_thread, partial(call, *args))
 
 

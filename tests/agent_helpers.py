@@ -7,16 +7,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
+import psutil
 from loop_fixtures import TEST_API_KEY
 from loop_helpers import wait_for
 from pycrdt import Array, Map
 
 from jupyter_loop.agent.proposals import PROPOSALS_MAP
 from jupyter_loop.agent.shared_turn import AGENT_MAP
-from jupyter_loop.testing import ScriptedModelServer
+from jupyter_loop.testing import ScriptedModelServer, call_tools, say
 from jupyter_loop.testing.server_process import ServerProcess
 
 OPENAI_CHAT = "/v1/chat/completions"
@@ -161,3 +163,61 @@ def api_of(server: ServerProcess) -> Any:
         return await server.api(*parts, **kwargs)
 
     return call
+
+
+@dataclass(frozen=True)
+class ErrorAsked:
+    """What a real ACP agent did when asked about a cell's error (:func:`asked_about_an_error`)."""
+
+    path: str
+    conversation: dict[str, Any]
+    asked: list[dict[str, Any]]  # the approval cards answered, in order
+    proposals: list[dict[str, Any]]
+    live: list[dict[str, Any]]  # the turn's entries, as a tab shows them
+    source: str  # the cell's source in the tab, after the turn
+
+
+async def asked_about_an_error(
+    agent: Agent,
+    agent_name: str,
+    tools: str,
+    model_server: ScriptedModelServer,
+    notebook_in_tab: Any,
+    run_cells: Any,
+) -> ErrorAsked:
+    """A cell failing with ZeroDivisionError, a real ACP agent asked why, its model scripted
+    to read the cell and propose ``1 / 1`` through our MCP tools (named ``tools`` + the tool,
+    as that agent names them); every approval card answered once."""
+    async with notebook_in_tab("real.ipynb", "1 / 0") as (path, tab):
+        await run_cells(path, "c0")
+        await wait_for(lambda: "ZeroDivisionError" in json.dumps(tab.notebook.ycells[0].to_py()))
+        proposal = {"path": path, "cell_id": "c0", "source": "1 / 1", "summary": "no zero"}
+        model_server.script(
+            call_tools((f"{tools}read_cell", {"path": path, "cell_id": "c0"})),
+            call_tools((f"{tools}propose_modify", proposal)),
+            say("The cell divides by zero; I proposed 1 / 1."),
+        )
+        await agent.start(path, "Why does the first cell fail?", agent=agent_name)
+        asked = await approve_each(agent, path, tab)
+        conversation = await agent.ended(path, timeout=60)
+        return ErrorAsked(
+            path,
+            conversation,
+            asked,
+            list(tab_proposals(tab).values()),
+            agent_state(tab)["live"],
+            str(tab.notebook.ycells[0].to_py()["source"]),
+        )
+
+
+def said(conversation: dict[str, Any]) -> str:
+    """What the agents said in a conversation, one message a line."""
+    return "\n".join(m["text"] for m in conversation["messages"] if m["role"] == "assistant")
+
+
+def is_running(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie does not)."""
+    try:
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
+    except psutil.NoSuchProcess:
+        return False

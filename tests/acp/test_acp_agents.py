@@ -10,7 +10,16 @@ import sys
 from typing import Any
 
 import pytest
-from agent_helpers import Agent, agent_state, approval_in, notices, refused, tab_proposals
+from agent_helpers import (
+    Agent,
+    agent_state,
+    approval_in,
+    is_running,
+    notices,
+    refused,
+    said,
+    tab_proposals,
+)
 from authorizers import both
 from loop_helpers import wait_for
 
@@ -45,24 +54,6 @@ def config(**extra: Any) -> dict[str, Any]:
 @pytest.fixture
 def loop_config() -> dict[str, Any]:
     return config()
-
-
-@pytest.fixture
-def agent(api: Any) -> Agent:
-    return Agent(api)
-
-
-def said(conversation: dict[str, Any]) -> str:
-    return "\n".join(m["text"] for m in conversation["messages"] if m["role"] == "assistant")
-
-
-def is_running(pid: int) -> bool:
-    import psutil
-
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
 
 
 async def test_agents_are_listed_without_their_commands(api: Any) -> None:

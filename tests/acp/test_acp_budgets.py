@@ -10,7 +10,7 @@ import sys
 from typing import Any
 
 import pytest
-from agent_helpers import Agent, refused
+from agent_helpers import Agent, refused, said
 
 SCRIPTED = {"command": [sys.executable, "-m", "jupyter_loop.testing.acp_agent"]}
 
@@ -22,15 +22,6 @@ def config(**extra: Any) -> dict[str, Any]:
         "batch_interval": 0.01,
         **extra,
     }
-
-
-@pytest.fixture
-def agent(api: Any) -> Agent:
-    return Agent(api)
-
-
-def said(conversation: dict[str, Any]) -> str:
-    return "\n".join(m["text"] for m in conversation["messages"] if m["role"] == "assistant")
 
 
 @pytest.mark.parametrize("loop_config", [config(budget_tokens_per_user_day=100)])

@@ -25,8 +25,8 @@ from agent_helpers import (
     api_of,
     approval_in,
     approve_each,
+    asked_about_an_error,
     notices,
-    tab_proposals,
 )
 from loop_helpers import notebook_json, wait_for
 
@@ -82,28 +82,15 @@ async def test_codex_reads_an_error_through_our_tools_and_proposes_a_fix(
     http_server_client: Any,
     jp_root_dir: Path,
 ) -> None:
-    agent = Agent(api)
-    async with notebook_in_tab("real.ipynb", "1 / 0") as (path, tab):
-        await run_cells(path, "c0")
-        await wait_for(lambda: "ZeroDivisionError" in json.dumps(tab.notebook.ycells[0].to_py()))
-        model_server.script(
-            # Codex offers our MCP tools in a namespace, "mcp__jupyter_loop" (its name for
-            # the server "jupyter-loop"); the scripted server answers in that namespace.
-            call_tools(("mcp__jupyter_loop__read_cell", {"path": path, "cell_id": "c0"})),
-            call_tools(
-                (
-                    "mcp__jupyter_loop__propose_modify",
-                    {"path": path, "cell_id": "c0", "source": "1 / 1", "summary": "no zero"},
-                )
-            ),
-            say("The cell divides by zero; I proposed 1 / 1."),
-        )
-        await agent.start(path, "Why does the first cell fail?", agent="codex")
-        asked = await approve_each(agent, path, tab)
-        conversation = await agent.ended(path, timeout=60)
-        proposals = list(tab_proposals(tab).values())
-        live = agent_state(tab)["live"]
-        source = tab.notebook.ycells[0].to_py()["source"]
+    # Codex offers our MCP tools in a namespace, "mcp__jupyter_loop" (its name for the
+    # server "jupyter-loop"); the scripted server answers in that namespace.
+    done = await asked_about_an_error(
+        Agent(api), "codex", "mcp__jupyter_loop__", model_server, notebook_in_tab, run_cells
+    )
+    conversation, asked, proposals, live, source = (
+        done.conversation, done.asked, done.proposals, done.live, done.source
+    )  # fmt: skip
+    path = done.path
     assert conversation["turn"]["state"] == "done", conversation["turn"]
     assert asked == []  # Codex asks no permission for these MCP tools (read, propose)
     tools = [e for e in live if e["kind"] == "tool"]

@@ -14,7 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_helpers import OPENAI_CHAT, Agent, agent_state, approve_each, tab_proposals
+from agent_helpers import (
+    OPENAI_CHAT,
+    Agent,
+    approve_each,
+    asked_about_an_error,
+)
 from loop_helpers import wait_for
 
 from jupyter_loop.testing import ScriptedModelServer, call_tools, say
@@ -53,25 +58,10 @@ async def test_qwen_reads_an_error_through_our_tools_and_proposes_a_fix(
     model_server: ScriptedModelServer,
     http_server_client: Any,
 ) -> None:
-    agent = Agent(api)
-    async with notebook_in_tab("real.ipynb", "1 / 0") as (path, tab):
-        await run_cells(path, "c0")
-        await wait_for(lambda: "ZeroDivisionError" in json.dumps(tab.notebook.ycells[0].to_py()))
-        model_server.script(
-            call_tools(("mcp__jupyter-loop__read_cell", {"path": path, "cell_id": "c0"})),
-            call_tools(
-                (
-                    "mcp__jupyter-loop__propose_modify",
-                    {"path": path, "cell_id": "c0", "source": "1 / 1", "summary": "no zero"},
-                )
-            ),
-            say("The cell divides by zero; I proposed 1 / 1."),
-        )
-        await agent.start(path, "Why does the first cell fail?", agent="qwen")
-        asked = await approve_each(agent, path, tab)
-        conversation = await agent.ended(path, timeout=60)
-        proposals = list(tab_proposals(tab).values())
-        live = agent_state(tab)["live"]
+    done = await asked_about_an_error(
+        Agent(api), "qwen", "mcp__jupyter-loop__", model_server, notebook_in_tab, run_cells
+    )
+    conversation, asked, proposals, live = done.conversation, done.asked, done.proposals, done.live
     assert conversation["turn"]["state"] == "done", conversation["turn"]
     # Qwen asks permission for a call of our MCP tools that changes something (our approval
     # card, in its words, asked by it for its person), not for read_cell, which our endpoint

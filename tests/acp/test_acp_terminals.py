@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 import pytest
-from agent_helpers import Agent
+from agent_helpers import Agent, is_running, said
 from authorizers import both
 
 SCRIPTED = {"command": [sys.executable, "-m", "jupyter_loop.testing.acp_agent"]}
@@ -29,24 +29,6 @@ def loop_config() -> dict[str, Any]:
         "batch_interval": 0.01,
         "secrets": [CANARY],
     }
-
-
-@pytest.fixture
-def agent(api: Any) -> Agent:
-    return Agent(api)
-
-
-def said(conversation: dict[str, Any]) -> str:
-    return "\n".join(m["text"] for m in conversation["messages"] if m["role"] == "assistant")
-
-
-def is_running(pid: int) -> bool:
-    import psutil
-
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
 
 
 @pytest.mark.parametrize("authorizer", both("Everything"))

@@ -103,4 +103,4 @@ async def test_the_store_writes_each_batch_in_one_trip_to_its_own_thread(
     TracedStore.statements.clear()
     await updates_into_a_room(jp_serverapp, write_notebook, None)
     inserts = [thread for thread, sql in TracedStore.statements if sql.startswith("INSERT")]
-    assert inserts and set(inserts) == {f"{THREAD_NAME}_0"}, set(inserts)
+    assert inserts and set(inserts) == {THREAD_NAME}, set(inserts)
