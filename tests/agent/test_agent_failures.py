@@ -252,8 +252,12 @@ async def test_a_stop_while_the_last_batch_waits_to_be_written_still_writes_it(
         await wait_for(lock.locked, timeout=20, interval=0.001)
         streamed.add("the end.")
         closing = asyncio.ensure_future(streamed.close())
-        # asyncio.Lock keeps its waiters in ``_waiters``: the last batch's write is one.
-        await wait_for(lambda: lock._waiters, timeout=20, interval=0.001)
+        # asyncio.Lock keeps its waiters in ``_waiters``; the reload's own hash record waits
+        # there too, so the write is known to wait only once ``close`` holds the stream's
+        # lock (a task cancelled before it ran never writes at all: the test would be wrong).
+        await wait_for(
+            lambda: streamed._lock.locked() and lock._waiters, timeout=20, interval=0.001
+        )
         assert lock.locked()
         closing.cancel()
         with pytest.raises(asyncio.CancelledError):

@@ -210,10 +210,11 @@ async def test_a_cells_input_is_asked_in_the_client_during_the_agents_run(
     forms: list[Any] = []
     async with open_tab(path) as tab, mcp_session(elicitation=person("once", "Ada", forms)) as s:
         result = await call(s, "run_cells", path=path, cell_ids=["c0"])
+        # The call's answer first: when the tab does not show the line, it says why.
+        assert "hello Ada" in text_of(result), text_of(result)
         await wait_for(lambda: "hello Ada" in tab.text("c0"))
         outputs = tab.cell("c0")["outputs"]
         assert (outputs[0]["name"], outputs[0]["text"]) == ("stdin", "Your name?  Ada\n")
-    assert "hello Ada" in text_of(result), text_of(result)
     assert "Your name? " in forms[1].message and "c0" in forms[1].message
 
 
