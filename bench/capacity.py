@@ -365,6 +365,7 @@ async def one_round(system: str, n: int, args: argparse.Namespace) -> Round:
     server.start()
     assert server.process is not None
     me = psutil.Process()
+    keep_home = args.keep_home
     tabs: list[Tab] = []
     stop = asyncio.Event()
     background: list[asyncio.Task[Any]] = []
@@ -458,6 +459,9 @@ async def one_round(system: str, n: int, args: argparse.Namespace) -> Round:
             lost_tab=expected * n - sum(seen),
             lost_file=expected * n - sum(in_files),
         )
+    except Exception:
+        keep_home = True  # the server's log says what held it up
+        raise
     finally:
         stop.set()
         for task in background:
@@ -465,24 +469,36 @@ async def one_round(system: str, n: int, args: argparse.Namespace) -> Round:
         for tab in tabs:
             tab.kernel.connection.close()
         server.kill()
-        if not args.keep_home:
+        if not keep_home:
             shutil.rmtree(home, ignore_errors=True)
         else:
             print(f"  ({system} N={n}: home kept in {home})", file=sys.stderr)
 
 
-def knee(rounds: dict[int, list[Round]]) -> str:
-    for n in sorted(rounds):
+@dataclass(frozen=True)
+class Failed:
+    """A round that did not get to measure (a tab that could not connect, say): at that N
+    the server was not smooth, or the bench was wrong; its server's home is kept."""
+
+    system: str
+    n: int
+    error: str
+
+
+def knee(rounds: dict[int, list[Round]], failed_at: set[int]) -> str:
+    for n in sorted({*rounds, *failed_at}):
+        if n in failed_at:
+            return f"N={n} (a round failed)"
         r = rounds[n]
         status = statistics.median(x.status_p95 for x in r)
         echo = statistics.median(x.echo_p95 for x in r)
         printed = statistics.median(x.print_p95 for x in r)
         if status > 100 or echo > 250 or printed > 1000:
             return f"N={n}"
-    return f"above N={max(rounds)}"
+    return f"above N={max(rounds)}" if rounds else "no round measured"
 
 
-def table(results: list[Round], args: argparse.Namespace) -> None:
+def table(results: list[Round], failed: list[Failed], args: argparse.Namespace) -> None:
     print(
         f"\n{args.rate:g} lines/s of {LINE} chars for {args.seconds:g} s per notebook, "
         f"{args.repeat} repeat(s), medians over repeats (2 cores shared: noisy)"
@@ -508,8 +524,11 @@ def table(results: list[Round], args: argparse.Namespace) -> None:
                 f"{med('keepers_cpu'):.0f} % | {med('client_cpu'):.0f} % | "
                 f"{med('saves'):.0f} | {med('lost_tab'):.0f}/{med('lost_file'):.0f}"
             )
-    for system, rounds in by.items():
-        print(f"knee ({system}): {knee(rounds)}")
+    for f in failed:
+        print(f"{f.system} | {f.n} | failed: {f.error}")
+    for system in dict.fromkeys([*by, *(f.system for f in failed)]):
+        failed_at = {f.n for f in failed if f.system == system}
+        print(f"knee ({system}): {knee(by.get(system, {}), failed_at)}")
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -519,14 +538,20 @@ async def main(args: argparse.Namespace) -> None:
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, main_task.cancel)
     systems = args.systems.split(",")
     results: list[Round] = []
+    failed: list[Failed] = []
     for repeat in range(args.repeat):
         for n in args.n:
             order = systems if repeat % 2 == 0 else systems[::-1]
             for system in order:
-                result = await one_round(system, n, args)
+                try:
+                    result = await one_round(system, n, args)
+                except Exception as e:  # the next rounds still run: say it in the table
+                    failed.append(Failed(system, n, f"{type(e).__name__}: {e}"))
+                    print(f"{system} N={n} failed: {e!r}", file=sys.stderr, flush=True)
+                    continue
                 print(result, file=sys.stderr, flush=True)
                 results.append(result)
-    table(results, args)
+    table(results, failed, args)
 
 
 def parse(argv: list[str]) -> argparse.Namespace:

@@ -58,22 +58,36 @@ export async function notebookWithCells(
   if (!name) {
     throw new Error('JupyterLab did not create a notebook');
   }
-  await page.notebook.setCell(0, 'code', sources[0]);
-  for (const source of sources.slice(1)) {
-    await page.notebook.addCell('code', source);
-  }
-  // The server saves the shared notebook by itself. An explicit save can race that
-  // autosave and stop on JupyterLab's "File Changed" dialog, so wait for it instead.
-  const typed = await page.evaluate(() => {
+  // The cells go into the shared notebook in one change, as a paste or a collaborator's
+  // edit does. Typed key by key (Galata's setCell), CodeMirror's indentation met the
+  // typed spaces: under load a loop's body now and then came out indented twice, and
+  // the spec waited for lines behind an IndentationError.
+  const typed = await page.evaluate(texts => {
     const panel = window.galata.app.shell.currentWidget as any;
-    const cells = panel.content.model.sharedModel.cells as {
-      getSource(): string;
-    }[];
+    const notebook = panel.content;
+    const shared = notebook.model.sharedModel;
+    shared.transact(() => {
+      shared.deleteCellRange(0, shared.cells.length);
+      shared.insertCells(
+        0,
+        texts.map(source => ({ cell_type: 'code', source }))
+      );
+    });
+    // Cells a person types are trusted (a collaborator's are not): their widgets and
+    // HTML outputs render.
+    for (const cell of notebook.widgets) {
+      cell.model.trusted = true;
+    }
+    notebook.activeCellIndex = texts.length - 1;
+    notebook.mode = 'command';
+    const cells = shared.cells as { getSource(): string }[];
     return {
       path: panel.context.path as string,
       sources: cells.map(cell => cell.getSource())
     };
-  });
+  }, sources);
+  // The server saves the shared notebook by itself. An explicit save can race that
+  // autosave and stop on JupyterLab's "File Changed" dialog, so wait for it instead.
   await expect
     .poll(() => sourcesOnDisk(typed.path), { timeout: 30000 })
     .toEqual(typed.sources);
