@@ -181,7 +181,7 @@ async def asked_about_an_error(
     agent: Agent,
     agent_name: str,
     tools: str,
-    model_server: ScriptedModelServer,
+    loop_model_server: ScriptedModelServer,
     notebook_in_tab: Any,
     run_cells: Any,
 ) -> ErrorAsked:
@@ -192,7 +192,7 @@ async def asked_about_an_error(
         await run_cells(path, "c0")
         await wait_for(lambda: "ZeroDivisionError" in json.dumps(tab.notebook.ycells[0].to_py()))
         proposal = {"path": path, "cell_id": "c0", "source": "1 / 1", "summary": "no zero"}
-        model_server.script(
+        loop_model_server.script(
             call_tools((f"{tools}read_cell", {"path": path, "cell_id": "c0"})),
             call_tools((f"{tools}propose_modify", proposal)),
             say("The cell divides by zero; I proposed 1 / 1."),

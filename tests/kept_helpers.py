@@ -1,5 +1,5 @@
 """What the tests of runs that outlive their server share: a server process per test
-(the ``serve`` fixture of ``loop_fixtures.py``), a notebook with a long loop, its
+(the ``loop_serve`` fixture of ``loop_fixtures.py``), a notebook with a long loop, its
 runs, and what its saved file and a tab show."""
 
 from __future__ import annotations

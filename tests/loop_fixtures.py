@@ -1,10 +1,12 @@
 """The fixture plugin of the tests: what tests in more than one folder use, registered once.
 
 ``tests/conftest.py`` registers it (``pytest_plugins``) for every test, so a test just names
-a fixture: the MCP endpoint and an SDK client session on it (``mcp_url``, ``mcp_session``),
-the scripted model server and real providers pointed at it (``model_server``,
-``make_openai_provider``, ...), server processes of a test's own (``serve``). Set-up that
-only one folder's tests use lives in that folder's ``conftest.py`` instead.
+a fixture. Each starts with ``loop_``, so a test's parameters tell ours from pytest's and
+pytest-jupyter's (``jp_*``): the MCP endpoint and an SDK client session on it
+(``loop_mcp_url``, ``loop_mcp_session``), the scripted model server and real providers
+pointed at it (``loop_model_server``, ``loop_make_openai_provider``, ...), server processes
+of a test's own (``loop_serve``). Set-up that only one folder's tests use lives in that
+folder's ``conftest.py`` instead.
 
 Every test runs behind a JupyterHub-style base URL (``jp_base_url``): that was already what
 a whole run did (a plugin registered by one test module applied to every test after it),
@@ -46,13 +48,13 @@ def jp_base_url() -> str:
 
 
 @pytest.fixture
-def mcp_url(http_server_client: Any, jp_http_port: int, jp_base_url: str) -> str:
+def loop_mcp_url(http_server_client: Any, jp_http_port: int, jp_base_url: str) -> str:
     return f"http://127.0.0.1:{jp_http_port}{jp_base_url}api/jupyter-loop/mcp"
 
 
 @pytest.fixture
-def mcp_session(mcp_url: str, jp_auth_header: Any) -> Callable[..., Any]:
-    """``async with mcp_session() as session``: an initialized SDK client session."""
+def loop_mcp_session(loop_mcp_url: str, jp_auth_header: Any) -> Callable[..., Any]:
+    """``async with loop_mcp_session() as session``: an initialized SDK client session."""
 
     @asynccontextmanager
     async def connect(
@@ -78,7 +80,7 @@ def mcp_session(mcp_url: str, jp_auth_header: Any) -> Callable[..., Any]:
         hooks = {"response": [seen]}
         async with (
             httpx2.AsyncClient(headers=chosen, timeout=120, event_hooks=hooks) as http,
-            streamable_http_client(mcp_url, http_client=http) as (read, write),
+            streamable_http_client(loop_mcp_url, http_client=http) as (read, write),
             ClientSession(
                 read,
                 write,
@@ -102,7 +104,7 @@ FAST = {"timeout": 5.0, "max_retry_wait": 1.0, "retry_default_wait": 0.01}
 
 
 @pytest.fixture
-def model_server() -> Iterator[ScriptedModelServer]:
+def loop_model_server() -> Iterator[ScriptedModelServer]:
     """A scripted model server on 127.0.0.1, stopped when the test ends."""
     with ScriptedModelServer() as server:
         yield server
@@ -120,15 +122,15 @@ def _close_providers(jp_asyncio_loop: asyncio.AbstractEventLoop) -> Iterator[lis
 
 
 @pytest.fixture
-def make_openai_provider(
-    model_server: ScriptedModelServer, _close_providers: list[ModelProvider]
+def loop_make_openai_provider(
+    loop_model_server: ScriptedModelServer, _close_providers: list[ModelProvider]
 ) -> Callable[..., OpenAIProvider]:
-    """``make_openai_provider(**settings)``: an OpenAI provider talking to the server."""
+    """``loop_make_openai_provider(**settings)``: an OpenAI provider talking to the server."""
 
     def make(**settings: Any) -> OpenAIProvider:
         values: dict[str, Any] = {
             "api_key": TEST_API_KEY,
-            "base_url": model_server.openai_base_url,
+            "base_url": loop_model_server.openai_base_url,
             **FAST,
             **settings,
         }
@@ -140,13 +142,13 @@ def make_openai_provider(
 
 
 @pytest.fixture
-def make_ollama_provider(
-    model_server: ScriptedModelServer, _close_providers: list[ModelProvider]
+def loop_make_ollama_provider(
+    loop_model_server: ScriptedModelServer, _close_providers: list[ModelProvider]
 ) -> Callable[..., OllamaProvider]:
-    """``make_ollama_provider(**settings)``: an Ollama provider talking to the server."""
+    """``loop_make_ollama_provider(**settings)``: an Ollama provider talking to the server."""
 
     def make(**settings: Any) -> OllamaProvider:
-        values: dict[str, Any] = {"host": model_server.ollama_host, **FAST, **settings}
+        values: dict[str, Any] = {"host": loop_model_server.ollama_host, **FAST, **settings}
         provider = OllamaProvider(**values)
         _close_providers.append(provider)
         return provider
@@ -155,15 +157,19 @@ def make_ollama_provider(
 
 
 @pytest.fixture
-def openai_provider(make_openai_provider: Callable[..., OpenAIProvider]) -> OpenAIProvider:
+def loop_openai_provider(
+    loop_make_openai_provider: Callable[..., OpenAIProvider],
+) -> OpenAIProvider:
     """An OpenAI provider talking to the scripted server, with :data:`TEST_API_KEY`."""
-    return make_openai_provider()
+    return loop_make_openai_provider()
 
 
 @pytest.fixture
-def ollama_provider(make_ollama_provider: Callable[..., OllamaProvider]) -> OllamaProvider:
+def loop_ollama_provider(
+    loop_make_ollama_provider: Callable[..., OllamaProvider],
+) -> OllamaProvider:
     """An Ollama provider talking to the scripted server."""
-    return make_ollama_provider()
+    return loop_make_ollama_provider()
 
 
 async def collect(events: Any) -> list[Any]:
@@ -172,8 +178,8 @@ async def collect(events: Any) -> list[Any]:
 
 
 @pytest.fixture
-def serve(tmp_path: Path) -> Iterator[Serve]:
-    """``serve(*options)``: server processes on one home; whatever a test leaves running (a
+def loop_serve(tmp_path: Path) -> Iterator[Serve]:
+    """``loop_serve(*options)``: server processes on one home; whatever a test leaves running (a
     server, a kept kernel, its keeper) goes with it, also when it fails."""
     made: list[ServerProcess] = []
 

@@ -30,8 +30,8 @@ def authorizer() -> str:
 
 
 @pytest.fixture
-def loop_config(model_server: Any) -> dict[str, Any]:
-    return openai_config(model_server, completion_model="scripted-plain")
+def loop_config(loop_model_server: Any) -> dict[str, Any]:
+    return openai_config(loop_model_server, completion_model="scripted-plain")
 
 
 @pytest.fixture
@@ -64,14 +64,14 @@ async def ran_in_the_kernel(
 
 @pytest.mark.parametrize("authorizer", both("BobNoKernels"))
 async def test_a_turn_of_a_user_without_kernel_rights_sees_no_variables(
-    write_notebook, start_kernel, run_cells, open_tab, api, model_server
+    write_notebook, start_kernel, run_cells, open_tab, api, loop_model_server
 ):
     path = await ran_in_the_kernel(write_notebook, start_kernel, run_cells, open_tab)
-    model_server.script(call_tools(("list_variables", {})), say("done"))
+    loop_model_server.script(call_tools(("list_variables", {})), say("done"))
     bob = Bob(api)
     await bob.start(path, "What does the kernel hold?")
     assert (await bob.ended(path))["turn"]["state"] == "done"
-    first, second = model_server.bodies(OPENAI_CHAT)
+    first, second = loop_model_server.bodies(OPENAI_CHAT)
     sent = prompt_text(first) + prompt_text(second)
     assert VALUE not in sent
     assert "may not read the kernel's variables" in prompt_text(first)
@@ -80,33 +80,33 @@ async def test_a_turn_of_a_user_without_kernel_rights_sees_no_variables(
 
 @pytest.mark.parametrize("authorizer", both("BobNoKernels"))
 async def test_a_completion_for_a_user_without_kernel_rights_sends_no_variables(
-    write_notebook, start_kernel, run_cells, open_tab, jp_fetch, model_server
+    write_notebook, start_kernel, run_cells, open_tab, jp_fetch, loop_model_server
 ):
     path = await ran_in_the_kernel(write_notebook, start_kernel, run_cells, open_tab)
     body = {"path": path, "cell_id": "c1", "editor_id": "t:c1", "before": "hel", "after": ""}
     for headers in ({}, BOB):  # ada's completion shows the value is within reach
-        model_server.script(say("d"))
+        loop_model_server.script(say("d"))
         await jp_fetch(
             *COMPLETION, "stream", method="POST", body=json.dumps(body), headers=dict(headers)
         )
-    ada, bob = model_server.bodies(OPENAI_CHAT)
+    ada, bob = loop_model_server.bodies(OPENAI_CHAT)
     assert VALUE in json.dumps(ada)
     assert VALUE not in json.dumps(bob)
 
 
 @pytest.mark.parametrize("authorizer", both("BobReadOnlyContents"))
 async def test_a_turn_of_a_user_who_may_not_write_proposes_nothing(
-    write_notebook, open_tab, api, model_server
+    write_notebook, open_tab, api, loop_model_server
 ):
     path = write_notebook("ro.ipynb", "x = 1")
     insert = {"after_cell_id": "c0", "source": "y = 2", "summary": "add y"}
-    model_server.script(call_tools(("propose_insert", insert)), say("done"))
+    loop_model_server.script(call_tools(("propose_insert", insert)), say("done"))
     bob = Bob(api)
     async with open_tab(path) as tab:
         await bob.start(path, "Add a cell")
         assert (await bob.ended(path))["turn"]["state"] == "done"
         assert tab_proposals(tab) == {}
-    first = model_server.bodies(OPENAI_CHAT)[0]
+    first = loop_model_server.bodies(OPENAI_CHAT)[0]
     offered = [t["function"]["name"] for t in first["tools"]]
     assert not [name for name in offered if name.startswith("propose_")]
     assert "may not edit this notebook" in prompt_text(first)

@@ -19,17 +19,17 @@ from tornado.httpclient import HTTPClientError
 
 
 async def test_each_scope_gives_at_most_its_rights(
-    mcp_session: Any, write_notebook: Any, api: Any
+    loop_mcp_session: Any, write_notebook: Any, api: Any
 ) -> None:
     path = write_notebook("scoped.ipynb", "print('hi')")
     reader = (await make(api, "read"))["token"]
     proposer = (await make(api, "propose"))["token"]
-    async with mcp_session(headers=bearer(reader)) as session:
+    async with loop_mcp_session(headers=bearer(reader)) as session:
         read = await call(session, "read_cell", path=path, cell_id="c0")
         proposed = await call(session, "propose_delete", path=path, cell_id="c0", summary="x")
     assert not read.is_error and "print('hi')" in text_of(read)
     assert proposed.is_error and "scope is read: it cannot propose" in text_of(proposed)
-    async with mcp_session(headers=bearer(proposer)) as session:
+    async with loop_mcp_session(headers=bearer(proposer)) as session:
         proposed = await call(session, "propose_delete", path=path, cell_id="c0", summary="x")
         ran = await call(session, "run_cells", path=path, cell_ids=["c0"], wait_seconds=1)
         stopped = await call(session, "interrupt", path=path)
@@ -43,12 +43,12 @@ async def test_each_scope_gives_at_most_its_rights(
 
 
 async def test_a_notebook_token_touches_that_notebook_only(
-    mcp_session: Any, write_notebook: Any, api: Any
+    loop_mcp_session: Any, write_notebook: Any, api: Any
 ) -> None:
     mine = write_notebook("work/mine.ipynb", "1")
     other = write_notebook("work/other.ipynb", "2")
     token = (await make(api, "read", notebook="/work//mine.ipynb"))["token"]
-    async with mcp_session(headers=bearer(token)) as session:
+    async with loop_mcp_session(headers=bearer(token)) as session:
         allowed = await call(session, "read_cell", path=mine, cell_id="c0")
         refused = await call(session, "read_cell", path=other, cell_id="c0")
         listed = await call(session, "list_notebooks")
@@ -58,7 +58,7 @@ async def test_a_notebook_token_touches_that_notebook_only(
 
 
 async def test_expired_revoked_and_made_up_tokens_get_401_and_no_other_api_takes_one(
-    mcp_url: str, api: Any, jp_fetch: Any
+    loop_mcp_url: str, api: Any, jp_fetch: Any
 ) -> None:
     kept = await make(api, "run")
     short = await make(api, "read", expires_in=1)
@@ -70,10 +70,12 @@ async def test_expired_revoked_and_made_up_tokens_get_401_and_no_other_api_takes
     made_up = "jlt_" + kept["id"] + "_not-the-secret"
     async with httpx2.AsyncClient() as http:
         for token in (short["token"], revoked["token"], made_up):
-            answer = await http.post(mcp_url, json=listing, headers={**accept, **bearer(token)})
+            answer = await http.post(
+                loop_mcp_url, json=listing, headers={**accept, **bearer(token)}
+            )
             assert answer.status_code == 401, token
             assert "unknown, revoked or expired" in answer.json()["error"]["message"]
-        contents = mcp_url.replace("jupyter-loop/mcp", "contents")
+        contents = loop_mcp_url.replace("jupyter-loop/mcp", "contents")
         answer = await http.get(contents, headers=bearer(kept["token"]))
         assert answer.status_code == 403  # Jupyter's own API does not know it
     listed = await api(*TOKENS)
@@ -83,7 +85,7 @@ async def test_expired_revoked_and_made_up_tokens_get_401_and_no_other_api_takes
 
 @pytest.mark.parametrize("authorizer", both("ReadOnly"))
 async def test_a_token_is_never_more_than_its_maker(
-    mcp_session: Any, write_notebook: Any, api: Any
+    loop_mcp_session: Any, write_notebook: Any, api: Any
 ) -> None:
     path = write_notebook("ro.ipynb", "1")
     with pytest.raises(HTTPClientError) as refused:
@@ -91,7 +93,7 @@ async def test_a_token_is_never_more_than_its_maker(
     assert refused.value.code == 403
     assert "contents:write" in json.loads(refused.value.response.body)["message"]
     token = (await make(api, "read"))["token"]
-    async with mcp_session(headers=bearer(token)) as session:
+    async with loop_mcp_session(headers=bearer(token)) as session:
         assert not (await call(session, "read_cell", path=path, cell_id="c0")).is_error
 
 

@@ -57,7 +57,7 @@ def codex_command(executable: str, base_url: str) -> list[str]:
 
 @pytest.fixture
 def loop_config(
-    model_server: ScriptedModelServer, tmp_path: Path, request: pytest.FixtureRequest
+    loop_model_server: ScriptedModelServer, tmp_path: Path, request: pytest.FixtureRequest
 ) -> dict[str, Any]:
     # indirect parametrization: "preset", or a short idle time (the session ends between turns)
     param = getattr(request, "param", None)
@@ -69,7 +69,7 @@ def loop_config(
     home.mkdir()
     codex_home.mkdir()
     env = {"HOME": str(home), "CODEX_HOME": str(codex_home), "OPENAI_API_KEY": "sk-codex-test"}
-    command = codex_command(CODEX, model_server.openai_base_url)
+    command = codex_command(CODEX, loop_model_server.openai_base_url)
     return {**base, "acp_agents": {"codex": {"command": command, "env": env}}, "acp_presets": False}
 
 
@@ -78,14 +78,14 @@ async def test_codex_reads_an_error_through_our_tools_and_proposes_a_fix(
     api: Any,
     notebook_in_tab: Any,
     run_cells: Any,
-    model_server: ScriptedModelServer,
+    loop_model_server: ScriptedModelServer,
     http_server_client: Any,
     jp_root_dir: Path,
 ) -> None:
     # Codex offers our MCP tools in a namespace, "mcp__jupyter_loop" (its name for the
     # server "jupyter-loop"); the scripted server answers in that namespace.
     done = await asked_about_an_error(
-        Agent(api), "codex", "mcp__jupyter_loop__", model_server, notebook_in_tab, run_cells
+        Agent(api), "codex", "mcp__jupyter_loop__", loop_model_server, notebook_in_tab, run_cells
     )
     conversation, asked, proposals, live, source = (
         done.conversation, done.asked, done.proposals, done.live, done.source
@@ -106,18 +106,18 @@ async def test_codex_reads_an_error_through_our_tools_and_proposes_a_fix(
     assert source == "1 / 0" and saved == "1 / 0"  # only proposed: not in the doc nor file
     assert live[-1]["text"] == "The cell divides by zero; I proposed 1 / 1."
     # The model was sent the cell's error as the output of its call, in the Responses API.
-    sent = model_server.bodies(RESPONSES)
+    sent = loop_model_server.bodies(RESPONSES)
     outputs = [i for i in sent[1]["input"] if i.get("type") == "function_call_output"]
     assert "ZeroDivisionError" in json.dumps(outputs)
 
 
 @pytest.mark.timeout(300)
 async def test_codex_runs_a_cell_only_after_our_approval(
-    api: Any, notebook_in_tab: Any, model_server: ScriptedModelServer, http_server_client: Any
+    api: Any, notebook_in_tab: Any, loop_model_server: ScriptedModelServer, http_server_client: Any
 ) -> None:
     agent = Agent(api)
     async with notebook_in_tab("run.ipynb", "print(6 * 7)") as (path, tab):
-        model_server.script(
+        loop_model_server.script(
             call_tools(
                 (
                     "mcp__jupyter_loop__run_cells",
@@ -149,7 +149,7 @@ async def test_codex_runs_a_cell_only_after_our_approval(
 async def test_the_codex_preset_on_path_starts_with_codex_own_config_file(
     api: Any,
     write_notebook: Any,
-    model_server: ScriptedModelServer,
+    loop_model_server: ScriptedModelServer,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -160,7 +160,7 @@ async def test_the_codex_preset_on_path_starts_with_codex_own_config_file(
     (codex_home / "config.toml").write_text(
         'model = "scripted-tools"\nmodel_provider = "scripted"\n'
         "[model_providers.scripted]\n"
-        f'name = "scripted"\nbase_url = "{model_server.openai_base_url}"\n'
+        f'name = "scripted"\nbase_url = "{loop_model_server.openai_base_url}"\n'
         'env_key = "OPENAI_API_KEY"\nwire_api = "responses"\n'
     )
     monkeypatch.setenv("CODEX_HOME", str(codex_home))
@@ -170,25 +170,25 @@ async def test_the_codex_preset_on_path_starts_with_codex_own_config_file(
     codex = next(a for a in listed["agents"] if a["name"] == "codex")
     assert (codex["label"], codex["available"]) == ("Codex", True)
     path = write_notebook("preset.ipynb", "1")
-    model_server.script(say("Hello from Codex."))
+    loop_model_server.script(say("Hello from Codex."))
     agent = Agent(api)
     await agent.start(path, "Say hello.", agent="codex")
     conversation = await agent.ended(path, timeout=120)
     assert conversation["turn"]["state"] == "done", conversation["turn"]
     assert conversation["messages"][-1]["text"].endswith("Hello from Codex.")
-    assert model_server.bodies(RESPONSES)[-1]["model"] == "scripted-tools"
+    assert loop_model_server.bodies(RESPONSES)[-1]["model"] == "scripted-tools"
 
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("loop_config", [1.0], indirect=True)
 async def test_codex_loads_its_earlier_session_when_its_process_has_ended(
-    api: Any, write_notebook: Any, model_server: ScriptedModelServer, jp_serverapp: Any
+    api: Any, write_notebook: Any, loop_model_server: ScriptedModelServer, jp_serverapp: Any
 ) -> None:
     # A session ended (idle here; a server restart ends it the same way) is reopened with
     # session/load: codex-acp advertises loadSession and keeps its sessions in CODEX_HOME.
     agent = Agent(api)
     path = write_notebook("resume.ipynb", "1")
-    model_server.script(say("I will remember apples."), say("You said apples."))
+    loop_model_server.script(say("I will remember apples."), say("You said apples."))
     await agent.start(path, "Remember the word apples.", agent="codex")
     assert (await agent.ended(path, timeout=120))["turn"]["state"] == "done"
     service = jp_serverapp.web_app.settings["jupyter_loop_acp"]
@@ -198,20 +198,22 @@ async def test_codex_loads_its_earlier_session_when_its_process_has_ended(
     assert conversation["turn"]["state"] == "done", conversation["turn"]
     shown = [m["text"] for m in conversation["messages"] if m["role"] == "notice"]
     assert any("Codex loaded its earlier session" in n for n in shown), shown
-    last = json.dumps(model_server.bodies(RESPONSES)[-1]["input"])
+    last = json.dumps(loop_model_server.bodies(RESPONSES)[-1]["input"])
     assert "Remember the word apples." in last and "I will remember apples." in last
 
 
 @pytest.mark.timeout(300)
 async def test_codex_goes_on_with_its_session_after_a_real_server_restart(
-    model_server: ScriptedModelServer, tmp_path: Path
+    loop_model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:
     # A real server process, stopped and started again on the same state: the session id
     # kept in acp_sessions.json is loaded (session/load) by a new codex-acp process.
     codex_home = tmp_path / "codex-home"
     codex_home.mkdir()
     env = {"HOME": str(codex_home), "CODEX_HOME": str(codex_home), "OPENAI_API_KEY": "sk-x"}
-    agents = {"codex": {"command": codex_command(CODEX, model_server.openai_base_url), "env": env}}
+    agents = {
+        "codex": {"command": codex_command(CODEX, loop_model_server.openai_base_url), "env": env}
+    }
     server = ServerProcess(
         tmp_path / "server",
         "--JupyterLoopApp.acp_presets=False",
@@ -223,7 +225,7 @@ async def test_codex_goes_on_with_its_session_after_a_real_server_restart(
         server.start()
         await server.ready()
         agent = Agent(api_of(server))
-        model_server.script(say("I will remember apples."), say("You said apples."))
+        loop_model_server.script(say("I will remember apples."), say("You said apples."))
         await agent.start("restart.ipynb", "Remember the word apples.", agent="codex")
         first = await agent.ended("restart.ipynb", timeout=120)
         assert first["turn"]["state"] == "done", first["turn"]
@@ -235,14 +237,14 @@ async def test_codex_goes_on_with_its_session_after_a_real_server_restart(
         # A server stopping ends its agents' processes: codex-acp would not end by itself
         # (it does not exit when its stdin closes), so a killed server leaves it running.
         server.stop()
-        await wait_for(lambda: not _processes_of(model_server.openai_base_url), timeout=20)
+        await wait_for(lambda: not _processes_of(loop_model_server.openai_base_url), timeout=20)
     finally:
         server.kill()
     assert second["turn"]["state"] == "done", second["turn"]
     shown = notices(second)
     assert any("Codex loaded its earlier session" in n for n in shown), shown
     assert not [n for n in shown if "new session" in n], shown
-    last = json.dumps(model_server.bodies(RESPONSES)[-1]["input"])
+    last = json.dumps(loop_model_server.bodies(RESPONSES)[-1]["input"])
     assert "Remember the word apples." in last and "I will remember apples." in last
     assert second["messages"][-1]["text"].endswith("You said apples.")
 

@@ -30,14 +30,14 @@ pytestmark = pytest.mark.skipif(not QWEN, reason="JUPYTER_LOOP_QWEN names no qwe
 
 @pytest.fixture
 def loop_config(
-    model_server: ScriptedModelServer, tmp_path: Path, request: pytest.FixtureRequest
+    loop_model_server: ScriptedModelServer, tmp_path: Path, request: pytest.FixtureRequest
 ) -> dict[str, Any]:
     home = tmp_path / "agent-home"
     home.mkdir()
     env = {
         "HOME": str(home),
         "OPENAI_API_KEY": "sk-real-agent-test",
-        "OPENAI_BASE_URL": model_server.openai_base_url,
+        "OPENAI_BASE_URL": loop_model_server.openai_base_url,
         "OPENAI_MODEL": "scripted-tools",
     }
     return {
@@ -55,11 +55,11 @@ async def test_qwen_reads_an_error_through_our_tools_and_proposes_a_fix(
     api: Any,
     notebook_in_tab: Any,
     run_cells: Any,
-    model_server: ScriptedModelServer,
+    loop_model_server: ScriptedModelServer,
     http_server_client: Any,
 ) -> None:
     done = await asked_about_an_error(
-        Agent(api), "qwen", "mcp__jupyter-loop__", model_server, notebook_in_tab, run_cells
+        Agent(api), "qwen", "mcp__jupyter-loop__", loop_model_server, notebook_in_tab, run_cells
     )
     conversation, asked, proposals, live = done.conversation, done.asked, done.proposals, done.live
     assert conversation["turn"]["state"] == "done", conversation["turn"]
@@ -80,11 +80,11 @@ async def test_qwen_reads_an_error_through_our_tools_and_proposes_a_fix(
 
 @pytest.mark.timeout(300)
 async def test_qwen_runs_a_cell_only_after_our_approval(
-    api: Any, notebook_in_tab: Any, model_server: ScriptedModelServer, http_server_client: Any
+    api: Any, notebook_in_tab: Any, loop_model_server: ScriptedModelServer, http_server_client: Any
 ) -> None:
     agent = Agent(api)
     async with notebook_in_tab("run.ipynb", "print(6 * 7)") as (path, tab):
-        model_server.script(
+        loop_model_server.script(
             call_tools(
                 (
                     "mcp__jupyter-loop__run_cells",
@@ -108,13 +108,13 @@ async def test_qwen_runs_a_cell_only_after_our_approval(
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("loop_config", [1.0], indirect=True)
 async def test_qwen_loads_its_earlier_session_when_its_process_has_ended(
-    api: Any, write_notebook: Any, model_server: ScriptedModelServer, jp_serverapp: Any
+    api: Any, write_notebook: Any, loop_model_server: ScriptedModelServer, jp_serverapp: Any
 ) -> None:
     # A session ended (idle here; a server restart ends it the same way) is reopened with
     # session/load: Qwen Code advertises loadSession and keeps its sessions in its HOME.
     agent = Agent(api)
     path = write_notebook("resume.ipynb", "1")
-    model_server.script(say("I will remember apples."), say("You said apples."))
+    loop_model_server.script(say("I will remember apples."), say("You said apples."))
     await agent.start(path, "Remember the word apples.", agent="qwen")
     assert (await agent.ended(path, timeout=120))["turn"]["state"] == "done"
     service = jp_serverapp.web_app.settings["jupyter_loop_acp"]
@@ -124,5 +124,5 @@ async def test_qwen_loads_its_earlier_session_when_its_process_has_ended(
     assert conversation["turn"]["state"] == "done", conversation["turn"]
     shown = [m["text"] for m in conversation["messages"] if m["role"] == "notice"]
     assert any("Qwen Code loaded its earlier session" in n for n in shown), shown
-    last = json.dumps(model_server.bodies(OPENAI_CHAT)[-1])
+    last = json.dumps(loop_model_server.bodies(OPENAI_CHAT)[-1])
     assert "Remember the word apples." in last  # the model was sent the earlier turn

@@ -25,9 +25,9 @@ def agent_settings() -> dict[str, Any]:
 
 @pytest.fixture
 def loop_config(
-    model_server: ScriptedModelServer, agent_settings: dict[str, Any]
+    loop_model_server: ScriptedModelServer, agent_settings: dict[str, Any]
 ) -> dict[str, Any]:
-    return openai_config(model_server, **agent_settings)
+    return openai_config(loop_model_server, **agent_settings)
 
 
 @pytest.fixture

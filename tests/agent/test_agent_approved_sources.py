@@ -38,11 +38,11 @@ def printed(tab: Any, cell_id: str) -> str:
 
 
 async def test_an_edit_right_after_approval_is_not_run_unapproved(
-    write_notebook, start_kernel, open_tab, agent, model_server, api
+    write_notebook, start_kernel, open_tab, agent, loop_model_server, api
 ):
     path = write_notebook("approved.ipynb", APPROVED)
     await start_kernel(path)
-    model_server.script(call_tools(("run_cells", {"cell_ids": ["c0"]})), say("Done."))
+    loop_model_server.script(call_tools(("run_cells", {"cell_ids": ["c0"]})), say("Done."))
     async with open_tab(path) as tab:
         await agent.start(path, "Run the cell.")
         first = await approval_in(tab)
@@ -70,11 +70,11 @@ async def test_an_edit_right_after_approval_is_not_run_unapproved(
 
 
 async def test_an_answer_for_other_sources_is_refused(
-    write_notebook, start_kernel, open_tab, agent, model_server, api
+    write_notebook, start_kernel, open_tab, agent, loop_model_server, api
 ):
     path = write_notebook("other.ipynb", APPROVED)
     await start_kernel(path)
-    model_server.script(call_tools(("run_cells", {"cell_ids": ["c0"]})), say("Done."))
+    loop_model_server.script(call_tools(("run_cells", {"cell_ids": ["c0"]})), say("Done."))
     async with open_tab(path) as tab:
         await agent.start(path, "Run the cell.")
         approval = await approval_in(tab)

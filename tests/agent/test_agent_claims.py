@@ -44,10 +44,10 @@ def apply_as_the_panel_does(tab: Any, proposal: dict[str, Any], granted: dict[st
 
 
 async def test_two_tabs_accepting_at_once_get_one_claim_and_the_edit_once(
-    write_notebook, open_tab, agent, model_server, api
+    write_notebook, open_tab, agent, loop_model_server, api
 ):
     path = write_notebook("claims.ipynb", "1 / 0")
-    model_server.script(
+    loop_model_server.script(
         call_tools(("propose_modify", {"cell_id": "c0", "source": "1 / 1", "summary": "fix"})),
         say("Done."),
     )

@@ -60,9 +60,9 @@ async def assert_intact(open_tab, path):
     ids=["401", "500", "no-tools", "stream-cut"],
 )
 async def test_provider_errors_end_the_turn_with_a_notice(
-    agent, notebook, model_server, open_tab, reply, words
+    agent, notebook, loop_model_server, open_tab, reply, words
 ):
-    model_server.script(reply)
+    loop_model_server.script(reply)
     conversation = await failed_turn(agent, notebook)
     assert any(words in text for text in notices(conversation)), notices(conversation)
     assert words in conversation["turn"]["error"]
@@ -72,40 +72,40 @@ async def test_provider_errors_end_the_turn_with_a_notice(
     assert [e["action"] for e in entries][-2:] == ["model_error", "turn_end"]
 
 
-async def test_a_stream_cut_keeps_the_text_that_arrived(agent, notebook, model_server):
-    model_server.script(Reply(text="Partial answer that goes on", cut_after=3, chunk_size=4))
+async def test_a_stream_cut_keeps_the_text_that_arrived(agent, notebook, loop_model_server):
+    loop_model_server.script(Reply(text="Partial answer that goes on", cut_after=3, chunk_size=4))
     conversation = await failed_turn(agent, notebook)
     said = [m["text"] for m in conversation["messages"] if m["role"] == "assistant"]
     assert said and "Partial answer that goes on".startswith(said[0])
 
 
-async def test_rate_limits_are_retried_as_the_server_asks(agent, notebook, model_server):
-    model_server.script(rate_limited(0.05), say("Now it works."))
+async def test_rate_limits_are_retried_as_the_server_asks(agent, notebook, loop_model_server):
+    loop_model_server.script(rate_limited(0.05), say("Now it works."))
     await agent.start(notebook, "hello")
     conversation = await agent.ended(notebook)
     assert conversation["turn"]["state"] == "done"
-    assert len(model_server.bodies(OPENAI_CHAT)) == 2
+    assert len(loop_model_server.bodies(OPENAI_CHAT)) == 2
     assert conversation["messages"][-1]["text"] == "Now it works."
 
 
 async def test_rate_limits_give_up_after_a_bounded_number_of_retries(
-    agent, notebook, model_server, open_tab
+    agent, notebook, loop_model_server, open_tab
 ):
-    model_server.script(*(rate_limited(0.01) for _ in range(3)), say("never sent"))
+    loop_model_server.script(*(rate_limited(0.01) for _ in range(3)), say("never sent"))
     conversation = await failed_turn(agent, notebook)
     assert "limiting the rate of requests (429)" in conversation["turn"]["error"]
     assert "2 retries" in conversation["turn"]["error"]
-    assert len(model_server.bodies(OPENAI_CHAT)) == 3
+    assert len(loop_model_server.bodies(OPENAI_CHAT)) == 3
     await assert_intact(open_tab, notebook)
 
 
 async def test_a_model_that_never_stops_calling_tools_is_capped(
-    agent, notebook, model_server, open_tab
+    agent, notebook, loop_model_server, open_tab
 ):
     # Different calls each step (the same call again would be refused as a repeat).
-    model_server.script(*(call_tools(("notebook_map", {"start": n})) for n in range(1, 5)))
+    loop_model_server.script(*(call_tools(("notebook_map", {"start": n})) for n in range(1, 5)))
     conversation = await failed_turn(agent, notebook)
-    assert len(model_server.bodies(OPENAI_CHAT)) == 4
+    assert len(loop_model_server.bodies(OPENAI_CHAT)) == 4
     assert "after 4 steps" in conversation["turn"]["error"]
     assert "agent_max_steps" in conversation["turn"]["error"]
     assert conversation["turn"]["steps"] == 4
@@ -124,14 +124,14 @@ async def test_a_model_that_never_stops_calling_tools_is_capped(
     ids=["bad-json", "unknown-tool", "unknown-cell", "run-unknown-cell", "missing-argument"],
 )
 async def test_bad_tool_calls_go_back_to_the_model_and_show_as_notices(
-    agent, notebook, model_server, open_tab, call, words
+    agent, notebook, loop_model_server, open_tab, call, words
 ):
-    model_server.script(call_tools(call), say("Sorry, let me answer directly."))
+    loop_model_server.script(call_tools(call), say("Sorry, let me answer directly."))
     await agent.start(notebook, "Why?")
     conversation = await agent.ended(notebook)
     assert conversation["turn"]["state"] == "done"
     assert any(words in text for text in notices(conversation)), notices(conversation)
-    second = prompt_text(model_server.bodies(OPENAI_CHAT)[1])
+    second = prompt_text(loop_model_server.bodies(OPENAI_CHAT)[1])
     assert words.replace("'", "\\'") in second or words in second
     assert "[failed]" in second
     tool = next(m for m in conversation["messages"] if m["role"] == "tool")
@@ -141,8 +141,8 @@ async def test_bad_tool_calls_go_back_to_the_model_and_show_as_notices(
         assert tab.marker("c0") is None  # nothing ran
 
 
-async def test_two_turns_at_once_is_409(agent, notebook, model_server):
-    model_server.script(say("slow " * 20, delay=0.02))
+async def test_two_turns_at_once_is_409(agent, notebook, loop_model_server):
+    loop_model_server.script(say("slow " * 20, delay=0.02))
     await agent.start(notebook, "first")
     with pytest.raises(HTTPClientError) as refused:
         await agent.start(notebook, "second")
@@ -153,8 +153,8 @@ async def test_two_turns_at_once_is_409(agent, notebook, model_server):
     assert [m["text"] for m in conversation["messages"] if m["role"] == "user"] == ["first"]
 
 
-async def test_stop_mid_stream(agent, notebook, model_server, open_tab):
-    model_server.script(say("word " * 400, delay=0.01))
+async def test_stop_mid_stream(agent, notebook, loop_model_server, open_tab):
+    loop_model_server.script(say("word " * 400, delay=0.01))
     async with open_tab(notebook) as tab:
         turn_id = await agent.start(notebook, "Tell me a long story.")
         await wait_for(lambda: len(_assistant_text(tab)) > 20)
@@ -175,13 +175,13 @@ async def test_stop_mid_stream(agent, notebook, model_server, open_tab):
 
 
 async def test_a_stop_while_a_reload_holds_a_streamed_chunk_keeps_it(
-    agent, notebook, model_server, open_tab, jp_root_dir, jp_serverapp
+    agent, notebook, loop_model_server, open_tab, jp_root_dir, jp_serverapp
 ):
     """A stop cancelled the batch being written: its text was taken from the pending
     batch, then the write waited (a reload of the file holds the room's writes) and the
     stop cancelled it. The stored conversation had the chunk, the tab never got it ('…wo'
     stored, '…wor' shown: CI at load 10, where a write waits a few turns of the loop)."""
-    model_server.script(say("word " * 2000, delay=0.01))
+    loop_model_server.script(say("word " * 2000, delay=0.01))
     async with open_tab(notebook) as tab:
         turn_id = await agent.start(notebook, "Tell me a long story.")
         await wait_for(lambda: len(_assistant_text(tab)) > 20)
@@ -200,8 +200,8 @@ async def test_a_stop_while_a_reload_holds_a_streamed_chunk_keeps_it(
     assert said == [shown]
 
 
-async def test_stop_while_waiting_for_approval(agent, notebook, model_server, open_tab):
-    model_server.script(call_tools(("run_cells", {"cell_ids": ["c1"]})))
+async def test_stop_while_waiting_for_approval(agent, notebook, loop_model_server, open_tab):
+    loop_model_server.script(call_tools(("run_cells", {"cell_ids": ["c1"]})))
     async with open_tab(notebook) as tab:
         turn_id = await agent.start(notebook, "Run it.")
         approval = await wait_for(lambda: agent_state(tab).get("approval"))
@@ -216,9 +216,9 @@ async def test_stop_while_waiting_for_approval(agent, notebook, model_server, op
 
 class TestUnreachable:
     @pytest.fixture
-    def loop_config(self, model_server):
+    def loop_config(self, loop_model_server):
         closed = f"http://127.0.0.1:{_closed_port()}/v1"
-        return openai_config(model_server, openai_base_url=closed)
+        return openai_config(loop_model_server, openai_base_url=closed)
 
     async def test_unreachable_provider(self, agent, notebook, open_tab):
         conversation = await failed_turn(agent, notebook)
@@ -288,14 +288,14 @@ class TestMaskedErrors:
     CANARY = "canary-4b8e1f0d-secret"
 
     @pytest.fixture
-    def loop_config(self, model_server):
-        return openai_config(model_server, secrets=[self.CANARY])
+    def loop_config(self, loop_model_server):
+        return openai_config(loop_model_server, secrets=[self.CANARY])
 
     async def test_a_provider_error_quoting_a_secret_is_masked_everywhere_it_shows(
-        self, agent, notebook, model_server, open_tab
+        self, agent, notebook, loop_model_server, open_tab
     ):
         """The turn's error and its notice say the same, masked (the panel shows it once)."""
-        model_server.script(fail(500, f"bad input near {self.CANARY}"))
+        loop_model_server.script(fail(500, f"bad input near {self.CANARY}"))
         conversation = await failed_turn(agent, notebook)
         assert self.CANARY not in json.dumps(conversation)
         assert "bad input near" in conversation["turn"]["error"]

@@ -32,9 +32,9 @@ async def refused(call, code):
 
 
 async def test_a_failed_turn_is_sent_again_until_a_new_conversation(
-    api, agent, notebook, model_server, open_tab
+    api, agent, notebook, loop_model_server, open_tab
 ):
-    model_server.script(
+    loop_model_server.script(
         Reply(text=PARTIAL_ANSWER + " so the division fails.", cut_after=3, chunk_size=8),
         say("Still about the division."),
         say("Fresh start."),
@@ -46,7 +46,7 @@ async def test_a_failed_turn_is_sent_again_until_a_new_conversation(
     # Without a new conversation, the failed turn goes to the model again.
     await agent.start(notebook, "Try again please.")
     await agent.ended(notebook)
-    second = prompt_text(model_server.bodies(OPENAI_CHAT)[1])
+    second = prompt_text(loop_model_server.bodies(OPENAI_CHAT)[1])
     assert FAILED_QUESTION in second
 
     async with open_tab(notebook) as tab:
@@ -64,7 +64,7 @@ async def test_a_failed_turn_is_sent_again_until_a_new_conversation(
 
     await agent.start(notebook, "What does the first cell do?")
     conversation = await agent.ended(notebook)
-    third = prompt_text(model_server.bodies(OPENAI_CHAT)[2])
+    third = prompt_text(loop_model_server.bodies(OPENAI_CHAT)[2])
     for old in (FAILED_QUESTION, "Try again please.", "Still about the division."):
         assert old not in third, old
     assert "What does the first cell do?" in third
@@ -82,8 +82,8 @@ async def test_a_failed_turn_is_sent_again_until_a_new_conversation(
     assert started_entry["by"] and started_entry["details"]["messages_before"] >= 4
 
 
-async def test_a_new_conversation_while_a_turn_runs_is_409(api, agent, notebook, model_server):
-    model_server.script(say("slow " * 20, delay=0.02))
+async def test_a_new_conversation_while_a_turn_runs_is_409(api, agent, notebook, loop_model_server):
+    loop_model_server.script(say("slow " * 20, delay=0.02))
     await agent.start(notebook, "first")
     message = await refused(new_conversation(api, notebook), 409)
     assert "stop the turn" in message

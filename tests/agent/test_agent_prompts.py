@@ -39,19 +39,19 @@ def zero_division() -> dict:
 
 class TestSecrets:
     @pytest.fixture
-    def loop_config(self, model_server, monkeypatch):
+    def loop_config(self, loop_model_server, monkeypatch):
         monkeypatch.setenv("LOOP_CANARY", CANARY)
         monkeypatch.setenv("LOOP_TEST_TOKEN", ENV_CANARY)
-        return openai_config(model_server, secrets=[CANARY], approval_policy="always")
+        return openai_config(loop_model_server, secrets=[CANARY], approval_policy="always")
 
     async def test_a_printed_canary_reaches_no_prompt_and_no_journal(
-        self, agent, notebook_in_tab, run_cells, model_server, jp_serverapp
+        self, agent, notebook_in_tab, run_cells, loop_model_server, jp_serverapp
     ):
         source = "import os\nprint(os.environ['LOOP_CANARY'], os.environ['LOOP_TEST_TOKEN'])"
         async with notebook_in_tab("canary.ipynb", source) as (path, tab):
             await run_cells(path, "c0")
             await wait_for(lambda: tab.cell("c0").get("execution_count") == 1)
-        model_server.script(
+        loop_model_server.script(
             call_tools(("read_cell", {"cell_id": "c0"})),
             call_tools(("run_cells", {"cell_ids": ["c0"]})),
             call_tools(("read_cell", {"cell_id": "c0", "output_index": 0})),
@@ -60,7 +60,7 @@ class TestSecrets:
         await agent.start(path, f"What does it print? (my key is {CANARY})", focus_cell_ids=["c0"])
         conversation = await agent.ended(path)
         assert conversation["turn"]["state"] == "done", notices(conversation)
-        bodies = model_server.bodies(OPENAI_CHAT)
+        bodies = loop_model_server.bodies(OPENAI_CHAT)
         assert len(bodies) == 4
         for body in bodies:
             sent = json.dumps(body)
@@ -80,13 +80,13 @@ class TestBudget:
     STEPS = 30
 
     @pytest.fixture
-    def loop_config(self, model_server):
+    def loop_config(self, loop_model_server):
         return openai_config(
-            model_server, agent_context_tokens=self.BUDGET, agent_max_steps=self.STEPS + 1
+            loop_model_server, agent_context_tokens=self.BUDGET, agent_max_steps=self.STEPS + 1
         )
 
     async def test_prompt_stays_under_budget_over_30_steps_on_1000_cells(
-        self, agent, jp_root_dir, model_server
+        self, agent, jp_root_dir, loop_model_server
     ):
         cells = []
         for index in range(1_000):
@@ -102,11 +102,11 @@ class TestBudget:
             call_tools(("read_cell", {"cell_id": f"c{(step * 37) % 1000}"}))
             for step in range(self.STEPS)
         ]
-        model_server.script(*calls, say("Read them all."))
+        loop_model_server.script(*calls, say("Read them all."))
         await agent.start(path, "Summarise the training runs.")
         conversation = await agent.ended(path, timeout=90)
         assert conversation["turn"]["state"] == "done", notices(conversation)
-        bodies = model_server.bodies(OPENAI_CHAT)
+        bodies = loop_model_server.bodies(OPENAI_CHAT)
         assert len(bodies) == self.STEPS + 1
         sizes = [
             sum(
@@ -125,28 +125,28 @@ class TestBudget:
 
 class TestOllama:
     @pytest.fixture
-    def loop_config(self, model_server):
+    def loop_config(self, loop_model_server):
         return {
             "agent_provider": "ollama",
-            "ollama_host": model_server.ollama_host,
+            "ollama_host": loop_model_server.ollama_host,
             "ollama_num_ctx": 8192,
             "agent_model": "scripted-tools",
             "agent_request_timeout": 5.0,
             "batch_interval": 0.01,
         }
 
-    async def test_a_turn_through_native_ollama(self, agent, jp_root_dir, model_server, api):
+    async def test_a_turn_through_native_ollama(self, agent, jp_root_dir, loop_model_server, api):
         path = write_with_outputs(
             jp_root_dir, "ollama.ipynb", [("x = 0", []), ("1 / x", [zero_division()])]
         )
-        model_server.script(
+        loop_model_server.script(
             call_tools(("read_cell", {"cell_id": "c1"})), say("It divides by zero.")
         )
         await agent.start(path, "Why does it fail?")
         conversation = await agent.ended(path)
         assert conversation["turn"]["state"] == "done", notices(conversation)
         assert conversation["turn"]["provider"] == "ollama"
-        bodies = model_server.bodies(OLLAMA_CHAT)
+        bodies = loop_model_server.bodies(OLLAMA_CHAT)
         assert len(bodies) == 2
         assert bodies[0]["options"]["num_ctx"] == 8192
         assert bodies[0]["model"] == "scripted-tools" and bodies[0]["tools"]
@@ -157,10 +157,10 @@ class TestOllama:
         models = await api("api", "jupyter-loop", "agent", "models")
         assert models["provider"] == "ollama" and "scripted-tools" in models["models"]
 
-    async def test_a_model_without_tools_says_so(self, agent, write_notebook, model_server):
+    async def test_a_model_without_tools_says_so(self, agent, write_notebook, loop_model_server):
         path = write_notebook("plain.ipynb", "1")
         await agent.start(path, "hi", model="scripted-plain")
         conversation = await agent.ended(path)
         assert conversation["turn"]["state"] == "error"
         assert "does not support tools" in notices(conversation)[0]
-        assert model_server.bodies(OLLAMA_CHAT) == []
+        assert loop_model_server.bodies(OLLAMA_CHAT) == []

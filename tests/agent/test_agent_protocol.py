@@ -34,16 +34,20 @@ def proposals_of(conversation):
     return [m for m in conversation["messages"] if m["role"] == "tool"]
 
 
-async def test_a_model_following_the_openai_protocol_ends_the_turn(agent, notebook, model_server):
+async def test_a_model_following_the_openai_protocol_ends_the_turn(
+    agent, notebook, loop_model_server
+):
     # The model proposes, and answers once it sees its call's result as a tool message.
-    model_server.set_default_reply(call_tools(("propose_modify", FIX), answer_after_tool="Done."))
+    loop_model_server.set_default_reply(
+        call_tools(("propose_modify", FIX), answer_after_tool="Done.")
+    )
     await agent.start(notebook, "Fix the second cell.")
     conversation = await agent.ended(notebook)
     assert (conversation["turn"]["state"], conversation["messages"][-1]["text"]) == (
         "done",
         "Done.",
     )
-    bodies = model_server.bodies(OPENAI_CHAT)
+    bodies = loop_model_server.bodies(OPENAI_CHAT)
     assert len(bodies) == 2
     messages = bodies[1]["messages"]
     asked = [m for m in messages if m["role"] == "assistant" and m.get("tool_calls")]
@@ -54,15 +58,15 @@ async def test_a_model_following_the_openai_protocol_ends_the_turn(agent, notebo
     assert len(proposals_of(conversation)) == 1
 
 
-async def test_requests_within_a_turn_extend_each_other(agent, notebook, model_server):
-    model_server.script(
+async def test_requests_within_a_turn_extend_each_other(agent, notebook, loop_model_server):
+    loop_model_server.script(
         call_tools(("read_cell", {"cell_id": "c0"})),
         call_tools(("read_cell", {"cell_id": "c1"})),
         say("It divides by zero."),
     )
     await agent.start(notebook, "Why does it fail?")
     assert (await agent.ended(notebook))["turn"]["state"] == "done"
-    first, second, third = (b["messages"] for b in model_server.bodies(OPENAI_CHAT))
+    first, second, third = (b["messages"] for b in loop_model_server.bodies(OPENAI_CHAT))
     # Everything but the live view (the last message) is sent again, unchanged, first.
     assert second[: len(first) - 1] == first[:-1]
     assert third[: len(second) - 1] == second[:-1]
@@ -76,11 +80,11 @@ async def test_requests_within_a_turn_extend_each_other(agent, notebook, model_s
     ]
 
 
-async def test_a_repeated_call_is_refused_then_ends_the_turn(agent, notebook, model_server):
-    model_server.set_default_reply(call_tools(("read_cell", {"cell_id": "c1"})))
+async def test_a_repeated_call_is_refused_then_ends_the_turn(agent, notebook, loop_model_server):
+    loop_model_server.set_default_reply(call_tools(("read_cell", {"cell_id": "c1"})))
     await agent.start(notebook, "Why?")
     conversation = await agent.ended(notebook)
-    bodies = model_server.bodies(OPENAI_CHAT)
+    bodies = loop_model_server.bodies(OPENAI_CHAT)
     assert len(bodies) == 3  # ran once, refused once, and the third time ends the turn
     assert "same call with the same arguments" in bodies[2]["messages"][-2]["content"]
     assert conversation["turn"]["state"] == "error"
@@ -88,10 +92,10 @@ async def test_a_repeated_call_is_refused_then_ends_the_turn(agent, notebook, mo
 
 
 async def test_a_new_proposal_for_a_cell_replaces_the_pending_one(
-    agent, notebook, model_server, open_tab
+    agent, notebook, loop_model_server, open_tab
 ):
     second = {**FIX, "source": "print(2)", "summary": "print two"}
-    model_server.script(
+    loop_model_server.script(
         call_tools(("propose_modify", FIX)), call_tools(("propose_modify", second)), say("ok")
     )
     await agent.start(notebook, "Fix it.")
@@ -115,48 +119,48 @@ async def test_a_new_proposal_for_a_cell_replaces_the_pending_one(
     ids=["missing-summary", "overflowing-number", "wrong-type", "wrong-item-type"],
 )
 async def test_arguments_against_the_schema_are_failed_calls_the_model_sees(
-    agent, notebook, model_server, call, words
+    agent, notebook, loop_model_server, call, words
 ):
-    model_server.script(call_tools(call), say("Sorry."))
+    loop_model_server.script(call_tools(call), say("Sorry."))
     await agent.start(notebook, "Why?")
     conversation = await agent.ended(notebook)
     assert conversation["turn"]["state"] == "done", conversation["turn"]
-    tool_message = model_server.bodies(OPENAI_CHAT)[1]["messages"][-2]
+    tool_message = loop_model_server.bodies(OPENAI_CHAT)[1]["messages"][-2]
     assert (tool_message["role"], words in tool_message["content"]) == ("tool", True), tool_message
     assert any(words in text for text in notices(conversation)), notices(conversation)
 
 
-async def test_cells_are_numbered_as_the_user_sees_them(agent, notebook, model_server):
-    model_server.script(call_tools(("read_cell", {"cell_id": "c1"})), say("ok"))
+async def test_cells_are_numbered_as_the_user_sees_them(agent, notebook, loop_model_server):
+    loop_model_server.script(call_tools(("read_cell", {"cell_id": "c1"})), say("ok"))
     await agent.start(notebook, "Why?")
     conversation = await agent.ended(notebook)
     tool_line = proposals_of(conversation)[0]["text"]
-    first = model_server.bodies(OPENAI_CHAT)[0]["messages"]
+    first = loop_model_server.bodies(OPENAI_CHAT)[0]["messages"]
     assert tool_line == "read cell 2"
     assert "\n2 c1 code [ ] 1 / x" in prompt_text({"messages": first}).replace("\\n", "\n")
 
 
 class TestOllama:
     @pytest.fixture
-    def loop_config(self, model_server):
+    def loop_config(self, loop_model_server):
         return {
             "agent_provider": "ollama",
-            "ollama_host": model_server.ollama_host,
+            "ollama_host": loop_model_server.ollama_host,
             "agent_model": "scripted-tools",
             "agent_request_timeout": 5.0,
             "batch_interval": 0.01,
             "agent_max_steps": 6,
         }
 
-    async def test_native_tool_messages(self, agent, jp_root_dir, model_server):
+    async def test_native_tool_messages(self, agent, jp_root_dir, loop_model_server):
         path = write_with_outputs(jp_root_dir, "o.ipynb", [("1 / 0", [zero_division()])])
-        model_server.set_default_reply(
+        loop_model_server.set_default_reply(
             call_tools(("read_cell", {"cell_id": "c0"}), answer_after_tool="Division by zero.")
         )
         await agent.start(path, "Why?")
         conversation = await agent.ended(path)
         assert conversation["turn"]["state"] == "done", notices(conversation)
-        second = model_server.bodies(OLLAMA_CHAT)[1]["messages"]
+        second = loop_model_server.bodies(OLLAMA_CHAT)[1]["messages"]
         asked = next(m for m in second if m.get("tool_calls"))
         tool = next(m for m in second if m["role"] == "tool")
         assert asked["tool_calls"] == [

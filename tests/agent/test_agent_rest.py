@@ -76,9 +76,11 @@ async def test_the_assistant_is_built_by_the_first_request_not_by_the_servers_st
     assert assistant.built is not None
 
 
-async def test_a_renamed_notebook_keeps_its_conversation(api, agent, write_notebook, model_server):
+async def test_a_renamed_notebook_keeps_its_conversation(
+    api, agent, write_notebook, loop_model_server
+):
     path = write_notebook("before.ipynb", "1")
-    model_server.script(say("Hello there."))
+    loop_model_server.script(say("Hello there."))
     await agent.start(path, "hi")
     before = await agent.ended(path)
     await api("api", "contents", path, method="PATCH", body={"path": "after.ipynb"})

@@ -25,8 +25,8 @@ from jupyter_loop.testing import call_tools, say
 FIX = "print('fixed', 1 / 1)"
 
 
-def chat_bodies(model_server):
-    return model_server.bodies(OPENAI_CHAT)
+def chat_bodies(loop_model_server):
+    return loop_model_server.bodies(OPENAI_CHAT)
 
 
 async def failing_notebook(write_notebook, start_kernel, run_cells, open_tab, name):
@@ -38,8 +38,8 @@ async def failing_notebook(write_notebook, start_kernel, run_cells, open_tab, na
     return path
 
 
-def script_fix(model_server):
-    model_server.script(
+def script_fix(loop_model_server):
+    loop_model_server.script(
         call_tools(
             ("propose_modify", {"cell_id": "c1", "source": FIX, "summary": "divide by one"}),
             text="The cell divides by zero. ",
@@ -66,13 +66,13 @@ async def approval_for_fix(tab, agent, path):
 
 
 async def test_fix_a_failing_cell_with_a_tab_open(
-    write_notebook, start_kernel, run_cells, open_tab, agent, model_server
+    write_notebook, start_kernel, run_cells, open_tab, agent, loop_model_server
 ):
     path = await failing_notebook(write_notebook, start_kernel, run_cells, open_tab, "fail.ipynb")
-    script_fix(model_server)
+    script_fix(loop_model_server)
     async with open_tab(path) as tab:
         turn_id = await agent.start(path, "Why does the second cell fail? Fix it.")
-        first = await wait_for(lambda: chat_bodies(model_server))
+        first = await wait_for(lambda: chat_bodies(loop_model_server))
         assert "ZeroDivisionError" in prompt_text(first[0])
         assert "c1" in prompt_text(first[0])
         assert first[0]["tools"] and first[0]["model"] == "scripted-tools"
@@ -93,7 +93,7 @@ async def test_fix_a_failing_cell_with_a_tab_open(
         conversation = await agent.ended(path)
         assert conversation["turn"]["id"] == turn_id
         assert conversation["turn"]["state"] == "done"
-        bodies = chat_bodies(model_server)
+        bodies = chat_bodies(loop_model_server)
         assert len(bodies) == 3
         assert "fixed 1.0" in prompt_text(bodies[2])
         assert "fixed 1.0" not in prompt_text(bodies[1])
@@ -127,12 +127,12 @@ class TestNoTab:
         return 0.2  # an unpinned room would be gone long before the turn ends
 
     async def test_fix_a_failing_cell_with_no_tab_open_mid_turn(
-        self, write_notebook, start_kernel, run_cells, open_tab, agent, model_server
+        self, write_notebook, start_kernel, run_cells, open_tab, agent, loop_model_server
     ):
         path = await failing_notebook(
             write_notebook, start_kernel, run_cells, open_tab, "away.ipynb"
         )
-        script_fix(model_server)
+        script_fix(loop_model_server)
         async with open_tab(path) as tab:
             await agent.start(path, "Fix the failing cell.")
             proposal = await proposal_in(tab)
@@ -145,7 +145,7 @@ class TestNoTab:
         await agent.approve(path, approval["id"], "turn")
         conversation = await agent.ended(path)
         assert conversation["turn"]["state"] == "done"
-        assert "fixed 1.0" in prompt_text(chat_bodies(model_server)[2])
+        assert "fixed 1.0" in prompt_text(chat_bodies(loop_model_server)[2])
         async with open_tab(path) as tab:
             state = agent_state(tab)
             assert state["turn"]["state"] == "done"
@@ -154,14 +154,14 @@ class TestNoTab:
             await wait_for(lambda: "fixed 1.0" in tab.text("c1"))
 
 
-async def test_a_second_turn_sees_the_conversation_so_far(write_notebook, agent, model_server):
+async def test_a_second_turn_sees_the_conversation_so_far(write_notebook, agent, loop_model_server):
     path = write_notebook("chat.ipynb", "1 + 1")
-    model_server.script(say("It adds one and one."), say("Two."))
+    loop_model_server.script(say("It adds one and one."), say("Two."))
     await agent.start(path, "What does the cell do?")
     await agent.ended(path)
     await agent.start(path, "And the result?")
     conversation = await agent.ended(path)
-    second = prompt_text(chat_bodies(model_server)[1])
+    second = prompt_text(chat_bodies(loop_model_server)[1])
     assert "What does the cell do?" in second and "It adds one and one." in second
     texts = [(m["role"], m["text"]) for m in conversation["messages"]]
     assert texts == [
@@ -173,9 +173,9 @@ async def test_a_second_turn_sees_the_conversation_so_far(write_notebook, agent,
     assert [t["state"] for t in conversation["turns"]] == ["done", "done"]
 
 
-async def test_reject_leaves_the_cell_untouched(write_notebook, open_tab, agent, model_server):
+async def test_reject_leaves_the_cell_untouched(write_notebook, open_tab, agent, loop_model_server):
     path = write_notebook("reject.ipynb", "a = 1", "b = 2")
-    model_server.script(
+    loop_model_server.script(
         call_tools(("propose_delete", {"cell_id": "c0", "summary": "unused"})),
         call_tools(
             ("propose_insert", {"after_cell_id": "c1", "source": "a + b", "summary": "sum"})
@@ -195,13 +195,15 @@ async def test_reject_leaves_the_cell_untouched(write_notebook, open_tab, agent,
         assert tab.notebook.ycells[2]["id"] == new_id
         assert str(tab.notebook.ycells[2]["source"]) == "a + b"
         assert tab_proposals(tab)[delete["id"]]["status"] == "rejected"
-    memory = prompt_text(chat_bodies(model_server)[2])
+    memory = prompt_text(chat_bodies(loop_model_server)[2])
     assert "proposal" in memory and "pending" in memory
 
 
-async def test_a_stale_proposal_cannot_be_accepted(write_notebook, open_tab, agent, model_server):
+async def test_a_stale_proposal_cannot_be_accepted(
+    write_notebook, open_tab, agent, loop_model_server
+):
     path = write_notebook("stale.ipynb", "1 / 0")
-    model_server.script(
+    loop_model_server.script(
         call_tools(("propose_modify", {"cell_id": "c0", "source": "1 / 1", "summary": "fix"})),
         say("Done."),
     )
@@ -219,7 +221,7 @@ async def test_a_stale_proposal_cannot_be_accepted(write_notebook, open_tab, age
         await agent.ended(path)
 
 
-async def test_the_key_never_reaches_a_reply(agent, write_notebook, model_server):
+async def test_the_key_never_reaches_a_reply(agent, write_notebook, loop_model_server):
     path = write_notebook("keys.ipynb", "1")
     models = await agent.api("api", "jupyter-loop", "agent", "models")
     assert models["configured"] is True and models["provider"] == "openai"
@@ -232,7 +234,7 @@ async def test_the_key_never_reaches_a_reply(agent, write_notebook, model_server
 
 
 async def test_the_map_marks_stale_outputs_and_the_turns_runs_are_its_own(
-    write_notebook, start_kernel, run_cells, open_tab, agent, model_server, api
+    write_notebook, start_kernel, run_cells, open_tab, agent, loop_model_server, api
 ):
     path = write_notebook("stale.ipynb", "x = 1\nx", "x + 1")
     await start_kernel(path)
@@ -241,12 +243,12 @@ async def test_the_map_marks_stale_outputs_and_the_turns_runs_are_its_own(
         await wait_for(lambda: tab.cell("c1").get("execution_count") == 2)
         set_source(next(c for c in tab.notebook.ycells if c["id"] == "c0"), "x = 2\nx")
         await asyncio.sleep(0.5)  # the edit reaches the server's document
-        model_server.script(call_tools(("run_cells", {"cell_ids": ["c1"]})), say("Ran it."))
+        loop_model_server.script(call_tools(("run_cells", {"cell_ids": ["c1"]})), say("Ran it."))
         turn_id = await agent.start(path, "Run the second cell.")
         approval = await approval_in(tab)
         await agent.approve(path, approval["id"])
         await agent.ended(path)
-    messages = json.loads(prompt_text(chat_bodies(model_server)[0]))
+    messages = json.loads(prompt_text(chat_bodies(loop_model_server)[0]))
     first = "\n".join(str(m.get("content")) for m in messages)
     lines = {
         line.split()[1]: line for line in first.splitlines() if line.startswith(("1 c0", "2 c1"))

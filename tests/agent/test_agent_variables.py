@@ -15,19 +15,19 @@ DATA = (
 
 
 async def test_the_model_sees_variables_and_can_list_them(
-    write_notebook, start_kernel, run_cells, open_tab, api, model_server
+    write_notebook, start_kernel, run_cells, open_tab, api, loop_model_server
 ):
     path = write_notebook("vars.ipynb", DATA, "threshold * 2")
     await start_kernel(path)
     async with open_tab(path) as tab:
         await run_cells(path, "c0")
         await wait_for(lambda: tab.cell("c0").get("execution_count") == 1)
-        model_server.script(call_tools(("list_variables", {})), say("sales has 2 columns."))
+        loop_model_server.script(call_tools(("list_variables", {})), say("sales has 2 columns."))
         agent = Agent(api)
         await agent.start(path, "Which columns does sales have?")
         conversation = await agent.ended(path)
         assert conversation["turn"]["state"] == "done"
-        first, second = model_server.bodies(OPENAI_CHAT)
+        first, second = loop_model_server.bodies(OPENAI_CHAT)
         assert "Kernel variables" in prompt_text(first)
         assert "sales: pandas.DataFrame 2×2, columns region" in prompt_text(first)
         assert "revenue float64" in prompt_text(second)
@@ -43,12 +43,12 @@ async def test_the_model_sees_variables_and_can_list_them(
     assert any(entry["action"] == "variables_read" for entry in journal)
 
 
-async def test_without_a_kernel_the_tool_says_so(write_notebook, api, model_server):
+async def test_without_a_kernel_the_tool_says_so(write_notebook, api, loop_model_server):
     path = write_notebook("nokernel.ipynb", "x = 1")
-    model_server.script(call_tools(("list_variables", {})), say("No kernel."))
+    loop_model_server.script(call_tools(("list_variables", {})), say("No kernel."))
     agent = Agent(api)
     await agent.start(path, "What is x?")
     await agent.ended(path)
-    first, second = model_server.bodies(OPENAI_CHAT)
+    first, second = loop_model_server.bodies(OPENAI_CHAT)
     assert "Kernel variables" not in prompt_text(first)
     assert "has no running kernel" in prompt_text(second)

@@ -20,14 +20,14 @@ def _notebook(root) -> str:
 
 
 async def test_without_focus_the_first_request_shows_printed_output_and_the_active_cell(
-    agent, jp_root_dir, model_server
+    agent, jp_root_dir, loop_model_server
 ):
     path = _notebook(jp_root_dir)
-    model_server.script(say("Accuracy rose to 0.975."))
+    loop_model_server.script(say("Accuracy rose to 0.975."))
     await agent.start(path, "How did training go?", active_cell_id="c12")
     conversation = await agent.ended(path)
     assert conversation["turn"]["state"] == "done", notices(conversation)
-    first = model_server.bodies(OPENAI_CHAT)[0]["messages"]
+    first = loop_model_server.bodies(OPENAI_CHAT)[0]["messages"]
     overview = next(m["content"] for m in first if m["content"].startswith("Notebook when"))
     # The printed text of cell 5, head and tail, though no cell was pointed at.
     assert "5 c4 code [5] train() → stdout 40 lines\n    | epoch 0 accuracy=0.000" in overview

@@ -72,28 +72,28 @@ async def ask_about_the_plot(api, path: str) -> dict:
 
 class TestOpenAI:
     @pytest.fixture
-    def loop_config(self, model_server):
-        return openai_config(model_server, agent_model="scripted-vision")
+    def loop_config(self, loop_model_server):
+        return openai_config(loop_model_server, agent_model="scripted-vision")
 
-    async def test_a_vision_model_gets_the_plot_shrunk(self, api, jp_root_dir, model_server):
+    async def test_a_vision_model_gets_the_plot_shrunk(self, api, jp_root_dir, loop_model_server):
         path = plot_notebook(jp_root_dir, "plot.ipynb", png(2000, 1000))
-        model_server.script(say("A red square."))
+        loop_model_server.script(say("A red square."))
         await ask_about_the_plot(api, path)
-        (body,) = model_server.bodies(OPENAI_CHAT)
+        (body,) = loop_model_server.bodies(OPENAI_CHAT)
         assert openai_images(body) == [(1024, 512)]
         journal = await Agent(api).journal(path)
         calls = [e["details"] for e in journal if e["action"] == "model_call"]
         assert calls[0]["images"] == 1
 
     async def test_a_refusal_falls_back_to_text_and_is_remembered(
-        self, api, jp_root_dir, model_server
+        self, api, jp_root_dir, loop_model_server
     ):
         path = plot_notebook(jp_root_dir, "text.ipynb", png(640, 480))
-        model_server.script(say("A plot."), say("Still a plot."))
+        loop_model_server.script(say("A plot."), say("Still a plot."))
         agent = Agent(api)
         await agent.start(path, "What is it?", focus_cell_ids=["plot"], model="scripted-tools")
         await agent.ended(path)
-        refused, retried = model_server.bodies(OPENAI_CHAT)
+        refused, retried = loop_model_server.bodies(OPENAI_CHAT)
         assert openai_images(refused) == [(640, 480)]
         assert openai_images(retried) == []
         assert "were not attached: the model does not take images" in prompt_text(retried)
@@ -105,69 +105,69 @@ class TestOpenAI:
 
         await agent.start(path, "And now?", focus_cell_ids=["plot"], model="scripted-tools")
         await agent.ended(path)
-        later = model_server.bodies(OPENAI_CHAT)[2:]
+        later = loop_model_server.bodies(OPENAI_CHAT)[2:]
         assert len(later) == 1 and openai_images(later[0]) == []  # no second refusal
         assert "[image/png 640×480" in prompt_text(later[0])
 
 
 class TestBudget:
     @pytest.fixture
-    def loop_config(self, model_server):
-        return openai_config(model_server, agent_images_per_step=2)
+    def loop_config(self, loop_model_server):
+        return openai_config(loop_model_server, agent_images_per_step=2)
 
     async def test_images_beyond_the_step_budget_are_described(
-        self, api, jp_root_dir, model_server
+        self, api, jp_root_dir, loop_model_server
     ):
         path = plot_notebook(jp_root_dir, "many.ipynb", *(png(50, 40) for _ in range(4)))
-        model_server.script(say("Four plots."))
+        loop_model_server.script(say("Four plots."))
         agent = Agent(api)
         await agent.start(path, "Compare", focus_cell_ids=["plot"], model="scripted-vision")
         await agent.ended(path)
-        (body,) = model_server.bodies(OPENAI_CHAT)
+        (body,) = loop_model_server.bodies(OPENAI_CHAT)
         assert openai_images(body) == [(50, 40)] * 2
         assert "2 more images left out (at most 2 images" in prompt_text(body)
 
 
 class TestOff:
     @pytest.fixture
-    def loop_config(self, model_server):
-        return openai_config(model_server, agent_model="scripted-vision", agent_images="off")
+    def loop_config(self, loop_model_server):
+        return openai_config(loop_model_server, agent_model="scripted-vision", agent_images="off")
 
-    async def test_no_images_when_switched_off(self, api, jp_root_dir, model_server):
+    async def test_no_images_when_switched_off(self, api, jp_root_dir, loop_model_server):
         path = plot_notebook(jp_root_dir, "off.ipynb", png(300, 200))
-        model_server.script(say("A plot."))
+        loop_model_server.script(say("A plot."))
         await ask_about_the_plot(api, path)
-        (body,) = model_server.bodies(OPENAI_CHAT)
+        (body,) = loop_model_server.bodies(OPENAI_CHAT)
         assert openai_images(body) == []
         assert "[image/png 300×200" in prompt_text(body)
 
 
 class TestOllama:
     @pytest.fixture
-    def loop_config(self, model_server):
+    def loop_config(self, loop_model_server):
         return {
             "agent_provider": "ollama",
-            "ollama_host": model_server.ollama_host,
+            "ollama_host": loop_model_server.ollama_host,
             "agent_model": "scripted-vision",
             "agent_request_timeout": 5.0,
             "batch_interval": 0.01,
         }
 
-    async def test_a_vision_model_gets_images_as_base64(self, api, jp_root_dir, model_server):
+    async def test_a_vision_model_gets_images_as_base64(self, api, jp_root_dir, loop_model_server):
         path = plot_notebook(jp_root_dir, "plot.ipynb", png(1500, 3000))
-        model_server.script(say("A tall plot."))
+        loop_model_server.script(say("A tall plot."))
         await ask_about_the_plot(api, path)
-        (body,) = model_server.bodies(OLLAMA_CHAT)
+        (body,) = loop_model_server.bodies(OLLAMA_CHAT)
         assert ollama_images(body) == [(512, 1024)]
         assert body["messages"][-1]["images"]  # on the live view, the last message
 
-    async def test_a_text_only_model_gets_a_description(self, api, jp_root_dir, model_server):
+    async def test_a_text_only_model_gets_a_description(self, api, jp_root_dir, loop_model_server):
         path = plot_notebook(jp_root_dir, "text.ipynb", png(1500, 3000))
-        model_server.script(say("A plot."))
+        loop_model_server.script(say("A plot."))
         agent = Agent(api)
         await agent.start(path, "What?", focus_cell_ids=["plot"], model="scripted-tools")
         await agent.ended(path)
-        (body,) = model_server.bodies(OLLAMA_CHAT)
+        (body,) = loop_model_server.bodies(OLLAMA_CHAT)
         assert ollama_images(body) == []
         assert "[image/png 1500×3000" in prompt_text(body)
 

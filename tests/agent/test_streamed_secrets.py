@@ -52,17 +52,17 @@ def stored_texts(conversation: dict[str, Any], role: str) -> list[str]:
 
 class TestBuiltinAssistant:
     @pytest.fixture
-    def loop_config(self, model_server: Any) -> dict[str, Any]:
-        return openai_config(model_server, secrets=[CANARY])
+    def loop_config(self, loop_model_server: Any) -> dict[str, Any]:
+        return openai_config(loop_model_server, secrets=[CANARY])
 
     async def test_a_secret_streamed_by_the_model_is_masked_in_every_state_a_tab_sees(
-        self, agent: Agent, write_notebook: Any, open_tab: Any, model_server: Any,
+        self, agent: Agent, write_notebook: Any, open_tab: Any, loop_model_server: Any,
         tmp_path: Path,
     ) -> None:  # fmt: skip
         path = write_notebook("stream.ipynb", "x = 1")
         # Chunks of 5 characters, each its own batch: the secret arrives in several pieces.
         text = f"The key is {CANARY}, keep it safe. And again: {CANARY}"
-        model_server.script(Reply(text=text, chunk_size=5, delay=0.03))
+        loop_model_server.script(Reply(text=text, chunk_size=5, delay=0.03))
         async with open_tab(path) as tab:
             watched = Watched(tab)
             await agent.start(path, "What is the key?")

@@ -32,8 +32,8 @@ CANARY = "hunter2-canary-7c1e9b"
 
 
 @pytest.fixture
-def loop_config(model_server):
-    return openai_config(model_server, secrets=[CANARY], completion_model="scripted-plain")
+def loop_config(loop_model_server):
+    return openai_config(loop_model_server, secrets=[CANARY], completion_model="scripted-plain")
 
 
 async def stream(jp_fetch, body):
@@ -42,15 +42,17 @@ async def stream(jp_fetch, body):
     return response.body
 
 
-async def test_completion_knows_the_columns_a_cell_printed(jp_fetch, jp_root_dir, model_server):
+async def test_completion_knows_the_columns_a_cell_printed(
+    jp_fetch, jp_root_dir, loop_model_server
+):
     path = notebook_with_table(jp_root_dir)
     # Answered only if the prompt carries the column name, which is only in the output.
-    model_server.script(say(ANSWER, requires="price_eur_2024"))
-    model_server.set_default_reply(say("unknown"))
+    loop_model_server.script(say(ANSWER, requires="price_eur_2024"))
+    loop_model_server.set_default_reply(say("unknown"))
     body = await stream(jp_fetch, request(path))
     assert text_of(body) == INSERTED  # the typed "pr" is not repeated
     assert lines(body)[-1] == {"done": True, "error": None}
-    (sent,) = model_server.bodies(OPENAI_CHAT)
+    (sent,) = loop_model_server.bodies(OPENAI_CHAT)
     assert sent["model"] == "scripted-plain"
     assert "tools" not in sent
     user = sent["messages"][-1]["content"]
@@ -58,25 +60,27 @@ async def test_completion_knows_the_columns_a_cell_printed(jp_fetch, jp_root_dir
     assert "df.describe()" in user  # the cell below
 
 
-async def test_chat_answers_in_code_fences_are_unwrapped(jp_fetch, jp_root_dir, model_server):
+async def test_chat_answers_in_code_fences_are_unwrapped(jp_fetch, jp_root_dir, loop_model_server):
     path = notebook_with_table(jp_root_dir)
-    model_server.script(say(f"```python\n{ANSWER}\n```", chunk_size=3))
+    loop_model_server.script(say(f"```python\n{ANSWER}\n```", chunk_size=3))
     assert text_of(await stream(jp_fetch, request(path))) == INSERTED
 
 
-async def test_secrets_are_masked_in_what_the_model_is_sent(jp_fetch, jp_root_dir, model_server):
+async def test_secrets_are_masked_in_what_the_model_is_sent(
+    jp_fetch, jp_root_dir, loop_model_server
+):
     path = notebook_with_table(jp_root_dir, secret=f"token {CANARY}\n")
-    model_server.script(say(ANSWER))
+    loop_model_server.script(say(ANSWER))
     body = request(path, before=f'key = "{CANARY}"\ndf["pr')
     await stream(jp_fetch, body)
-    sent = sent_text(model_server.bodies(OPENAI_CHAT))
+    sent = sent_text(loop_model_server.bodies(OPENAI_CHAT))
     assert "price_eur_2024" in sent
     assert CANARY not in sent
 
 
-async def test_usage_is_counted_without_a_journal(jp_fetch, api, jp_root_dir, model_server):
+async def test_usage_is_counted_without_a_journal(jp_fetch, api, jp_root_dir, loop_model_server):
     path = notebook_with_table(jp_root_dir)
-    model_server.script(say(ANSWER, usage=(120, 5)), fail(500, "model crashed"))
+    loop_model_server.script(say(ANSWER, usage=(120, 5)), fail(500, "model crashed"))
     await stream(jp_fetch, request(path))
     failed = lines(await stream(jp_fetch, request(path)))
     assert failed[-1]["done"] is True
@@ -92,10 +96,10 @@ async def test_usage_is_counted_without_a_journal(jp_fetch, api, jp_root_dir, mo
 
 
 async def test_an_aborted_request_aborts_the_model_call_and_counts_as_cancelled(
-    jp_fetch, api, jp_root_dir, jp_http_port, jp_base_url, jp_auth_header, model_server
+    jp_fetch, api, jp_root_dir, jp_http_port, jp_base_url, jp_auth_header, loop_model_server
 ):
     path = notebook_with_table(jp_root_dir)
-    model_server.script(say("x" * 400, chunk_size=2, delay=0.05))
+    loop_model_server.script(say("x" * 400, chunk_size=2, delay=0.05))
     url = f"http://127.0.0.1:{jp_http_port}{jp_base_url}api/jupyter-loop/completion/stream"
     async with httpx.AsyncClient(headers=dict(jp_auth_header), timeout=60) as client:
         async with client.stream("POST", url, json=request(path)) as response:
@@ -103,7 +107,7 @@ async def test_an_aborted_request_aborts_the_model_call_and_counts_as_cancelled(
             async for line in response.aiter_lines():
                 assert json.loads(line)["text"]
                 break  # the user typed on: the browser aborts the fetch
-    aborted = await wait_for(lambda: model_server.aborted, timeout=10)
+    aborted = await wait_for(lambda: loop_model_server.aborted, timeout=10)
     assert [r.path for r in aborted] == [OPENAI_CHAT]
     for _ in range(100):  # counted when the cancelled call has wound down
         usage = (await api(*COMPLETION, "status"))["usage"]
@@ -114,29 +118,29 @@ async def test_an_aborted_request_aborts_the_model_call_and_counts_as_cancelled(
 
 
 async def test_a_new_request_from_the_same_editor_cancels_the_previous(
-    jp_fetch, api, jp_root_dir, model_server
+    jp_fetch, api, jp_root_dir, loop_model_server
 ):
     path = notebook_with_table(jp_root_dir)
-    model_server.script(say("y" * 400, chunk_size=2, delay=0.05), say(ANSWER))
+    loop_model_server.script(say("y" * 400, chunk_size=2, delay=0.05), say(ANSWER))
     first = asyncio.ensure_future(stream(jp_fetch, request(path)))
-    await wait_for(lambda: model_server.bodies(OPENAI_CHAT))
+    await wait_for(lambda: loop_model_server.bodies(OPENAI_CHAT))
     second = await stream(jp_fetch, request(path, before='df["pri'))
     assert text_of(second) == 'ce_eur_2024"]'
     cut = await asyncio.wait_for(first, 10)
     assert len(text_of(cut)) < 400  # it ended early, without its full answer
-    aborted = await wait_for(lambda: model_server.aborted, timeout=10)
+    aborted = await wait_for(lambda: loop_model_server.aborted, timeout=10)
     assert len(aborted) == 1 and aborted[0].body["messages"][-1]["content"].count('df["pr<') == 1
     assert (await api(*COMPLETION, "status"))["usage"]["cancelled"] == 1
 
 
 async def test_an_accepted_suggestion_is_answered_to_its_end_and_its_tokens_counted(
-    jp_fetch, api, jp_root_dir, jp_http_port, jp_base_url, jp_auth_header, model_server
+    jp_fetch, api, jp_root_dir, jp_http_port, jp_base_url, jp_auth_header, loop_model_server
 ):
     """The editor asks again as its person accepts a suggestion (its text changed); the
     model sends the call's token count after the text. The accepted call is not typed
     over: it ends, and its tokens count (they were lost when the person was quick)."""
     path = notebook_with_table(jp_root_dir)
-    model_server.script(
+    loop_model_server.script(
         say(ANSWER, chunk_size=20, delay=0.3, usage=(1234, 7)), say("", usage=(5, 0))
     )
     url = f"http://127.0.0.1:{jp_http_port}{jp_base_url}api/jupyter-loop/completion/stream"
@@ -153,43 +157,45 @@ async def test_an_accepted_suggestion_is_answered_to_its_end_and_its_tokens_coun
 
 
 async def test_two_requests_at_once_from_one_editor_make_one_model_call(
-    jp_fetch, jp_root_dir, model_server
+    jp_fetch, jp_root_dir, loop_model_server
 ):
     path = notebook_with_table(jp_root_dir)  # not loaded yet: the first prompt takes a while
-    model_server.set_default_reply(say(ANSWER, delay=0.05))
+    loop_model_server.set_default_reply(say(ANSWER, delay=0.05))
     # Two connections: the server may get them in either order; the numbers tell.
     answers = await asyncio.gather(
         stream(jp_fetch, request(path, sequence=1)),
         stream(jp_fetch, request(path, before='df["pri', sequence=2)),
     )
     assert sorted(text_of(answer) for answer in answers) == ["", 'ce_eur_2024"]']
-    answered = len(model_server.bodies(OPENAI_CHAT)) - len(model_server.aborted)
+    answered = len(loop_model_server.bodies(OPENAI_CHAT)) - len(loop_model_server.aborted)
     assert answered == 1
 
 
 async def test_an_older_request_arriving_late_leaves_the_newer_one_alone(
-    jp_fetch, jp_root_dir, model_server
+    jp_fetch, jp_root_dir, loop_model_server
 ):
     """The browser sends a request per keystroke; over several connections an earlier
     keystroke's request can reach the server after a later one's."""
     path = notebook_with_table(jp_root_dir)
-    model_server.set_default_reply(say(ANSWER, chunk_size=2, delay=0.05))
+    loop_model_server.set_default_reply(say(ANSWER, chunk_size=2, delay=0.05))
     newer = asyncio.ensure_future(stream(jp_fetch, request(path, before='df["pri', sequence=8)))
-    await wait_for(lambda: model_server.bodies(OPENAI_CHAT))
+    await wait_for(lambda: loop_model_server.bodies(OPENAI_CHAT))
     older = await stream(jp_fetch, request(path, sequence=7))
     assert text_of(older) == ""
     assert text_of(await asyncio.wait_for(newer, 10)) == 'ce_eur_2024"]'
-    assert len(model_server.bodies(OPENAI_CHAT)) == 1 and model_server.aborted == []
+    assert len(loop_model_server.bodies(OPENAI_CHAT)) == 1 and loop_model_server.aborted == []
 
 
-async def test_outputs_of_cells_in_view_reach_the_prompt(jp_fetch, jp_root_dir, model_server):
+async def test_outputs_of_cells_in_view_reach_the_prompt(jp_fetch, jp_root_dir, loop_model_server):
     path = notebook_with_far_output(jp_root_dir)
-    model_server.set_default_reply(say('"data/sales_q3_2024.parquet")'))
+    loop_model_server.set_default_reply(say('"data/sales_q3_2024.parquet")'))
     body = request(path, before="pd.read_parquet(")
     await stream(jp_fetch, body)  # the browser did not say what is in view: neighbours only
     on_screen = ["f0", "f5", "f6", "f7", "f8", "f9", "c1"]
     await stream(jp_fetch, {**body, "visible_cell_ids": on_screen, "editor_id": "tab-1:c1b"})
-    without, with_view = (b["messages"][-1]["content"] for b in model_server.bodies(OPENAI_CHAT))
+    without, with_view = (
+        b["messages"][-1]["content"] for b in loop_model_server.bodies(OPENAI_CHAT)
+    )
     assert FAR_OUTPUT.strip() not in without
     assert "x9 = 9" in without and "x4 = 4" in without  # the six cells above
     assert FAR_OUTPUT.strip() in with_view
@@ -213,78 +219,80 @@ async def test_outputs_of_cells_in_view_reach_the_prompt(jp_fetch, jp_root_dir, 
     ],
 )
 async def test_bad_requests_get_a_4xx_with_a_message(
-    jp_fetch, jp_root_dir, model_server, body, words, code
+    jp_fetch, jp_root_dir, loop_model_server, body, words, code
 ):
     notebook_with_table(jp_root_dir)
     with pytest.raises(HTTPClientError) as caught:
         await stream(jp_fetch, body)
     assert caught.value.code == code
     assert words in json.loads(caught.value.response.body)["message"]
-    assert model_server.requests == []
+    assert loop_model_server.requests == []
 
 
 class TestOllama:
     @pytest.fixture
-    def loop_config(self, model_server):
-        model_server.set_models(
+    def loop_config(self, loop_model_server):
+        loop_model_server.set_models(
             ScriptedModel("scripted-coder", capabilities=("completion", "insert")),
             ScriptedModel("scripted-chat", capabilities=("completion", "tools")),
         )
         return {
             "agent_provider": "ollama",
-            "ollama_host": model_server.ollama_host,
+            "ollama_host": loop_model_server.ollama_host,
             "completion_model": "scripted-coder",
             "secrets": [CANARY],
         }
 
-    async def test_fill_in_the_middle_with_a_suffix(self, jp_fetch, jp_root_dir, model_server):
+    async def test_fill_in_the_middle_with_a_suffix(self, jp_fetch, jp_root_dir, loop_model_server):
         path = notebook_with_table(jp_root_dir)
-        model_server.script(say(INSERTED, requires="price_eur_2024"))
-        model_server.set_default_reply(say("unknown"))
+        loop_model_server.script(say(INSERTED, requires="price_eur_2024"))
+        loop_model_server.set_default_reply(say("unknown"))
         body = request(path, before='total = df["pr', after=f"].sum()  # {CANARY}")
         assert text_of(await stream(jp_fetch, body)) == INSERTED
-        (sent,) = model_server.bodies(OLLAMA_GENERATE)
+        (sent,) = loop_model_server.bodies(OLLAMA_GENERATE)
         assert sent["model"] == "scripted-coder"
         assert sent["prompt"].endswith('total = df["pr')
         assert "price_eur_2024" in sent["prompt"]
         assert sent["suffix"].startswith("].sum()")
         assert CANARY not in sent_text([sent])
-        assert model_server.bodies(OLLAMA_CHAT) == []
+        assert loop_model_server.bodies(OLLAMA_CHAT) == []
 
     async def test_an_aborted_request_aborts_generation(
-        self, jp_fetch, jp_root_dir, jp_http_port, jp_base_url, jp_auth_header, model_server
+        self, jp_fetch, jp_root_dir, jp_http_port, jp_base_url, jp_auth_header, loop_model_server
     ):
         path = notebook_with_table(jp_root_dir)
-        model_server.script(say("z" * 400, chunk_size=2, delay=0.05))
+        loop_model_server.script(say("z" * 400, chunk_size=2, delay=0.05))
         url = f"http://127.0.0.1:{jp_http_port}{jp_base_url}api/jupyter-loop/completion/stream"
         async with httpx.AsyncClient(headers=dict(jp_auth_header), timeout=60) as client:
             async with client.stream("POST", url, json=request(path)) as response:
                 async for _ in response.aiter_lines():
                     break
-        aborted = await wait_for(lambda: model_server.aborted, timeout=10)
+        aborted = await wait_for(lambda: loop_model_server.aborted, timeout=10)
         assert [r.path for r in aborted] == [OLLAMA_GENERATE]
 
-    async def test_a_missing_model_says_so(self, jp_fetch, jp_root_dir, model_server):
+    async def test_a_missing_model_says_so(self, jp_fetch, jp_root_dir, loop_model_server):
         path = notebook_with_table(jp_root_dir)
-        model_server.script(fail(404, "model 'scripted-coder' not found"))
+        loop_model_server.script(fail(404, "model 'scripted-coder' not found"))
         last = lines(await stream(jp_fetch, request(path)))[-1]
         assert "does not have the model 'scripted-coder'" in last["error"]
 
     async def test_a_model_that_cannot_fill_in_the_middle_gets_a_chat_prompt(
-        self, jp_fetch, api, jp_root_dir, model_server
+        self, jp_fetch, api, jp_root_dir, loop_model_server
     ):
         path = notebook_with_table(jp_root_dir)
-        model_server.set_default_reply(say(ANSWER))
+        loop_model_server.set_default_reply(say(ANSWER))
         for _ in range(2):
             body = request(path, after="\nprint(total)", model="scripted-chat")
             assert text_of(await stream(jp_fetch, body)) == INSERTED
         # Refused once (400 "does not support insert"), then asked by chat only.
-        assert [r.path for r in model_server.requests] == [
+        assert [r.path for r in loop_model_server.requests] == [
             OLLAMA_GENERATE,
             OLLAMA_CHAT,
             OLLAMA_CHAT,
         ]
-        assert "price_eur_2024" in model_server.bodies(OLLAMA_CHAT)[0]["messages"][-1]["content"]
+        assert (
+            "price_eur_2024" in loop_model_server.bodies(OLLAMA_CHAT)[0]["messages"][-1]["content"]
+        )
         assert (await api(*COMPLETION, "status"))["usage"]["failures"] == 0
 
 
@@ -292,46 +300,46 @@ class TestOllamaListedModel:
     """No model configured: completions use the first model Ollama lists (by name)."""
 
     @pytest.fixture
-    def loop_config(self, model_server, monkeypatch):
+    def loop_config(self, loop_model_server, monkeypatch):
         monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-        model_server.set_models(
+        loop_model_server.set_models(
             ScriptedModel("scripted-coder-1", capabilities=("completion", "insert")),
             ScriptedModel("scripted-coder-2", capabilities=("completion", "insert")),
         )
-        return {"agent_provider": "ollama", "ollama_host": model_server.ollama_host}
+        return {"agent_provider": "ollama", "ollama_host": loop_model_server.ollama_host}
 
     async def test_a_model_removed_from_the_server_is_replaced_by_one_it_lists(
-        self, jp_fetch, api, jp_root_dir, model_server
+        self, jp_fetch, api, jp_root_dir, loop_model_server
     ):
         path = notebook_with_table(jp_root_dir)
-        model_server.set_default_reply(say(INSERTED))
+        loop_model_server.set_default_reply(say(INSERTED))
         assert text_of(await stream(jp_fetch, request(path))) == INSERTED
         # `ollama rm scripted-coder-1`: it leaves the list, and asking for it is a 404.
-        model_server.set_models(
+        loop_model_server.set_models(
             ScriptedModel("scripted-coder-2", capabilities=("completion", "insert"))
         )
-        model_server.script(fail(404, "model 'scripted-coder-1' not found"))
+        loop_model_server.script(fail(404, "model 'scripted-coder-1' not found"))
         answered = lines(await stream(jp_fetch, request(path)))
         assert answered[-1] == {"done": True, "error": None}
         assert "".join(line.get("text", "") for line in answered[:-1]) == INSERTED
-        asked = [body["model"] for body in model_server.bodies(OLLAMA_GENERATE)]
+        asked = [body["model"] for body in loop_model_server.bodies(OLLAMA_GENERATE)]
         assert asked == ["scripted-coder-1", "scripted-coder-1", "scripted-coder-2"]
         status = await api(*COMPLETION, "status")
         assert status["model"] == "scripted-coder-2"
         assert status["usage"]["failures"] == 0
         # From now on the new model is asked at once.
         await stream(jp_fetch, request(path))
-        assert model_server.bodies(OLLAMA_GENERATE)[-1]["model"] == "scripted-coder-2"
-        assert len(model_server.bodies(OLLAMA_GENERATE)) == 4
+        assert loop_model_server.bodies(OLLAMA_GENERATE)[-1]["model"] == "scripted-coder-2"
+        assert len(loop_model_server.bodies(OLLAMA_GENERATE)) == 4
 
     async def test_a_404_for_a_model_still_listed_is_reported(
-        self, jp_fetch, jp_root_dir, model_server
+        self, jp_fetch, jp_root_dir, loop_model_server
     ):
         path = notebook_with_table(jp_root_dir)
-        model_server.script(fail(404, "model 'scripted-coder-1' not found"))
+        loop_model_server.script(fail(404, "model 'scripted-coder-1' not found"))
         last = lines(await stream(jp_fetch, request(path)))[-1]
         assert "does not have the model 'scripted-coder-1'" in last["error"]
-        asked = [body["model"] for body in model_server.bodies(OLLAMA_GENERATE)]
+        asked = [body["model"] for body in loop_model_server.bodies(OLLAMA_GENERATE)]
         assert asked == ["scripted-coder-1"]
 
 
@@ -352,7 +360,7 @@ class TestNoProvider:
 
 
 async def test_completion_knows_the_columns_of_a_dataframe_never_printed(
-    jp_fetch, api, jp_root_dir, model_server, start_kernel, run_cells, read_notebook
+    jp_fetch, api, jp_root_dir, loop_model_server, start_kernel, run_cells, read_notebook
 ):
     path = notebook_with_table(jp_root_dir)
     await start_kernel(path)
@@ -367,8 +375,8 @@ async def test_completion_knows_the_columns_of_a_dataframe_never_printed(
         if not (await api("api", "jupyter-loop", "runs", params={"path": path}))["cells"]:
             break
         await asyncio.sleep(0.05)
-    model_server.script(say('qty_sold_q3"]', requires="qty_sold_q3"))
-    model_server.set_default_reply(say("unknown"))
+    loop_model_server.script(say('qty_sold_q3"]', requires="qty_sold_q3"))
+    loop_model_server.set_default_reply(say("unknown"))
     body = await stream(jp_fetch, request(path, before='df["q'))
     assert text_of(body) == 'ty_sold_q3"]'
-    assert "qty_sold_q3" in sent_text(model_server.bodies(OPENAI_CHAT))
+    assert "qty_sold_q3" in sent_text(loop_model_server.bodies(OPENAI_CHAT))

@@ -28,10 +28,10 @@ def text_of(result: types.CallToolResult) -> str:
 
 
 async def test_read_notebook_says_which_cell_each_person_has_in_hand(
-    mcp_session: Any, write_notebook: Any, open_tab: Any
+    loop_mcp_session: Any, write_notebook: Any, open_tab: Any
 ) -> None:
     path = write_notebook("where.ipynb", *MANY, "def broken(:\n    return 'needle-7c1'")
-    async with open_tab(path) as ada, open_tab(path) as bob, mcp_session() as session:
+    async with open_tab(path) as ada, open_tab(path) as bob, loop_mcp_session() as session:
         await ada.say(
             {
                 "user": {"name": "ada", "display_name": "Ada Lovelace"},
@@ -51,7 +51,7 @@ async def test_read_notebook_says_which_cell_each_person_has_in_hand(
 
 
 async def test_the_current_cell_resource_is_the_cell_its_person_has_active(
-    mcp_session: Any, write_notebook: Any, open_tab: Any
+    loop_mcp_session: Any, write_notebook: Any, open_tab: Any
 ) -> None:
     """ "Fix this cell" from an outside agent: the resource names the cell the person the
     agent works for has active (the server's own token: its login name); with nobody of
@@ -64,7 +64,7 @@ async def test_the_current_cell_resource_is_the_cell_its_person_has_active(
         open_tab(path) as ada,
         open_tab(path) as bob,
         open_tab(path) as mine,
-        mcp_session() as session,
+        loop_mcp_session() as session,
     ):
         listed = await session.list_resource_templates()
         templates = [t.uri_template for t in listed.resource_templates]
@@ -108,18 +108,18 @@ async def read_until(session: Any, path: str, wanted: Any, timeout: float = 10.0
         await asyncio.sleep(0.1)
 
 
-async def test_a_notebook_nobody_has_open_lists_nobody(mcp_session: Any, write_notebook: Any):
+async def test_a_notebook_nobody_has_open_lists_nobody(loop_mcp_session: Any, write_notebook: Any):
     path = write_notebook("alone.ipynb", "x = 1")
-    async with mcp_session() as session:
+    async with loop_mcp_session() as session:
         text = text_of(await call(session, "read_notebook", path=path))
     assert "People with this notebook open" not in text and "x = 1" in text
 
 
 async def test_an_agent_at_work_is_shown_in_the_tabs_on_the_cell_it_works_on(
-    mcp_session: Any, write_notebook: Any, open_tab: Any
+    loop_mcp_session: Any, write_notebook: Any, open_tab: Any
 ) -> None:
     path = write_notebook("watched.ipynb", "a = 1", "b = 2")
-    async with open_tab(path) as tab, mcp_session(name="claude-code") as session:
+    async with open_tab(path) as tab, loop_mcp_session(name="claude-code") as session:
         await call(session, "read_cell", path=path, cell_id="c1")
         await wait_until(lambda: tab.agents())
         [(name, work)] = tab.agents()
@@ -136,13 +136,13 @@ async def test_an_agent_at_work_is_shown_in_the_tabs_on_the_cell_it_works_on(
 
 
 async def test_an_agents_caret_shows_at_the_end_of_the_cell_it_works_on(
-    mcp_session: Any, write_notebook: Any, open_tab: Any
+    loop_mcp_session: Any, write_notebook: Any, open_tab: Any
 ) -> None:
     """jupyter-collaboration's editors draw a collaborator's caret from the ``cursors``
     of its awareness entry: the agent's is at the end of the cell it works on, as the
     browser's library (Yjs) resolves it, in the cell's source, not another's."""
     path = write_notebook("caret.ipynb", "a = 1", "é = '😀'  # b")
-    async with open_tab(path) as tab, mcp_session(name="claude-code") as session:
+    async with open_tab(path) as tab, loop_mcp_session(name="claude-code") as session:
         await call(session, "read_cell", path=path, cell_id="c1")
         await wait_until(lambda: carets(tab))
         await call(session, "propose_modify", path=path, cell_id="c0", source="a = 2", summary="s")
@@ -172,14 +172,14 @@ def carets(tab: Any) -> list[dict[str, Any]]:
 
 @pytest.mark.timeout(90)
 async def test_an_agent_stays_shown_on_its_cell_for_the_whole_of_a_long_run(
-    mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+    loop_mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
 ) -> None:
     """A call that stops waiting leaves its cells running: tabs would forget the agent 30 s
     after that call, so the server shows it again every RENEW_SECONDS while they run, and
     stops once they are done."""
     long = RENEW_SECONDS * 1.5
     path = write_notebook("long.ipynb", "a = 1", f"import time\ntime.sleep({long})")
-    async with open_tab(path) as tab, mcp_session(name="claude-code") as session:
+    async with open_tab(path) as tab, loop_mcp_session(name="claude-code") as session:
         asked = asyncio.ensure_future(
             call(session, "run_cells", path=path, cell_ids=["c1"], wait_seconds=0)
         )

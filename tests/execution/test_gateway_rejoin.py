@@ -24,10 +24,10 @@ from tornado.websocket import WebSocketClientConnection, websocket_connect
 @pytest.mark.timeout(240)
 @on_both_gateways
 async def test_a_run_on_a_gateway_kernel_goes_on_after_a_server_crash(
-    serve: Serve,
+    loop_serve: Serve,
     gateway: Gateway,  # noqa: F811
 ):
-    server = serve(f"--GatewayClient.url={gateway.url}", "--GatewayClient.request_timeout=60")
+    server = loop_serve(f"--GatewayClient.url={gateway.url}", "--GatewayClient.request_timeout=60")
     kernel_id = await started(server, "x = 41", LOOP, "print(x + 1)")
     await run(server, "c0", "c1")
     await lines_seen(server, 20)
@@ -81,10 +81,10 @@ async def _drain(socket: WebSocketClientConnection) -> None:
 # messages with the same jupyter_server code (1.x in EG, 2.x in KG), tested above.
 @pytest.mark.parametrize("gateway", ["enterprise_gateway"], indirect=True)
 async def test_output_the_gateway_kept_for_another_client_is_said_lost(
-    serve: Serve,
+    loop_serve: Serve,
     gateway: Gateway,  # noqa: F811
 ):
-    server = serve(f"--GatewayClient.url={gateway.url}", "--GatewayClient.request_timeout=60")
+    server = loop_serve(f"--GatewayClient.url={gateway.url}", "--GatewayClient.request_timeout=60")
     kernel_id = await started(server, "x = 41", LOOP, "print(x + 1)")
     await run(server, "c0", "c1")
     async with watching(gateway.url, kernel_id):

@@ -67,8 +67,8 @@ async def cli(server: ServerProcess, *args: str) -> tuple[int, str, str]:
 
 
 @pytest.mark.timeout(240)
-async def test_a_tab_run_taken_over_after_a_crash_is_one_true_record(serve: Serve) -> None:
-    server = serve()
+async def test_a_tab_run_taken_over_after_a_crash_is_one_true_record(loop_serve: Serve) -> None:
+    server = loop_serve()
     await started(server, "x = 1", SLOW)
     cookie = await login_cookie(server)
     asked = time.time()

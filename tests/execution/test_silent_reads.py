@@ -57,8 +57,8 @@ BUSY_SECONDS = 4
 
 
 @pytest.fixture
-def loop_config(model_server: Any) -> dict[str, Any]:
-    return openai_config(model_server, completion_model="scripted-plain")
+def loop_config(loop_model_server: Any) -> dict[str, Any]:
+    return openai_config(loop_model_server, completion_model="scripted-plain")
 
 
 async def test_completions_send_one_read_at_a_time_and_run_no_user_code(
@@ -68,11 +68,11 @@ async def test_completions_send_one_read_at_a_time_and_run_no_user_code(
     start_kernel: Any,
     run_cells: Any,
     open_tab: Any,
-    model_server: Any,
+    loop_model_server: Any,
 ) -> None:
     path = write_notebook("meta.ipynb", PROBE, REPORT, "x = 1")
     kernel_id = await start_kernel(path)
-    model_server.set_default_reply(say("1"))
+    loop_model_server.set_default_reply(say("1"))
     async with open_tab(path) as tab:
         await run_cells(path, "c0")
         await wait_for(lambda: tab.cell("c0").get("execution_count") == 1, timeout=60)

@@ -139,10 +139,10 @@ async def test_history_needs_contents_read(write_notebook: Any, api: Any) -> Non
 
 
 async def test_mcp_runs_are_recorded_and_stale_marks_follow_edits_and_restarts(
-    write_notebook: Any, open_tab: Any, mcp_session: Any, api: Any, start_kernel: Any
+    write_notebook: Any, open_tab: Any, loop_mcp_session: Any, api: Any, start_kernel: Any
 ) -> None:
     path = write_notebook("mcp.ipynb", "print('first')", "print('second')")
-    async with open_tab(path) as tab, mcp_session(name="claude-code") as session:
+    async with open_tab(path) as tab, loop_mcp_session(name="claude-code") as session:
         board = tab.notebook.ydoc.get("jupyter_loop:agent", type=Map)
         running = asyncio.ensure_future(
             call(session, "run_cells", path=path, cell_ids=["c0", "c1"])

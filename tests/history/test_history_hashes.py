@@ -37,7 +37,7 @@ async def runs_of(api: Any, path: str, cell_id: str) -> list[dict[str, Any]]:
 
 
 async def test_the_history_hashes_the_masked_source_it_shows(
-    write_notebook: Any, start_kernel: Any, run_cells: Any, api: Any, mcp_session: Any
+    write_notebook: Any, start_kernel: Any, run_cells: Any, api: Any, loop_mcp_session: Any
 ) -> None:
     path = write_notebook("hashes.ipynb", SECRET_SOURCE, PLAIN_SOURCE)
     await start_kernel(path)
@@ -53,7 +53,7 @@ async def test_the_history_hashes_the_masked_source_it_shows(
     # A source without a secret is shown whole: its hash is the hash of the cell's source.
     assert plain["source_hash"] == source_hash(PLAIN_SOURCE)
 
-    async with mcp_session() as session:
+    async with loop_mcp_session() as session:
         told = text_of(await call(session, "cell_history", path=path, cell_id="c0"))
     assert f"source {source_hash(masked['source'])[:12]}:" in told
     assert source_hash(SECRET_SOURCE)[:12] not in told and CANARY not in told

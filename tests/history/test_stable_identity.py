@@ -33,14 +33,14 @@ def loop_config() -> dict[str, Any]:
 
 
 async def test_token_requests_are_one_person_on_every_channel(
-    mcp_session: Any, write_notebook: Any, start_kernel: Any, jp_ws_fetch: Any, api: Any,
+    loop_mcp_session: Any, write_notebook: Any, start_kernel: Any, jp_ws_fetch: Any, api: Any,
     run_cells: Any,
 ) -> None:  # fmt: skip
     local = getpass.getuser()
     path = write_notebook("who.ipynb", "print(1)", "print(2)")
     kernel_id = await start_kernel(path)
     for _ in range(2):
-        async with mcp_session() as session:
+        async with loop_mcp_session() as session:
             await call(session, "read_cell", path=path, cell_id="c0")
             await call(session, "get_outputs", path=path, cell_id="c0")
     journal = (await api(*JOURNAL, params={"path": path}))["entries"]

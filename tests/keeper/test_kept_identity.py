@@ -63,9 +63,9 @@ def dead_pid() -> int:
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("recorded", ["before start times", "with start times"])
 async def test_an_entry_whose_processes_are_strangers_is_not_adopted_nor_signalled(
-    serve: Serve, strangers: list[subprocess.Popen[bytes]], recorded: str
+    loop_serve: Serve, strangers: list[subprocess.Popen[bytes]], recorded: str
 ):
-    server = serve()
+    server = loop_serve()
     keeper, kernel = strangers
     times = {}
     if recorded == "with start times":  # the ids' first holders started a minute earlier

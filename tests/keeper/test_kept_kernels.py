@@ -28,8 +28,8 @@ def the_kernel(server: ServerProcess) -> KeeperEntry:
 
 
 @pytest.mark.timeout(180)
-async def test_a_crash_keeps_the_kernel_and_every_line(serve: Serve):
-    server = serve()
+async def test_a_crash_keeps_the_kernel_and_every_line(loop_serve: Serve):
+    server = loop_serve()
     kernel_id = await started(server, "x = 41", LOOP, "print(x + 1)")
     await run(server, "c0", "c1")
     await lines_seen(server, 20)
@@ -66,10 +66,10 @@ async def test_a_crash_keeps_the_kernel_and_every_line(serve: Serve):
 
 
 @pytest.mark.timeout(180)
-async def test_cells_queued_behind_a_kept_run_run_after_it(serve: Serve):
+async def test_cells_queued_behind_a_kept_run_run_after_it(loop_serve: Serve):
     # "Run all", then the server crashes: the kept kernel goes on with the running cell,
     # and the restarted server runs the cells that waited behind it, on that kernel.
-    server = serve()
+    server = loop_serve()
     await started(server, "x = 41", LOOP, "print(x + 1)")
     await run(server, "c0", "c1", "c2")
     await lines_seen(server, 20)
@@ -103,12 +103,12 @@ def crash_once_a_run_ended(server: ServerProcess, timeout: float = 30) -> None:
 
 
 @pytest.mark.timeout(240)
-async def test_a_run_that_ended_just_before_a_crash_keeps_every_line(serve: Serve):
+async def test_a_run_that_ended_just_before_a_crash_keeps_every_line(loop_serve: Serve):
     # Chaos seed 1127, trials 19 and 24: the server died after a run's end was journalled
     # and before its ledger said so; the restarted server followed the run again on its
     # kept kernel, which had nothing more to say: the cell came back empty ("cut off"), or
     # never ended.
-    server = serve()
+    server = loop_serve()
     # 0.6 s: the ledger has recorded the run's request to the kernel before it ends
     await started(
         server, "import time\nfor i in range(30):\n    print(i, flush=True)\n    time.sleep(0.02)"
@@ -159,13 +159,13 @@ def crash_once_the_store_changes(server: ServerProcess, timeout: float = 30) -> 
 
 @pytest.mark.timeout(240)
 async def test_a_run_killed_with_its_server_at_once_is_followed_on_its_kept_kernel(
-    serve: Serve,
+    loop_serve: Serve,
 ):
     # Chaos seed 2027, trial 22: a cell left [*] after a SIGKILL under load. The run's
     # markers reached the collaboration store, and its request the kernel, before the
     # run ledger wrote it down; the restarted server knew of no such run, so nothing
     # closed the markers or followed the kernel, which went on printing to nobody.
-    server = serve()
+    server = loop_serve()
     await started(
         server, "import time\nfor i in range(60):\n    print(i, flush=True)\n    time.sleep(0.05)"
     )
@@ -184,10 +184,10 @@ async def test_a_run_killed_with_its_server_at_once_is_followed_on_its_kept_kern
 
 
 @pytest.mark.timeout(180)
-async def test_a_prompt_left_by_a_crash_is_answered_on_the_kept_kernel(serve: Serve):
+async def test_a_prompt_left_by_a_crash_is_answered_on_the_kept_kernel(loop_serve: Serve):
     # The cell waits in input() when the server dies: the kept kernel still waits, the
     # restarted server shows the same prompt, and an answer reaches the same kernel.
-    server = serve()
+    server = loop_serve()
     await started(
         server,
         "x = 41",
@@ -223,11 +223,11 @@ async def test_a_prompt_left_by_a_crash_is_answered_on_the_kept_kernel(serve: Se
 
 
 @pytest.mark.timeout(180)
-async def test_a_prompt_asked_after_a_crash_is_shown_and_answered(serve: Serve):
+async def test_a_prompt_asked_after_a_crash_is_shown_and_answered(loop_serve: Serve):
     # The cell reaches input() only once the restarted server follows it again. The
     # kernel sends its prompt to the connection that sent the cell, known by its session
     # id: the previous server's. It was lost, and the cell waited with no prompt anywhere.
-    server = serve()
+    server = loop_serve()
     waits = "import pathlib, time\nwhile not pathlib.Path('go').exists():\n    time.sleep(0.05)\n"
     await started(server, waits + "name = input('name? ')\nprint('hello', name)")
     await run(server, "c0")
@@ -252,12 +252,12 @@ async def test_a_prompt_asked_after_a_crash_is_shown_and_answered(serve: Serve):
 
 
 @pytest.mark.timeout(180)
-async def test_a_display_shown_before_a_crash_is_updated_after_it(serve: Serve):
+async def test_a_display_shown_before_a_crash_is_updated_after_it(loop_serve: Serve):
     updates = (
         "import time\nh = display('a', display_id=True)\nprint('shown', flush=True)\n"
         "time.sleep(6)\nh.update('b')\nprint('updated')"
     )
-    server = serve()
+    server = loop_serve()
     await started(server, updates)
     await run(server, "c0")
     channel, live = await server.open_room(PATH)
@@ -275,8 +275,8 @@ async def test_a_display_shown_before_a_crash_is_updated_after_it(serve: Serve):
 
 
 @pytest.mark.timeout(120)
-async def test_a_clean_stop_shuts_kernels_down_by_default(serve: Serve):
-    server = serve()
+async def test_a_clean_stop_shuts_kernels_down_by_default(loop_serve: Serve):
+    server = loop_serve()
     await started(server, "x = 1")
     entry = the_kernel(server)
     server.stop(leave_kernels=True)
@@ -286,8 +286,8 @@ async def test_a_clean_stop_shuts_kernels_down_by_default(serve: Serve):
 
 
 @pytest.mark.timeout(180)
-async def test_always_keeps_kernels_across_a_clean_stop(serve: Serve):
-    server = serve("--JupyterLoopApp.keep_kernels=always")
+async def test_always_keeps_kernels_across_a_clean_stop(loop_serve: Serve):
+    server = loop_serve("--JupyterLoopApp.keep_kernels=always")
     await started(server, "x = 41", LOOP, "print(x + 1)", "print(x + 2)")
     await run(server, "c0", "c1", "c3")  # c3 waits behind the loop through the upgrade
     await lines_seen(server, 20)
@@ -310,8 +310,8 @@ async def test_always_keeps_kernels_across_a_clean_stop(serve: Serve):
 
 
 @pytest.mark.timeout(180)
-async def test_never_ends_kernels_with_the_server(serve: Serve):
-    server = serve("--JupyterLoopApp.keep_kernels=never")
+async def test_never_ends_kernels_with_the_server(loop_serve: Serve):
+    server = loop_serve("--JupyterLoopApp.keep_kernels=never")
     await started(server, "x = 1")
     assert not list_entries(server.kernels_dir)  # no keeper: today's kernels
     server.kill()
@@ -319,9 +319,9 @@ async def test_never_ends_kernels_with_the_server(serve: Serve):
 
 @pytest.mark.timeout(180)
 async def test_an_orphaned_kernel_is_shut_down_and_its_output_replayed(
-    serve: Callable[..., ServerProcess],
+    loop_serve: Callable[..., ServerProcess],
 ):
-    server = serve("--JupyterLoopApp.orphan_kernel_timeout=2")
+    server = loop_serve("--JupyterLoopApp.orphan_kernel_timeout=2")
     forever = "import time\nfor i in range(100000):\n    print(i, flush=True)\n    time.sleep(0.05)"
     await started(server, "x = 1", forever)
     await run(server, "c1")
@@ -349,9 +349,9 @@ async def test_an_orphaned_kernel_is_shut_down_and_its_output_replayed(
 
 @pytest.mark.timeout(180)
 async def test_an_adopted_kernel_is_interrupted_and_restarted_as_any(
-    serve: Callable[..., ServerProcess],
+    loop_serve: Callable[..., ServerProcess],
 ):
-    server = serve()
+    server = loop_serve()
     forever = "import time\nfor i in range(100000):\n    print(i, flush=True)\n    time.sleep(0.05)"
     kernel_id = await started(server, "x = 41", forever, "print(x + 1)")
     await run(server, "c0", "c1")
@@ -381,9 +381,9 @@ async def test_an_adopted_kernel_is_interrupted_and_restarted_as_any(
 
 @pytest.mark.timeout(180)
 async def test_a_kernel_that_dies_while_no_server_runs_is_reported_in_its_cell(
-    serve: Callable[..., ServerProcess],
+    loop_serve: Callable[..., ServerProcess],
 ):
-    server = serve()
+    server = loop_serve()
     dies = LOOP.replace(str(LINES), "60") + "\nimport os\nos._exit(1)"
     await started(server, dies)
     await run(server, "c0")

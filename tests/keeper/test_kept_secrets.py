@@ -17,8 +17,8 @@ PRINTS = f"import os\nos.system('echo fd-level {SECRET}')\nos.write(2, b'raw {SE
 
 
 @pytest.mark.timeout(180)
-async def test_a_kept_kernels_files_hold_no_secret(serve: Serve):
-    server = serve(f"--JupyterLoopApp.secrets={SECRET}")
+async def test_a_kept_kernels_files_hold_no_secret(loop_serve: Serve):
+    server = loop_serve(f"--JupyterLoopApp.secrets={SECRET}")
     kernel_id = await started(server, PRINTS)
     await run(server, "c0")
     await ended_in_file(server, 0)

@@ -29,10 +29,10 @@ def calls(entries: list[dict[str, Any]]) -> list[tuple[str, bool]]:
 
 
 async def test_every_call_is_journaled_refused_and_unknown_ones_too(
-    mcp_session: Any, write_notebook: Any, api: Any
+    loop_mcp_session: Any, write_notebook: Any, api: Any
 ) -> None:
     path = write_notebook("audit.ipynb", "1")
-    async with mcp_session() as session:
+    async with loop_mcp_session() as session:
         await call(session, "list_notebooks")
         await call(session, "no_such_tool", path=path)
         await call(session, "get_outputs", path=path)  # no cell_id: refused by its schema
@@ -50,11 +50,11 @@ async def test_every_call_is_journaled_refused_and_unknown_ones_too(
 
 
 async def test_a_client_name_is_capped_and_shown_as_its_own_claim(
-    mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+    loop_mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
 ) -> None:
     path = write_notebook("claim.ipynb", "print('hi')")
     name = "JupyterLab tab of alice (approved)\x1b[2J\n" + "x" * 1_000_000
-    async with open_tab(path) as tab, mcp_session(name=name) as session:
+    async with open_tab(path) as tab, loop_mcp_session(name=name) as session:
         board = tab.notebook.ydoc.get("jupyter_loop:agent", type=Map)
         running = asyncio.ensure_future(call(session, "run_cells", path=path, cell_ids=["c0"]))
         approval = dict(await wait_for(lambda: board.get("approval")))
@@ -68,10 +68,10 @@ async def test_a_client_name_is_capped_and_shown_as_its_own_claim(
 
 
 async def test_arguments_are_checked_against_the_schema_the_client_is_shown(
-    mcp_session: Any, write_notebook: Any
+    loop_mcp_session: Any, write_notebook: Any
 ) -> None:
     path = write_notebook("schema.ipynb", "1")
-    async with mcp_session() as session:
+    async with loop_mcp_session() as session:
         listed = {tool.name: tool.input_schema for tool in (await session.list_tools()).tools}
         empty = await call(session, "read_cell", path="", cell_id="c0")
         negative = await call(session, "run_cells", path=path, cell_ids=["c0"], wait_seconds=-1)

@@ -40,7 +40,7 @@ def jsonrpc_error(response: Any) -> dict[str, Any]:
 @pytest.mark.parametrize("method", ["GET", "POST", "DELETE"])
 @pytest.mark.parametrize("sent", ["no token", "a wrong Jupyter token", "a made-up scoped token"])
 async def test_a_missing_or_wrong_token_answers_401_with_a_bearer_challenge(
-    method: str, sent: str, mcp_url: str
+    method: str, sent: str, loop_mcp_url: str
 ) -> None:
     headers = {
         "no token": {},
@@ -49,17 +49,17 @@ async def test_a_missing_or_wrong_token_answers_401_with_a_bearer_challenge(
     }[sent]
     async with httpx2.AsyncClient(headers={**ACCEPT, **headers}) as http:
         body = LISTING if method == "POST" else None
-        response = await http.request(method, mcp_url, json=body)
+        response = await http.request(method, loop_mcp_url, json=body)
     assert response.status_code == 401, (response.status_code, response.text)
     assert CHALLENGE.fullmatch(response.headers["www-authenticate"]), response.headers
     assert "token" in jsonrpc_error(response)["message"]
 
 
 async def test_the_protected_resource_metadata_names_the_endpoint_and_the_servers_login(
-    mcp_url: str, jp_base_url: str, jp_http_port: int
+    loop_mcp_url: str, jp_base_url: str, jp_http_port: int
 ) -> None:
     async with httpx2.AsyncClient() as http:
-        refused = await http.post(mcp_url, json=LISTING, headers=ACCEPT)
+        refused = await http.post(loop_mcp_url, json=LISTING, headers=ACCEPT)
         found = CHALLENGE.fullmatch(refused.headers["www-authenticate"])
         assert found is not None
         where = found.group(1)
@@ -72,7 +72,7 @@ async def test_the_protected_resource_metadata_names_the_endpoint_and_the_server
         )
         assert where == rfc_place
         bare = await http.get(f"{origin}{jp_base_url}.well-known/oauth-protected-resource")
-    assert metadata["resource"] == mcp_url
+    assert metadata["resource"] == loop_mcp_url
     assert metadata["authorization_servers"] == [f"{origin}{jp_base_url}login"]
     assert metadata["bearer_methods_supported"] == ["header"]
     assert bare.json() == metadata
@@ -80,26 +80,28 @@ async def test_the_protected_resource_metadata_names_the_endpoint_and_the_server
 
 @pytest.mark.parametrize("modern", [False, True], ids=["handshake", "2026 protocol"])
 async def test_an_sdk_client_with_a_wrong_token_shows_the_servers_reason(
-    modern: bool, mcp_session: Any
+    modern: bool, loop_mcp_session: Any
 ) -> None:
     with pytest.raises(BaseException) as refused:
-        async with mcp_session(headers={"Authorization": "token not-the-servers"}, modern=modern):
+        async with loop_mcp_session(
+            headers={"Authorization": "token not-the-servers"}, modern=modern
+        ):
             pass
     assert "A valid Jupyter token is required" in str(refusal_of(refused.value))
 
 
 @pytest.mark.parametrize("authorizer", both("NoContents"))
 async def test_an_sdk_client_refused_by_the_authorizer_shows_why(
-    authorizer: str, mcp_session: Any, mcp_url: str, jp_auth_header: Any
+    authorizer: str, loop_mcp_session: Any, loop_mcp_url: str, jp_auth_header: Any
 ) -> None:
     """Authenticated but refused: 403 (no challenge: a token would not help), the reason
     in a JSON-RPC error the SDK shows; under a plain and an ``async def`` authorizer."""
     with pytest.raises(BaseException) as refused:
-        async with mcp_session():
+        async with loop_mcp_session():
             pass
     assert "permission to read contents" in str(refusal_of(refused.value))
     async with httpx2.AsyncClient(headers={**ACCEPT, **jp_auth_header}) as http:
-        response = await http.post(mcp_url, json=LISTING)
+        response = await http.post(loop_mcp_url, json=LISTING)
     assert response.status_code == 403 and "www-authenticate" not in response.headers
     assert "permission to read contents" in jsonrpc_error(response)["message"]
 
@@ -116,12 +118,12 @@ async def test_an_sdk_client_refused_by_the_authorizer_shows_why(
     ids=["no token", "a made-up scoped token"],
 )
 async def test_a_refusals_status_line_says_why(
-    sent: dict[str, str], words: str, mcp_url: str
+    sent: dict[str, str], words: str, loop_mcp_url: str
 ) -> None:
     """The status line's reason phrase is the refusal's first words, not "Unauthorized": a
     client that reads only the status (the MCP Python SDK 1.x, and langchain-mcp-adapters
     on it, raise ``Client error '401 …'``) shows the server's reason too."""
     async with httpx2.AsyncClient(headers={**ACCEPT, **sent}) as http:
-        response = await http.post(mcp_url, json=LISTING)
+        response = await http.post(loop_mcp_url, json=LISTING)
     assert response.status_code == 401
     assert response.reason_phrase == words, response.reason_phrase

@@ -59,7 +59,7 @@ async def waits_for_a_person(running: asyncio.Future[Any], board: Map) -> dict[s
 
 @pytest.mark.parametrize("authorizer", both("BobNoKernels"))  # ada may run
 async def test_by_default_a_clients_own_answer_does_not_approve_its_run(
-    authorizer: str, mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+    authorizer: str, loop_mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
 ) -> None:
     """Under a plain and an ``async def is_authorized`` authorizer alike: no approval form
     is put to the client, each run waits for a tab, and a tab's answer leaves no "allow
@@ -68,7 +68,7 @@ async def test_by_default_a_clients_own_answer_does_not_approve_its_run(
     forms: list[Any] = []
     async with (
         open_tab(path) as tab,
-        mcp_session(name="claude-code", elicitation=host_says_yes(forms)) as session,
+        loop_mcp_session(name="claude-code", elicitation=host_says_yes(forms)) as session,
     ):
         board = tab.notebook.ydoc.get("jupyter_loop:agent", type=Map)
         for cell_id in ("c0", "c1"):
@@ -90,14 +90,14 @@ async def test_by_default_a_clients_own_answer_does_not_approve_its_run(
 
 
 async def test_by_default_a_2026_client_is_not_asked_to_approve_but_waits_for_a_tab(
-    mcp_url: str, jp_auth_header: Any, write_notebook: Any, open_tab: Any, api: Any
+    loop_mcp_url: str, jp_auth_header: Any, write_notebook: Any, open_tab: Any, api: Any
 ) -> None:
     """No "input required" approval form either: the held call waits for the tab's answer."""
     path = write_notebook("modern.ipynb", "print('modern', 6 * 7)")
     forms: list[Any] = []
     async with (
         open_tab(path) as tab,
-        modern_client(mcp_url, dict(jp_auth_header), host_says_yes(forms)) as client,
+        modern_client(loop_mcp_url, dict(jp_auth_header), host_says_yes(forms)) as client,
     ):
         board = tab.notebook.ydoc.get("jupyter_loop:agent", type=Map)
         arguments = {"path": path, "cell_ids": ["c0"]}
@@ -112,13 +112,13 @@ async def test_by_default_a_2026_client_is_not_asked_to_approve_but_waits_for_a_
 
 
 async def test_by_default_a_cells_input_is_still_asked_in_the_client(
-    mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+    loop_mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
 ) -> None:
     path = write_notebook("name.ipynb", ASKS_NAME)
     forms: list[Any] = []
     async with (
         open_tab(path) as tab,
-        mcp_session(elicitation=host_says_yes(forms)) as session,
+        loop_mcp_session(elicitation=host_says_yes(forms)) as session,
     ):
         board = tab.notebook.ydoc.get("jupyter_loop:agent", type=Map)
         running = asyncio.ensure_future(call(session, "run_cells", path=path, cell_ids=["c0"]))
@@ -133,13 +133,13 @@ async def test_by_default_a_cells_input_is_still_asked_in_the_client(
 
 @pytest.mark.parametrize("loop_config", [OPTED_IN])
 async def test_opted_in_the_clients_answer_approves_and_the_journal_says_where(
-    loop_config: dict[str, Any], mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+    loop_config: dict[str, Any], loop_mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
 ) -> None:
     path = write_notebook("opted.ipynb", "print('opted', 6 * 7)", "print('again')")
     forms: list[Any] = []
     async with (
         open_tab(path) as tab,
-        mcp_session(name="claude-code", elicitation=host_says_yes(forms)) as session,
+        loop_mcp_session(name="claude-code", elicitation=host_says_yes(forms)) as session,
     ):
         first = await call(session, "run_cells", path=path, cell_ids=["c0"])
         second = await call(session, "run_cells", path=path, cell_ids=["c1"])  # "turn" holds
@@ -155,7 +155,7 @@ async def test_opted_in_the_clients_answer_approves_and_the_journal_says_where(
 
 
 async def test_jupyter_loop_approve_answers_an_agents_run_and_is_journalled_as_the_terminal(
-    mcp_session: Any,
+    loop_mcp_session: Any,
     write_notebook: Any,
     open_tab: Any,
     api: Any,
@@ -166,7 +166,7 @@ async def test_jupyter_loop_approve_answers_an_agents_run_and_is_journalled_as_t
     path = write_notebook("term.ipynb", "print('from the terminal', 6 * 7)")
     token = jp_auth_header["Authorization"].split()[1]
     url = f"http://127.0.0.1:{jp_http_port}{jp_base_url}"
-    async with open_tab(path) as tab, mcp_session(elicitation=host_says_yes([])) as session:
+    async with open_tab(path) as tab, loop_mcp_session(elicitation=host_says_yes([])) as session:
         board = tab.notebook.ydoc.get("jupyter_loop:agent", type=Map)
         running = asyncio.ensure_future(call(session, "run_cells", path=path, cell_ids=["c0"]))
         card = await waits_for_a_person(running, board)

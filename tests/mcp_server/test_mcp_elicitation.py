@@ -53,13 +53,15 @@ def slow_person(shown: asyncio.Event, release: asyncio.Event) -> Any:
 
 
 async def test_the_agents_person_approves_in_their_client(
-    mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+    loop_mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
 ) -> None:
     path = write_notebook("ask.ipynb", f"token = '{CANARY}'\nprint('ran', 6 * 7)")
     forms: list[Any] = []
     async with (
         open_tab(path) as tab,
-        mcp_session(name="claude-code", elicitation=answering("accept", "once", forms)) as session,
+        loop_mcp_session(
+            name="claude-code", elicitation=answering("accept", "once", forms)
+        ) as session,
     ):
         result = await call(session, "run_cells", path=path, cell_ids=["c0"])
         await wait_for(lambda: "ran 42" in tab.text("c0"))
@@ -78,13 +80,13 @@ async def test_the_agents_person_approves_in_their_client(
 
 
 async def test_declining_the_form_denies_the_run(
-    mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+    loop_mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
 ) -> None:
     path = write_notebook("no.ipynb", "print('should not run')")
     forms: list[Any] = []
     async with (
         open_tab(path) as tab,
-        mcp_session(elicitation=answering("decline", None, forms)) as session,
+        loop_mcp_session(elicitation=answering("decline", None, forms)) as session,
     ):
         result = await call(session, "run_cells", path=path, cell_ids=["c0"])
         assert tab.cell("c0").get("execution_count") is None
@@ -93,13 +95,13 @@ async def test_declining_the_form_denies_the_run(
 
 
 async def test_a_dismissed_form_leaves_the_answer_to_a_tab(
-    mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+    loop_mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
 ) -> None:
     path = write_notebook("later.ipynb", "print('ran after all')")
     forms: list[Any] = []
     async with (
         open_tab(path) as tab,
-        mcp_session(elicitation=answering("cancel", None, forms)) as session,
+        loop_mcp_session(elicitation=answering("cancel", None, forms)) as session,
     ):
         running = asyncio.ensure_future(call(session, "run_cells", path=path, cell_ids=["c0"]))
         board = tab.notebook.ydoc.get("jupyter_loop:agent", type=Map)
@@ -118,13 +120,13 @@ async def test_a_dismissed_form_leaves_the_answer_to_a_tab(
 
 
 async def test_a_tab_answering_first_wins_and_the_form_is_withdrawn(
-    mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+    loop_mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
 ) -> None:
     path = write_notebook("race.ipynb", "print('the tab said yes')")
     shown, release = asyncio.Event(), asyncio.Event()
     async with (
         open_tab(path) as tab,
-        mcp_session(elicitation=slow_person(shown, release)) as session,
+        loop_mcp_session(elicitation=slow_person(shown, release)) as session,
     ):
         running = asyncio.ensure_future(call(session, "run_cells", path=path, cell_ids=["c0"]))
         board = tab.notebook.ydoc.get("jupyter_loop:agent", type=Map)
@@ -141,14 +143,14 @@ async def test_a_tab_answering_first_wins_and_the_form_is_withdrawn(
 
 @pytest.mark.parametrize("client", ["on the handshake protocol", "on the 2026 protocol"])
 async def test_a_client_that_cannot_be_asked_waits_for_a_tab(
-    client: str, mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+    client: str, loop_mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
 ) -> None:
     """The SDK client says it can show forms only when given a callback: without one, on
     either protocol, only the tabs are asked."""
     path = write_notebook("plain.ipynb", "print('plain')")
     forms: list[Any] = []
     modern = client == "on the 2026 protocol"
-    async with open_tab(path) as tab, mcp_session(modern=modern) as session:
+    async with open_tab(path) as tab, loop_mcp_session(modern=modern) as session:
         running = asyncio.ensure_future(call(session, "run_cells", path=path, cell_ids=["c0"]))
         board = tab.notebook.ydoc.get("jupyter_loop:agent", type=Map)
         approval = await wait_for(lambda: board.get("approval"))
@@ -161,18 +163,21 @@ async def test_a_client_that_cannot_be_asked_waits_for_a_tab(
 
 @pytest.mark.parametrize("authorizer", both("BobNoKernels"))  # ada may do everything
 async def test_either_kind_of_authorizer_lets_a_person_with_the_right_answer_in_the_client(
-    authorizer: str, mcp_session: Any, write_notebook: Any, open_tab: Any
+    authorizer: str, loop_mcp_session: Any, write_notebook: Any, open_tab: Any
 ) -> None:
     path = write_notebook("allowed.ipynb", "print('allowed', 6 * 7)")
     forms: list[Any] = []
-    async with open_tab(path), mcp_session(elicitation=answering("accept", "once", forms)) as s:
+    async with (
+        open_tab(path),
+        loop_mcp_session(elicitation=answering("accept", "once", forms)) as s,
+    ):
         result = await call(s, "run_cells", path=path, cell_ids=["c0"])
     assert "allowed 42" in text_of(result) and len(forms) == 1
 
 
 @pytest.mark.parametrize("authorizer", both("NoKernels"))
 async def test_a_caller_without_the_right_to_run_is_never_asked_in_the_client(
-    authorizer: str, mcp_session: Any, write_notebook: Any, open_tab: Any
+    authorizer: str, loop_mcp_session: Any, write_notebook: Any, open_tab: Any
 ) -> None:
     """An ``async def is_authorized`` whose answer went unawaited would be a truthy
     coroutine: the form would be shown and the run allowed."""
@@ -180,7 +185,7 @@ async def test_a_caller_without_the_right_to_run_is_never_asked_in_the_client(
     forms: list[Any] = []
     async with (
         open_tab(path) as tab,
-        mcp_session(elicitation=answering("accept", "once", forms)) as session,
+        loop_mcp_session(elicitation=answering("accept", "once", forms)) as session,
     ):
         result = await call(session, "run_cells", path=path, cell_ids=["c0"])
         await asyncio.sleep(0.5)
@@ -204,11 +209,14 @@ def person(approve: str, typed: str, forms: list[Any]) -> Any:
 
 
 async def test_a_cells_input_is_asked_in_the_client_during_the_agents_run(
-    mcp_session: Any, write_notebook: Any, open_tab: Any
+    loop_mcp_session: Any, write_notebook: Any, open_tab: Any
 ) -> None:
     path = write_notebook("name.ipynb", ASKS_NAME)
     forms: list[Any] = []
-    async with open_tab(path) as tab, mcp_session(elicitation=person("once", "Ada", forms)) as s:
+    async with (
+        open_tab(path) as tab,
+        loop_mcp_session(elicitation=person("once", "Ada", forms)) as s,
+    ):
         result = await call(s, "run_cells", path=path, cell_ids=["c0"])
         # The call's answer first: when the tab does not show the line, it says why.
         assert "hello Ada" in text_of(result), text_of(result)
@@ -219,11 +227,11 @@ async def test_a_cells_input_is_asked_in_the_client_during_the_agents_run(
 
 
 async def test_a_password_prompt_is_left_to_the_tabs(
-    mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+    loop_mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
 ) -> None:
     path = write_notebook("pw.ipynb", "import getpass\nprint(len(getpass.getpass('pw: ')))")
     forms: list[Any] = []
-    async with open_tab(path) as tab, mcp_session(elicitation=person("once", "x", forms)) as s:
+    async with open_tab(path) as tab, loop_mcp_session(elicitation=person("once", "x", forms)) as s:
         running = asyncio.ensure_future(call(s, "run_cells", path=path, cell_ids=["c0"]))
         request = await wait_for(lambda: (tab.marker("c0") or {}).get("input"))
         await asyncio.sleep(0.6)  # three polls: the client is not asked
@@ -235,13 +243,15 @@ async def test_a_password_prompt_is_left_to_the_tabs(
 
 
 @asynccontextmanager
-async def modern_client(mcp_url: str, headers: dict[str, str], form: Any) -> AsyncIterator[Client]:
+async def modern_client(
+    loop_mcp_url: str, headers: dict[str, str], form: Any
+) -> AsyncIterator[Client]:
     """The SDK's own ``Client`` on the 2026 protocol, showing forms with ``form``: it drives
     the "input required" round trips itself."""
     async with (
         httpx2.AsyncClient(headers=headers, timeout=120) as http,
         Client(
-            streamable_http_client(mcp_url, http_client=http),
+            streamable_http_client(loop_mcp_url, http_client=http),
             mode=LATEST_MODERN_VERSION,
             client_info=types.Implementation(name="claude-code", version="1"),
             elicitation_callback=form,
@@ -251,7 +261,7 @@ async def modern_client(mcp_url: str, headers: dict[str, str], form: Any) -> Asy
 
 
 async def test_a_2026_client_is_asked_through_input_required_and_its_answer_runs_the_cells(
-    mcp_url: str, jp_auth_header: Any, write_notebook: Any, open_tab: Any, api: Any
+    loop_mcp_url: str, jp_auth_header: Any, write_notebook: Any, open_tab: Any, api: Any
 ) -> None:
     """No back-channel on the 2026 protocol: the call answers "input required" with the
     form; the client shows it and makes the call again with the answer; that call gives
@@ -260,7 +270,9 @@ async def test_a_2026_client_is_asked_through_input_required_and_its_answer_runs
     forms: list[Any] = []
     async with (
         open_tab(path) as tab,
-        modern_client(mcp_url, dict(jp_auth_header), answering("accept", "once", forms)) as client,
+        modern_client(
+            loop_mcp_url, dict(jp_auth_header), answering("accept", "once", forms)
+        ) as client,
     ):
         result = await client.call_tool("run_cells", {"path": path, "cell_ids": ["c0"]})
         await wait_for(lambda: "ran 42" in tab.text("c0"))
@@ -275,10 +287,12 @@ async def test_a_2026_client_is_asked_through_input_required_and_its_answer_runs
 
 
 async def test_a_2026_clients_no_denies_and_a_tab_answering_first_wins(
-    mcp_url: str, jp_auth_header: Any, write_notebook: Any, open_tab: Any, api: Any
+    loop_mcp_url: str, jp_auth_header: Any, write_notebook: Any, open_tab: Any, api: Any
 ) -> None:
     path = write_notebook("mrtr-no.ipynb", "print('should not run')")
-    async with modern_client(mcp_url, dict(jp_auth_header), answering("decline", None, [])) as c:
+    async with modern_client(
+        loop_mcp_url, dict(jp_auth_header), answering("decline", None, [])
+    ) as c:
         result = await c.call_tool("run_cells", {"path": path, "cell_ids": ["c0"]})
     assert "Not run" in text_of(result) and "should not run" not in text_of(result)
 
@@ -286,7 +300,7 @@ async def test_a_2026_clients_no_denies_and_a_tab_answering_first_wins(
     shown, release = asyncio.Event(), asyncio.Event()
     async with (
         open_tab(path) as tab,
-        modern_client(mcp_url, dict(jp_auth_header), slow_person(shown, release)) as c,
+        modern_client(loop_mcp_url, dict(jp_auth_header), slow_person(shown, release)) as c,
     ):
         running = asyncio.ensure_future(
             c.call_tool("run_cells", {"path": path, "cell_ids": ["c0"]})
@@ -305,7 +319,7 @@ async def test_a_2026_clients_no_denies_and_a_tab_answering_first_wins(
 
 @pytest.mark.parametrize("authorizer", [*both("BobNoKernels"), *both("NoKernels")])
 async def test_a_2026_client_is_asked_only_when_its_caller_may_run_under_either_authorizer(
-    authorizer: str, mcp_url: str, jp_auth_header: Any, write_notebook: Any, open_tab: Any
+    authorizer: str, loop_mcp_url: str, jp_auth_header: Any, write_notebook: Any, open_tab: Any
 ) -> None:
     """The "input required" path comes after the one rights check: ada may run under
     "BobNoKernels" (the form is shown, the cells run), not under "NoKernels" (refused, no
@@ -315,7 +329,7 @@ async def test_a_2026_client_is_asked_only_when_its_caller_may_run_under_either_
     headers = dict(jp_auth_header)
     async with (
         open_tab(path) as tab,
-        modern_client(mcp_url, headers, answering("accept", "once", forms)) as client,
+        modern_client(loop_mcp_url, headers, answering("accept", "once", forms)) as client,
     ):
         result = await client.call_tool("run_cells", {"path": path, "cell_ids": ["c0"]})
         await asyncio.sleep(0.5)
@@ -328,7 +342,7 @@ async def test_a_2026_client_is_asked_only_when_its_caller_may_run_under_either_
 
 
 async def test_a_2026_client_is_asked_a_cells_input_through_input_required(
-    mcp_url: str, jp_auth_header: Any, write_notebook: Any, open_tab: Any
+    loop_mcp_url: str, jp_auth_header: Any, write_notebook: Any, open_tab: Any
 ) -> None:
     """The run is under way when the cell asks: its call, held between the client's
     requests, answers "input required" with the prompt's form, and the answer made again
@@ -337,7 +351,7 @@ async def test_a_2026_client_is_asked_a_cells_input_through_input_required(
     forms: list[Any] = []
     async with (
         open_tab(path) as tab,
-        modern_client(mcp_url, dict(jp_auth_header), person("once", "Ada", forms)) as client,
+        modern_client(loop_mcp_url, dict(jp_auth_header), person("once", "Ada", forms)) as client,
     ):
         result = await client.call_tool("run_cells", {"path": path, "cell_ids": ["c0"]})
         await wait_for(lambda: "hello Ada" in tab.text("c0"))

@@ -20,17 +20,17 @@ def loop_config() -> dict[str, Any]:
     return {"secrets": [CANARY], "external_approval_timeout": 60.0}
 
 
-async def test_initialize_names_the_server_and_its_version(mcp_session: Any) -> None:
+async def test_initialize_names_the_server_and_its_version(loop_mcp_session: Any) -> None:
     from jupyter_loop import __version__  # _version.py, written by the build
 
-    async with mcp_session() as session:
+    async with loop_mcp_session() as session:
         result = await session.initialize()  # the handshake's answer, kept by the client
     assert result.server_info.name == "jupyter-loop"
     assert result.server_info.version == __version__ != ""
 
 
-async def test_lists_the_tools(mcp_session: Any) -> None:
-    async with mcp_session() as session:
+async def test_lists_the_tools(loop_mcp_session: Any) -> None:
+    async with loop_mcp_session() as session:
         listed = await session.list_tools()
     names = {tool.name for tool in listed.tools}
     assert {
@@ -61,7 +61,11 @@ async def ran(read_notebook: Any, path: str, cell_id: str) -> None:
 
 
 async def test_reads_a_notebook_with_what_it_printed_masked(
-    mcp_session: Any, write_notebook: Any, start_kernel: Any, run_cells: Any, read_notebook: Any
+    loop_mcp_session: Any,
+    write_notebook: Any,
+    start_kernel: Any,
+    run_cells: Any,
+    read_notebook: Any,
 ) -> None:
     path = write_notebook(
         "work/printed.ipynb", "x = 6 * 7\nprint('the answer is', x)", f"print('{CANARY}')"
@@ -69,7 +73,7 @@ async def test_reads_a_notebook_with_what_it_printed_masked(
     await start_kernel(path)
     await run_cells(path, "c0", "c1")
     await ran(read_notebook, path, "c1")
-    async with mcp_session() as session:
+    async with loop_mcp_session() as session:
         listed = text_of(await call(session, "list_notebooks"))
         view = await call(session, "read_notebook", path=path)
         cell = await call(session, "read_cell", path=path, cell_id="c1")
@@ -83,10 +87,10 @@ async def test_reads_a_notebook_with_what_it_printed_masked(
 
 
 async def test_a_proposal_shows_in_every_tab_and_its_accept_comes_back(
-    mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+    loop_mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
 ) -> None:
     path = write_notebook("fix.ipynb", "1/0")
-    async with open_tab(path) as tab, mcp_session() as session:
+    async with open_tab(path) as tab, loop_mcp_session() as session:
         result = await call(
             session, "propose_modify", path=path, cell_id="c0", source="1/1", summary="no zero"
         )
@@ -106,11 +110,11 @@ async def test_a_proposal_shows_in_every_tab_and_its_accept_comes_back(
 
 
 async def test_a_run_under_ask_waits_for_a_person_answering_over_rest(
-    mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+    loop_mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
 ) -> None:
     """No tab opened a kernel: the run opens the notebook's session, as a tab would."""
     path = write_notebook("ask.ipynb", "for i in range(3):\n    print('line', i)")
-    async with open_tab(path) as tab, mcp_session(name="claude-code") as session:
+    async with open_tab(path) as tab, loop_mcp_session(name="claude-code") as session:
         running = asyncio.ensure_future(call(session, "run_cells", path=path, cell_ids=["c0"]))
         board = tab.notebook.ydoc.get("jupyter_loop:agent", type=Map)
         approval = await wait_for(lambda: board.get("approval"))
@@ -128,10 +132,10 @@ async def test_a_run_under_ask_waits_for_a_person_answering_over_rest(
     assert ("external_call", 'an MCP client of ada, calling itself "claude-code"') in by
 
 
-async def test_without_a_token_the_endpoint_answers_401(mcp_url: str) -> None:
+async def test_without_a_token_the_endpoint_answers_401(loop_mcp_url: str) -> None:
     async with httpx2.AsyncClient() as http:
         response = await http.post(
-            mcp_url,
+            loop_mcp_url,
             json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
             headers={"Accept": "application/json, text/event-stream"},
         )
@@ -140,14 +144,14 @@ async def test_without_a_token_the_endpoint_answers_401(mcp_url: str) -> None:
 
 
 async def test_a_long_run_goes_on_past_the_wait_and_can_be_interrupted(
-    mcp_session: Any, write_notebook: Any, start_kernel: Any, open_tab: Any, api: Any
+    loop_mcp_session: Any, write_notebook: Any, start_kernel: Any, open_tab: Any, api: Any
 ) -> None:
     slow = (
         "import time\nfor i in range(600):\n    print('tick', i, flush=True)\n    time.sleep(0.05)"
     )
     path = write_notebook("slow.ipynb", slow)
     await start_kernel(path)
-    async with open_tab(path) as tab, mcp_session() as session:
+    async with open_tab(path) as tab, loop_mcp_session() as session:
         board = tab.notebook.ydoc.get("jupyter_loop:agent", type=Map)
         running = asyncio.ensure_future(
             call(session, "run_cells", path=path, cell_ids=["c0"], wait_seconds=0.5)
@@ -174,14 +178,18 @@ PNG = (
 
 
 async def test_images_come_back_as_image_content(
-    mcp_session: Any, write_notebook: Any, start_kernel: Any, run_cells: Any, read_notebook: Any
+    loop_mcp_session: Any,
+    write_notebook: Any,
+    start_kernel: Any,
+    run_cells: Any,
+    read_notebook: Any,
 ) -> None:
     show = f"import base64\nfrom IPython.display import Image\nImage(base64.b64decode('{PNG}'))"
     path = write_notebook("plot.ipynb", show)
     await start_kernel(path)
     await run_cells(path, "c0")
     await ran(read_notebook, path, "c0")
-    async with mcp_session() as session:
+    async with loop_mcp_session() as session:
         view = await call(session, "read_notebook", path=path)
         plain = await call(session, "read_notebook", path=path, images=False)
     images = [c for c in view.content if isinstance(c, types.ImageContent)]
@@ -217,12 +225,12 @@ def image_sizes(result: types.CallToolResult) -> list[tuple[str, tuple[int, int]
 
 
 async def test_plots_come_back_shrunk_from_read_cell_get_outputs_and_run_cells(
-    mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+    loop_mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
 ) -> None:
     """Before: only read_notebook attached images, at full size; read_cell said
     ``[image/png 3000×1500, …]`` and nothing more."""
     path = write_notebook("wide.ipynb", WIDE_PLOT)
-    async with open_tab(path) as tab, mcp_session() as session:
+    async with open_tab(path) as tab, loop_mcp_session() as session:
         board = tab.notebook.ydoc.get("jupyter_loop:agent", type=Map)
         running = asyncio.ensure_future(call(session, "run_cells", path=path, cell_ids=["c0"]))
         approval = await wait_for(lambda: board.get("approval"))
@@ -242,19 +250,19 @@ async def test_plots_come_back_shrunk_from_read_cell_get_outputs_and_run_cells(
 
 
 async def test_allowed_for_the_turn_lasts_as_long_as_the_mcp_session(
-    mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+    loop_mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
 ) -> None:
     path = write_notebook("turn.ipynb", "print('again')")
     async with open_tab(path) as tab:
         board = tab.notebook.ydoc.get("jupyter_loop:agent", type=Map)
-        async with mcp_session() as session:
+        async with loop_mcp_session() as session:
             first = asyncio.ensure_future(call(session, "run_cells", path=path, cell_ids=["c0"]))
             approval = await wait_for(lambda: board.get("approval"))
             await answer_approval(api, path, approval, "turn")
             assert not (await first).is_error
             again = await call(session, "run_cells", path=path, cell_ids=["c0"])
             assert not again.is_error and "again" in text_of(again)
-        async with mcp_session() as session:  # a new session is asked again
+        async with loop_mcp_session() as session:  # a new session is asked again
             second = asyncio.ensure_future(call(session, "run_cells", path=path, cell_ids=["c0"]))
             approval = await wait_for(lambda: board.get("approval"))
             await answer_approval(api, path, approval, "deny")

@@ -28,7 +28,7 @@ async def never_asked(context: Any, params: Any) -> Any:
     "how", ["its read time-out", "closing its connection", "a 2026 client's read time-out"]
 )
 async def test_a_client_giving_up_on_its_approval_frees_the_notebooks_slot_at_once(
-    how: str, mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+    how: str, loop_mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
 ) -> None:
     path = write_notebook("given-up.ipynb", "print('first')", "print('second', 6 * 7)")
     async with open_tab(path) as tab:
@@ -36,7 +36,7 @@ async def test_a_client_giving_up_on_its_approval_frees_the_notebooks_slot_at_on
         # A 2026 client that shows forms has its call held between requests (held_calls.py).
         modern = how.startswith("a 2026")
         form = never_asked if modern else None
-        async with mcp_session(name="impatient", modern=modern, elicitation=form) as session:
+        async with loop_mcp_session(name="impatient", modern=modern, elicitation=form) as session:
             arguments = {"path": path, "cell_ids": ["c0"]}
             if how.endswith("read time-out"):
                 with pytest.raises(MCPError):
@@ -53,7 +53,7 @@ async def test_a_client_giving_up_on_its_approval_frees_the_notebooks_slot_at_on
         assert tab.cell("c0").get("execution_count") is None
 
         # The next agent's run is asked, not refused with "Another approval is waiting".
-        async with mcp_session(name="patient") as session:
+        async with loop_mcp_session(name="patient") as session:
             running = asyncio.ensure_future(call(session, "run_cells", path=path, cell_ids=["c1"]))
             second = await wait_for(lambda: board.get("approval") or running.done(), timeout=10)
             assert not running.done(), text_of(running.result())

@@ -27,12 +27,12 @@ def loop_config() -> dict[str, Any]:
 
 
 async def test_a_long_read_comes_in_pages_within_the_limit(
-    mcp_session: Any, write_notebook: Any
+    loop_mcp_session: Any, write_notebook: Any
 ) -> None:
     lines = [f"# line {i:04d} " + ("x" * 80 if i != 50 else CANARY) for i in range(100)]
     path = write_notebook("long.ipynb", "\n".join(lines))
     pages: list[str] = []
-    async with mcp_session() as session:
+    async with loop_mcp_session() as session:
         listed = {tool.name: tool for tool in (await session.list_tools()).tools}
         assert "cursor" in listed["read_cell"].input_schema["properties"]
         assert "cursor" not in listed["run_cells"].input_schema["properties"]
@@ -54,14 +54,16 @@ async def test_a_long_read_comes_in_pages_within_the_limit(
     assert bad.is_error and "'cursor'" in text_of(bad)
 
 
-async def test_a_call_still_working_sends_progress(mcp_session: Any, write_notebook: Any) -> None:
+async def test_a_call_still_working_sends_progress(
+    loop_mcp_session: Any, write_notebook: Any
+) -> None:
     path = write_notebook("slow.ipynb", "import time\ntime.sleep(2)\nprint('slept')")
     seen: list[tuple[float, str | None]] = []
 
     async def progressed(progress: float, total: float | None, message: str | None) -> None:
         seen.append((progress, message))
 
-    async with mcp_session() as session:
+    async with loop_mcp_session() as session:
         result = await session.call_tool(
             "run_cells", {"path": path, "cell_ids": ["c0"]}, progress_callback=progressed
         )

@@ -40,10 +40,10 @@ def loop_config() -> dict[str, Any]:
 
 
 @pytest.fixture
-def target(mcp_url: str, jp_auth_header: Any, jp_root_dir: Path) -> Any:
+def target(loop_mcp_url: str, jp_auth_header: Any, jp_root_dir: Path) -> Any:
     """``await target()``: the notebook written, a propose-only token made."""
     token = jp_auth_header["Authorization"].split()[-1]
-    return lambda: prepare(jp_root_dir, mcp_url.removesuffix("api/jupyter-loop/mcp"), token)
+    return lambda: prepare(jp_root_dir, loop_mcp_url.removesuffix("api/jupyter-loop/mcp"), token)
 
 
 def failed(row: Row, allowed: frozenset[str] = frozenset()) -> dict[str, str]:

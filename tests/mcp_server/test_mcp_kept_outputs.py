@@ -34,7 +34,7 @@ def loop_config(tmp_path: Path) -> dict[str, Any]:
 
 
 async def test_stand_ins_link_what_the_server_kept_whole_and_masked(
-    mcp_session: Any, write_notebook: Any, open_tab: Any, run_cells: Any, start_kernel: Any
+    loop_mcp_session: Any, write_notebook: Any, open_tab: Any, run_cells: Any, start_kernel: Any
 ) -> None:
     path = write_notebook("kept.ipynb", CELL)
     await start_kernel(path)
@@ -43,7 +43,7 @@ async def test_stand_ins_link_what_the_server_kept_whole_and_masked(
         await wait_for(lambda: tab.cell("c0").get("execution_count") is not None, timeout=60)
         shown = str(tab.cell("c0")["outputs"])
     assert "line 1500" not in shown and "y" * 60000 not in shown  # the notebook keeps part
-    async with mcp_session() as session:
+    async with loop_mcp_session() as session:
         result = await call(session, "get_outputs", path=path, cell_id="c0")
         links = [c for c in result.content if isinstance(c, types.ResourceLink)]
         assert [link.size for link in links][1::2] == [21573, 60071]  # what was left out

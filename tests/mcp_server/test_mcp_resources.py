@@ -51,7 +51,7 @@ async def ran(path: str, run_cells: Any, open_tab: Any, start_kernel: Any) -> No
 
 
 async def test_an_image_and_a_long_output_are_links_read_whole_and_masked(
-    mcp_session: Any,
+    loop_mcp_session: Any,
     write_notebook: Any,
     open_tab: Any,
     run_cells: Any,
@@ -60,7 +60,7 @@ async def test_an_image_and_a_long_output_are_links_read_whole_and_masked(
 ) -> None:
     path = write_notebook("res.ipynb", CELL)
     await ran(path, run_cells, open_tab, start_kernel)
-    async with mcp_session(name="claude-code") as session:
+    async with loop_mcp_session(name="claude-code") as session:
         templates = await session.list_resource_templates()
         assert templates.resource_templates[0].uri_template.startswith("jupyter-loop://")
         result = await call(session, "get_outputs", path=path, cell_id="c0")
@@ -102,7 +102,7 @@ async def test_an_image_and_a_long_output_are_links_read_whole_and_masked(
 
 @pytest.mark.parametrize("authorizer", both("BobNoKernels"))  # ada may read
 async def test_a_token_for_another_notebook_cannot_read_its_outputs(
-    authorizer: str, mcp_session: Any, write_notebook: Any, api: Any
+    authorizer: str, loop_mcp_session: Any, write_notebook: Any, api: Any
 ) -> None:
     """The rights of reading a resource are a tool's (the endpoint's one check), under a
     plain and an async authorizer: here a token made for one notebook only."""
@@ -111,7 +111,7 @@ async def test_a_token_for_another_notebook_cannot_read_its_outputs(
     body = {"scope": "read", "notebook": "mine.ipynb"}
     made = await api("api", "jupyter-loop", "tokens", method="POST", body=body)
     headers = {"Authorization": f"Bearer {made['token']}"}
-    async with mcp_session(headers=headers) as session:
+    async with loop_mcp_session(headers=headers) as session:
         with pytest.raises(MCPError, match="this token is for the notebook mine.ipynb only"):
             await session.read_resource("jupyter-loop://outputs/c0/0?path=other.ipynb&run=file")
         with pytest.raises(MCPError, match="this token is for the notebook mine.ipynb only"):
@@ -121,7 +121,7 @@ async def test_a_token_for_another_notebook_cannot_read_its_outputs(
 
 
 async def test_run_cells_links_the_outputs_of_the_cells_it_ran(
-    mcp_session: Any, write_notebook: Any, open_tab: Any
+    loop_mcp_session: Any, write_notebook: Any, open_tab: Any
 ) -> None:
     path = write_notebook("ran.ipynb", CELL)
 
@@ -130,7 +130,7 @@ async def test_run_cells_links_the_outputs_of_the_cells_it_ran(
 
     async with (
         open_tab(path),
-        mcp_session(name="claude-code", elicitation=approve_once) as session,
+        loop_mcp_session(name="claude-code", elicitation=approve_once) as session,
     ):
         result = await call(session, "run_cells", path=path, cell_ids=["c0"])
         assert not result.is_error

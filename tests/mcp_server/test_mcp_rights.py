@@ -21,10 +21,10 @@ def authorizer() -> str:
 
 @pytest.mark.parametrize("authorizer", both("ReadOnly"))
 async def test_a_reader_reads_but_may_not_propose_run_or_interrupt(
-    mcp_session: Any, write_notebook: Any, jp_root_dir: Any, api: Any
+    loop_mcp_session: Any, write_notebook: Any, jp_root_dir: Any, api: Any
 ) -> None:
     path = write_notebook("ro.ipynb", "print('hi')")
-    async with mcp_session() as session:
+    async with loop_mcp_session() as session:
         read = await call(session, "read_cell", path=path, cell_id="c0")
         propose = await call(
             session, "propose_delete", path=path, cell_id="c0", summary="remove it"
@@ -45,10 +45,12 @@ async def test_a_reader_reads_but_may_not_propose_run_or_interrupt(
 
 
 @pytest.mark.parametrize("authorizer", [*both("NoAccess"), *both("NoContents")])
-async def test_a_user_who_may_not_read_contents_gets_403(mcp_url: str, jp_auth_header: Any) -> None:
+async def test_a_user_who_may_not_read_contents_gets_403(
+    loop_mcp_url: str, jp_auth_header: Any
+) -> None:
     async with httpx2.AsyncClient(headers=dict(jp_auth_header)) as http:
         response = await http.post(
-            mcp_url,
+            loop_mcp_url,
             json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
             headers={"Accept": "application/json, text/event-stream"},
         )
@@ -57,12 +59,12 @@ async def test_a_user_who_may_not_read_contents_gets_403(mcp_url: str, jp_auth_h
 
 
 async def test_a_client_that_keeps_no_cookies_keeps_its_session(
-    mcp_session: Any, mcp_url: str, jp_auth_header: Any
+    loop_mcp_session: Any, loop_mcp_url: str, jp_auth_header: Any
 ) -> None:
     """Jupyter names each cookie-less token request a new random user; they all hold the
     server's one token, so the session they opened stays theirs."""
     minted: list[str] = []
-    async with mcp_session(session_ids=minted):
+    async with loop_mcp_session(session_ids=minted):
         headers = {
             **jp_auth_header,
             "Accept": "application/json, text/event-stream",
@@ -71,6 +73,6 @@ async def test_a_client_that_keeps_no_cookies_keeps_its_session(
         }
         async with httpx2.AsyncClient(headers=headers) as fresh:  # a new cookie jar
             listed = await fresh.post(
-                mcp_url, json={"jsonrpc": "2.0", "id": 9, "method": "tools/list"}
+                loop_mcp_url, json={"jsonrpc": "2.0", "id": 9, "method": "tools/list"}
             )
     assert listed.status_code == 200 and "read_cell" in listed.text

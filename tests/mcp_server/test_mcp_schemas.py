@@ -43,8 +43,8 @@ def unions(schema: Any, where: str = "") -> list[str]:
     return found
 
 
-async def test_every_tool_has_a_title_hints_and_no_union_types(mcp_session: Any) -> None:
-    async with mcp_session() as session:
+async def test_every_tool_has_a_title_hints_and_no_union_types(loop_mcp_session: Any) -> None:
+    async with loop_mcp_session() as session:
         listed = await session.list_tools()
     for tool in listed.tools:
         assert unions(tool.input_schema) == [], tool.name
@@ -60,7 +60,11 @@ async def test_every_tool_has_a_title_hints_and_no_union_types(mcp_session: Any)
 
 
 async def test_optional_arguments_sent_as_null_are_not_given(
-    mcp_session: Any, write_notebook: Any, start_kernel: Any, run_cells: Any, read_notebook: Any
+    loop_mcp_session: Any,
+    write_notebook: Any,
+    start_kernel: Any,
+    run_cells: Any,
+    read_notebook: Any,
 ) -> None:
     path = write_notebook("nulls.ipynb", "print('hi')", "x = 1")
     await start_kernel(path)
@@ -76,7 +80,7 @@ async def test_optional_arguments_sent_as_null_are_not_given(
         ("run_cells", {"cell_ids": ["c1"], "wait_seconds": None}),
         ("run_all", {"wait_seconds": None}),
     ]  # fmt: skip
-    async with mcp_session() as session:
+    async with loop_mcp_session() as session:
         for name, arguments in calls:
             result = await call(session, name, path=path, **arguments)
             assert not result.is_error, (name, text_of(result))
@@ -99,14 +103,18 @@ for n in range(6):
 
 
 async def test_an_attached_image_is_not_also_linked(
-    mcp_session: Any, write_notebook: Any, start_kernel: Any, run_cells: Any, read_notebook: Any
+    loop_mcp_session: Any,
+    write_notebook: Any,
+    start_kernel: Any,
+    run_cells: Any,
+    read_notebook: Any,
 ) -> None:
     """Four images go inline (the budget); only the two left out come as links."""
     path = write_notebook("plots.ipynb", SIX_PLOTS)
     await start_kernel(path)
     await run_cells(path, "c0")
     await wait_for(lambda: len(read_notebook(path).cells[0].get("outputs") or []) == 6)
-    async with mcp_session() as session:
+    async with loop_mcp_session() as session:
         results = [
             await call(session, "read_cell", path=path, cell_id="c0"),
             await call(session, "get_outputs", path=path, cell_id="c0"),

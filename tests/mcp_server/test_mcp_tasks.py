@@ -52,8 +52,8 @@ def loop_config() -> dict[str, Any]:
     return {"mcp_client_approvals": True}
 
 
-def tasks_client(mcp_session: Any, **kwargs: Any) -> Any:
-    return mcp_session(
+def tasks_client(loop_mcp_session: Any, **kwargs: Any) -> Any:
+    return loop_mcp_session(
         name="claude-code", modern=True, extensions={TASKS: {}}, result_claims=CLAIMS, **kwargs
     )
 
@@ -85,11 +85,11 @@ async def finished(session: Any, task_id: str) -> TaskState:
 
 
 async def test_a_run_is_a_task_polled_across_the_clients_restart(
-    mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any, jp_root_dir: Path
+    loop_mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any, jp_root_dir: Path
 ) -> None:
     path = write_notebook("long.ipynb", WAITS_FOR_GO)
     async with open_tab(path) as tab:
-        async with tasks_client(mcp_session) as first:
+        async with tasks_client(loop_mcp_session) as first:
             capabilities = first.server_capabilities
             assert capabilities is not None and TASKS in (capabilities.extensions or {})
             # The task comes at once: nobody has approved the run yet.
@@ -100,7 +100,7 @@ async def test_a_run_is_a_task_polled_across_the_clients_restart(
             state = await task_method(first, "tasks/get", created.task_id)
             assert state.status == "working"
         # Another connection (the client restarted) polls the same task.
-        async with tasks_client(mcp_session) as again:
+        async with tasks_client(loop_mcp_session) as again:
             assert (await task_method(again, "tasks/get", created.task_id)).status == "working"
             (jp_root_dir / "go").touch()
             done = await finished(again, created.task_id)
@@ -111,12 +111,12 @@ async def test_a_run_is_a_task_polled_across_the_clients_restart(
 
 
 async def test_cancelling_a_task_interrupts_its_run(
-    mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+    loop_mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
 ) -> None:
     path = write_notebook(
         "cancel.ipynb", "import time\nprint('started', flush=True)\ntime.sleep(600)"
     )
-    async with open_tab(path) as tab, tasks_client(mcp_session) as session:
+    async with open_tab(path) as tab, tasks_client(loop_mcp_session) as session:
         created = await start_task(session, path)
         await approve(api, tab, path)
         await wait_for(lambda: "started" in tab.text("c0"), timeout=30)
@@ -127,7 +127,7 @@ async def test_cancelling_a_task_interrupts_its_run(
 
 
 async def test_run_all_runs_every_code_cell_as_one_task_and_the_history_says_so(
-    mcp_session: Any, jp_root_dir: Path, open_tab: Any, api: Any
+    loop_mcp_session: Any, jp_root_dir: Path, open_tab: Any, api: Any
 ) -> None:
     """``run_all``: every code cell, top to bottom, as a Run All of JupyterLab's; a task for
     a client that speaks the extension, the cells' outputs its result."""
@@ -139,7 +139,7 @@ async def test_run_all_runs_every_code_cell_as_one_task_and_the_history_says_so(
     ]
     nbformat.write(notebook, jp_root_dir / "all.ipynb")
     path = "all.ipynb"
-    async with open_tab(path) as tab, tasks_client(mcp_session) as session:
+    async with open_tab(path) as tab, tasks_client(loop_mcp_session) as session:
         created = await session.call_tool("run_all", {"path": path}, allow_claimed=True)
         assert isinstance(created, CreatedTask), created
         await approve(api, tab, path)
@@ -177,7 +177,7 @@ async def asked(session: Any, task_id: str, kind: str) -> tuple[str, str]:
 
 @pytest.mark.parametrize("authorizer", both("BobNoKernels"))  # ada may run
 async def test_a_tasks_approval_and_input_are_asked_through_the_task(
-    authorizer: str, mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+    authorizer: str, loop_mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
 ) -> None:
     """A client that shows forms: its task says ``input_required`` with the approval's
     form, then the cell's ``input()`` prompt's, and ``tasks/update`` (which needs the
@@ -185,7 +185,7 @@ async def test_a_tasks_approval_and_input_are_asked_through_the_task(
     path = write_notebook("asked.ipynb", ASKS_NAME)
     async with (
         open_tab(path) as tab,
-        tasks_client(mcp_session, elicitation=never_called) as session,
+        tasks_client(loop_mcp_session, elicitation=never_called) as session,
     ):
         created = await start_task(session, path)
         key, message = await asked(session, created.task_id, "approval")
@@ -206,12 +206,12 @@ async def test_a_tasks_approval_and_input_are_asked_through_the_task(
 
 
 async def test_a_tab_answering_first_takes_the_question_off_the_task(
-    mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+    loop_mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
 ) -> None:
     path = write_notebook("tab-first.ipynb", "print('the tab said yes')")
     async with (
         open_tab(path) as tab,
-        tasks_client(mcp_session, elicitation=never_called) as session,
+        tasks_client(loop_mcp_session, elicitation=never_called) as session,
     ):
         created = await start_task(session, path)
         key, _ = await asked(session, created.task_id, "approval")
@@ -227,7 +227,7 @@ async def test_a_tab_answering_first_takes_the_question_off_the_task(
 
 @pytest.mark.parametrize("authorizer", both("BobNoKernels"))  # ada may run
 async def test_a_task_is_seen_by_its_maker_only(
-    authorizer: str, mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+    authorizer: str, loop_mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
 ) -> None:
     """Under a plain and an async authorizer: a token ada made (another principal, with
     the right to run this notebook) cannot see, cancel or answer her task."""
@@ -235,9 +235,9 @@ async def test_a_task_is_seen_by_its_maker_only(
     body = {"scope": "run", "notebook": path}
     made = await api("api", "jupyter-loop", "tokens", method="POST", body=body)
     headers = {"Authorization": f"Bearer {made['token']}"}
-    async with open_tab(path) as tab, tasks_client(mcp_session) as ada:
+    async with open_tab(path) as tab, tasks_client(loop_mcp_session) as ada:
         created = await start_task(ada, path)
-        async with tasks_client(mcp_session, headers=headers) as other:
+        async with tasks_client(loop_mcp_session, headers=headers) as other:
             for method in ("tasks/get", "tasks/cancel", "tasks/update"):
                 with pytest.raises(MCPError, match="No such task"):
                     await task_method(other, method, created.task_id)
@@ -247,14 +247,14 @@ async def test_a_task_is_seen_by_its_maker_only(
 
 @pytest.mark.parametrize("client", ["without the extension", "on the handshake protocol"])
 async def test_a_client_without_tasks_waits_on_its_call(
-    client: str, mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+    client: str, loop_mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
 ) -> None:
     """A 2026 client that does not declare the extension, and a handshake-protocol client
     that does (that wire has no task shape), get the call's own result."""
     path = write_notebook("plain.ipynb", "print('plain', 6 * 7)")
     handshake = client == "on the handshake protocol"
     declared = {"extensions": {TASKS: {}}, "result_claims": CLAIMS} if handshake else {}
-    connect = mcp_session(name="claude-code", modern=not handshake, **declared)
+    connect = loop_mcp_session(name="claude-code", modern=not handshake, **declared)
     async with open_tab(path) as tab, connect as session:
         answer = asyncio.ensure_future(
             session.call_tool("run_cells", {"path": path, "cell_ids": ["c0"]})
@@ -289,10 +289,10 @@ async def tasks_client_of(
         yield session
 
 
-async def task_killed_under(serve: Serve, then: str = "") -> tuple[ServerProcess, str]:
+async def task_killed_under(loop_serve: Serve, then: str = "") -> tuple[ServerProcess, str]:
     """A server whose task's cell waits for ``go`` (then runs ``then``) on a kept kernel,
     killed once the cell started and started again; the task's id."""
-    server = serve("--JupyterLoopApp.approval_policy=always")
+    server = loop_serve("--JupyterLoopApp.approval_policy=always")
     source = "import pathlib\npathlib.Path('started').touch()\n" + WAITS_FOR_GO + then
     await started(server, source)
     async with tasks_client_of(server) as before:
@@ -305,10 +305,10 @@ async def task_killed_under(serve: Serve, then: str = "") -> tuple[ServerProcess
 
 
 @pytest.mark.timeout(180)
-async def test_a_task_outlives_a_server_killed_under_it(serve: Serve) -> None:
+async def test_a_task_outlives_a_server_killed_under_it(loop_serve: Serve) -> None:
     """The task is its record on disk; its run goes on on the kept kernel, and the
     restarted server answers for the task until the run ends, then gives its result."""
-    server, task_id = await task_killed_under(serve)
+    server, task_id = await task_killed_under(loop_serve)
     async with tasks_client_of(server) as after:
         assert (await task_method(after, "tasks/get", task_id)).status == "working"
         (server.root / "go").touch()
@@ -320,13 +320,13 @@ async def test_a_task_outlives_a_server_killed_under_it(serve: Serve) -> None:
 
 @pytest.mark.timeout(180)
 async def test_a_restarted_servers_task_asks_its_cells_input_through_the_task(
-    serve: Serve,
+    loop_serve: Serve,
 ) -> None:
     """The run goes on on the kept kernel after the server's restart, and its cell's
     ``input()`` comes then: the task asks it of a client that shows forms, as the server
     that made the task would have (the question lived with that server's call, so it was
     asked in the tabs only)."""
-    server, task_id = await task_killed_under(serve, then="\n" + ASKS_NAME)
+    server, task_id = await task_killed_under(loop_serve, then="\n" + ASKS_NAME)
     async with tasks_client_of(server, elicitation=never_called) as after:
         assert (await task_method(after, "tasks/get", task_id)).status == "working"
         (server.root / "go").touch()

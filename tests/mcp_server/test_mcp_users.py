@@ -29,11 +29,11 @@ def loop_config() -> dict[str, Any]:
 
 
 async def test_another_user_cannot_use_or_end_a_session(
-    mcp_session: Any, mcp_url: str, write_notebook: Any
+    loop_mcp_session: Any, loop_mcp_url: str, write_notebook: Any
 ) -> None:
     path = write_notebook("own.ipynb", "owned_source = 1")
     minted: list[str] = []
-    async with mcp_session(session_ids=minted) as session:
+    async with loop_mcp_session(session_ids=minted) as session:
         (session_id,) = minted
         listing = {"jsonrpc": "2.0", "id": 7, "method": "tools/list"}
         reading = {
@@ -44,9 +44,9 @@ async def test_another_user_cannot_use_or_end_a_session(
         }
         as_bob = {**BOB, **ACCEPT, "mcp-session-id": session_id}
         async with httpx2.AsyncClient(headers=as_bob, timeout=30) as http:
-            listed = await http.post(mcp_url, json=listing)
-            read = await http.post(mcp_url, json=reading)
-            ended = await http.delete(mcp_url)
+            listed = await http.post(loop_mcp_url, json=listing)
+            read = await http.post(loop_mcp_url, json=reading)
+            ended = await http.delete(loop_mcp_url)
         assert (listed.status_code, read.status_code, ended.status_code) == (404, 404, 404)
         assert "owned_source" not in read.text
         still = await call(session, "read_cell", path=path, cell_id="c0")  # ada's goes on
@@ -63,7 +63,7 @@ async def answer(api: Any, board: Map, path: str, decision: str) -> dict[str, An
 @pytest.mark.parametrize("ada_modern", [False, True], ids=["ada-session", "ada-stateless"])
 async def test_an_allowance_for_the_turn_is_not_another_users(
     ada_modern: bool,
-    mcp_session: Any,
+    loop_mcp_session: Any,
     write_notebook: Any,
     open_tab: Any,
     api: Any,
@@ -77,13 +77,15 @@ async def test_an_allowance_for_the_turn_is_not_another_users(
     async with open_tab(path) as tab:
         board = tab.notebook.ydoc.get("jupyter_loop:agent", type=Map)
         ada_headers = {**jp_auth_header, **chosen}
-        async with mcp_session(headers=ada_headers, modern=ada_modern, session_ids=minted) as ada:
+        async with loop_mcp_session(
+            headers=ada_headers, modern=ada_modern, session_ids=minted
+        ) as ada:
             first = asyncio.ensure_future(call(ada, "run_cells", path=path, cell_ids=["c0"]))
             await answer(api, board, path, "turn")
             assert not (await first).is_error
             key = "ada-chose-this" if ada_modern else minted[0]
             bob_headers = {**BOB, "mcp-session-id": key}
-            async with mcp_session(headers=bob_headers, modern=True, name="test-agent") as bob:
+            async with loop_mcp_session(headers=bob_headers, modern=True, name="test-agent") as bob:
                 running = asyncio.ensure_future(
                     call(bob, "run_cells", path=path, cell_ids=["c0"], wait_seconds=30)
                 )

@@ -21,10 +21,10 @@ PERMISSION = re.compile(r"\b(contents|kernels):(read|write|execute)\b")
 
 
 async def test_a_proposals_reply_points_to_proposal_status_not_a_working_memory(
-    mcp_session: Any, write_notebook: Any
+    loop_mcp_session: Any, write_notebook: Any
 ) -> None:
     path = write_notebook("memory.ipynb", "x = 1")
-    async with mcp_session() as session:
+    async with loop_mcp_session() as session:
         listed = await session.list_tools()
         proposed = await call(
             session, "propose_modify", path=path, cell_id="c0", source="x = 2", summary="two"
@@ -36,14 +36,14 @@ async def test_a_proposals_reply_points_to_proposal_status_not_a_working_memory(
 
 @pytest.mark.parametrize("authorizer", both("BobNoKernels"))  # ada, the maker, may do all
 async def test_a_scope_refusal_says_what_the_tokens_scope_allows(
-    authorizer: str, mcp_session: Any, write_notebook: Any, api: Any
+    authorizer: str, loop_mcp_session: Any, write_notebook: Any, api: Any
 ) -> None:
     path = write_notebook("scoped.ipynb", "print('hi')")
     reader = (await make(api, "read"))["token"]
     proposer = (await make(api, "propose"))["token"]
-    async with mcp_session(headers=bearer(reader)) as session:
+    async with loop_mcp_session(headers=bearer(reader)) as session:
         proposed = await call(session, "propose_delete", path=path, cell_id="c0", summary="x")
-    async with mcp_session(headers=bearer(proposer)) as session:
+    async with loop_mcp_session(headers=bearer(proposer)) as session:
         ran = await call(session, "run_cells", path=path, cell_ids=["c0"], wait_seconds=1)
         stopped = await call(session, "interrupt", path=path)
     for result in (proposed, ran, stopped):
@@ -60,10 +60,10 @@ async def test_a_scope_refusal_says_what_the_tokens_scope_allows(
     ids=lambda c: c["approval_policy"],
 )
 async def test_a_new_task_says_it_waits_for_an_approval_only_when_one_is_needed(
-    loop_config: dict[str, Any], mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
+    loop_config: dict[str, Any], loop_mcp_session: Any, write_notebook: Any, open_tab: Any, api: Any
 ) -> None:
     path = write_notebook("task.ipynb", "print('ran', 6 * 7)")
-    async with open_tab(path) as tab, tasks_client(mcp_session) as session:
+    async with open_tab(path) as tab, tasks_client(loop_mcp_session) as session:
         created = await start_task(session, path)
         state = await task_method(session, "tasks/get", created.task_id)
         message = state.status_message or ""

@@ -15,10 +15,10 @@ from jupyter_loop.testing import say
 
 
 @pytest.fixture
-def loop_config(model_server: Any) -> dict[str, Any]:
+def loop_config(loop_model_server: Any) -> dict[str, Any]:
     # The configured default (scripted-plain) is not on the list: the list wins.
     return openai_config(
-        model_server, agent_model="scripted-plain", allowed_models=["scripted-tools", "*-vis*"]
+        loop_model_server, agent_model="scripted-plain", allowed_models=["scripted-tools", "*-vis*"]
     )
 
 
@@ -29,7 +29,7 @@ async def test_the_picker_lists_only_allowed_models(api: Any) -> None:
 
 
 async def test_a_turn_naming_another_model_is_refused_and_none_named_uses_an_allowed_one(
-    api: Any, write_notebook: Any, model_server: Any
+    api: Any, write_notebook: Any, loop_model_server: Any
 ) -> None:
     agent = Agent(api)
     path = write_notebook("nb.ipynb", "1 + 1")
@@ -38,21 +38,21 @@ async def test_a_turn_naming_another_model_is_refused_and_none_named_uses_an_all
         "The model 'scripted-plain' is not allowed on this server; allowed: scripted-tools, "
         "*-vis* (c.JupyterLoopApp.allowed_models)."
     )
-    assert model_server.bodies(OPENAI_CHAT) == []  # refused before any model call
-    model_server.script(say("hello"))
+    assert loop_model_server.bodies(OPENAI_CHAT) == []  # refused before any model call
+    loop_model_server.script(say("hello"))
     await agent.start(path, "hi")
     await agent.ended(path)
-    assert [body["model"] for body in model_server.bodies(OPENAI_CHAT)] == ["scripted-tools"]
+    assert [body["model"] for body in loop_model_server.bodies(OPENAI_CHAT)] == ["scripted-tools"]
 
 
 async def test_a_completion_naming_another_model_is_refused(
-    jp_fetch: Any, jp_root_dir: Any, model_server: Any
+    jp_fetch: Any, jp_root_dir: Any, loop_model_server: Any
 ) -> None:
     path = notebook_with_table(jp_root_dir)
     body = json.dumps(request(path, model="scripted-plain"))
     message = await refused(jp_fetch(*COMPLETION, "stream", method="POST", body=body), 403)
     assert "'scripted-plain' is not allowed" in message
-    model_server.script(say("ice"))
+    loop_model_server.script(say("ice"))
     answered = await jp_fetch(*COMPLETION, "stream", method="POST", body=json.dumps(request(path)))
     assert lines(answered.body)[-1] == {"done": True, "error": None}
-    assert [body["model"] for body in model_server.bodies(OPENAI_CHAT)] == ["scripted-tools"]
+    assert [body["model"] for body in loop_model_server.bodies(OPENAI_CHAT)] == ["scripted-tools"]

@@ -50,19 +50,21 @@ async def failure(provider: OllamaProvider, model: str = "scripted-tools") -> Pr
 # -- answers --------------------------------------------------------------------------------
 
 
-async def test_text_streams_in_pieces(model_server, ollama_provider):
-    model_server.script(say("Ran it: no error now.", chunk_size=8))
-    events = await collect(step(ollama_provider))
+async def test_text_streams_in_pieces(loop_model_server, loop_ollama_provider):
+    loop_model_server.script(say("Ran it: no error now.", chunk_size=8))
+    events = await collect(step(loop_ollama_provider))
     texts = [e.text for e in events if isinstance(e, TextDelta)]
     assert texts == ["Ran it: ", "no error", " now."]
     assert events[-1] == StreamEnd("stop")
 
 
-async def test_tool_calls_get_stable_ids_and_json_arguments(model_server, ollama_provider):
-    model_server.script(
+async def test_tool_calls_get_stable_ids_and_json_arguments(
+    loop_model_server, loop_ollama_provider
+):
+    loop_model_server.script(
         call_tools(("run_cells", {"ids": ["c3"]}), ("run_cells", {"ids": ["c4", "é"]}))
     )
-    events = await collect(step(ollama_provider))
+    events = await collect(step(loop_ollama_provider))
     assert (
         ToolCallsReady(
             (
@@ -75,14 +77,14 @@ async def test_tool_calls_get_stable_ids_and_json_arguments(model_server, ollama
     assert events[-1] == StreamEnd("tool_calls")
 
 
-async def test_usage_comes_from_the_eval_counts(model_server, ollama_provider):
-    model_server.script(say("ok", usage=(2048, 17)))
-    events = await collect(step(ollama_provider))
+async def test_usage_comes_from_the_eval_counts(loop_model_server, loop_ollama_provider):
+    loop_model_server.script(say("ok", usage=(2048, 17)))
+    events = await collect(step(loop_ollama_provider))
     assert [e for e in events if isinstance(e, Usage)] == [Usage(2048, 17)]
 
 
-async def test_tool_results_go_back_by_tool_name(model_server, make_ollama_provider):
-    provider = make_ollama_provider(num_ctx=16384)
+async def test_tool_results_go_back_by_tool_name(loop_model_server, loop_make_ollama_provider):
+    provider = loop_make_ollama_provider(num_ctx=16384)
     history = [
         ChatMessage("user", "Plot it", images=(ImagePart("image/png", "iVBORw0KGgo="),)),
         ChatMessage(
@@ -91,7 +93,7 @@ async def test_tool_results_go_back_by_tool_name(model_server, make_ollama_provi
         ChatMessage("tool", "[1]: 2", tool_call_id="call_0", tool_name="run_cells"),
     ]
     await collect(step(provider, "scripted-vision", messages=history))
-    (body,) = model_server.bodies(CHAT)
+    (body,) = loop_model_server.bodies(CHAT)
     assert body["messages"] == [
         {"role": "user", "content": "Plot it", "images": ["iVBORw0KGgo="]},
         {
@@ -105,18 +107,18 @@ async def test_tool_results_go_back_by_tool_name(model_server, make_ollama_provi
     assert body["tools"][0]["function"]["parameters"]["properties"]["ids"]["type"] == "array"
 
 
-async def test_options_join_num_ctx(model_server, make_ollama_provider):
-    provider = make_ollama_provider(num_ctx=8192)
+async def test_options_join_num_ctx(loop_model_server, loop_make_ollama_provider):
+    provider = loop_make_ollama_provider(num_ctx=8192)
     await collect(
         provider.stream(model="scripted-tools", messages=ASK, tools=[], options={"temperature": 0})
     )
-    (body,) = model_server.bodies(CHAT)
+    (body,) = loop_model_server.bodies(CHAT)
     assert body["options"] == {"temperature": 0, "num_ctx": 8192}
     assert not body.get("tools")
 
 
-async def test_models_are_listed(ollama_provider):
-    models = await ollama_provider.models()
+async def test_models_are_listed(loop_ollama_provider):
+    models = await loop_ollama_provider.models()
     assert [(m.id, m.provider) for m in models] == [
         ("scripted-plain", "ollama"),
         ("scripted-tools", "ollama"),
@@ -124,102 +126,108 @@ async def test_models_are_listed(ollama_provider):
     ]
 
 
-async def test_capabilities_come_from_show(make_ollama_provider):
-    provider = make_ollama_provider(num_ctx=16384)
+async def test_capabilities_come_from_show(loop_make_ollama_provider):
+    provider = loop_make_ollama_provider(num_ctx=16384)
     assert await provider.capabilities("scripted-vision") == Capabilities(True, True, 16384)
     assert await provider.capabilities("scripted-plain") == Capabilities(False, False, 16384)
 
 
-async def test_the_context_window_is_capped_by_the_model(model_server, make_ollama_provider):
-    model_server.set_models(ScriptedModel("small", context_length=2048))
-    provider = make_ollama_provider(num_ctx=16384)
+async def test_the_context_window_is_capped_by_the_model(
+    loop_model_server, loop_make_ollama_provider
+):
+    loop_model_server.set_models(ScriptedModel("small", context_length=2048))
+    provider = loop_make_ollama_provider(num_ctx=16384)
     assert (await provider.capabilities("small")).context_window == 2048
-    assert (await make_ollama_provider().capabilities("small")).context_window == 2048
+    assert (await loop_make_ollama_provider().capabilities("small")).context_window == 2048
 
 
-async def test_capabilities_of_older_ollama_are_guessed(model_server, ollama_provider):
-    model_server.set_models(
+async def test_capabilities_of_older_ollama_are_guessed(loop_model_server, loop_ollama_provider):
+    loop_model_server.set_models(
         ScriptedModel(
             "old-tools", capabilities=None, template="{{ if .Tools }}{{ .Tools }}{{ end }}"
         ),
         ScriptedModel("old-plain", capabilities=None),
     )
-    assert await ollama_provider.capabilities("old-tools") == Capabilities(True, False, 4096)
-    assert await ollama_provider.capabilities("old-plain") == Capabilities(False, False, 4096)
+    assert await loop_ollama_provider.capabilities("old-tools") == Capabilities(True, False, 4096)
+    assert await loop_ollama_provider.capabilities("old-plain") == Capabilities(False, False, 4096)
 
 
-async def test_capabilities_of_an_unknown_model_are_not_found(ollama_provider):
+async def test_capabilities_of_an_unknown_model_are_not_found(loop_ollama_provider):
     with pytest.raises(ProviderError) as caught:
-        await ollama_provider.capabilities("llama9")
+        await loop_ollama_provider.capabilities("llama9")
     assert caught.value.kind == "not_found"
     assert "does not have the model 'llama9' (404). Pull it with `ollama pull llama9`." in (
         caught.value.message
     )
 
 
-async def test_closing_the_stream_stops_the_answer_promptly(model_server, ollama_provider):
-    model_server.script(say("word " * 20, chunk_size=5, delay=0.2))
-    events = step(ollama_provider)
+async def test_closing_the_stream_stops_the_answer_promptly(
+    loop_model_server, loop_ollama_provider
+):
+    loop_model_server.script(say("word " * 20, chunk_size=5, delay=0.2))
+    events = step(loop_ollama_provider)
     first = await anext(events)
     await events.aclose()
     assert first == TextDelta("word ")
     # The model server saw the connection go mid-answer (the whole answer takes over 4 s):
     # an event, not a time, so a busy machine cannot fail it.
-    aborted = await wait_for(lambda: model_server.aborted, timeout=30)
+    aborted = await wait_for(lambda: loop_model_server.aborted, timeout=30)
     assert len(aborted) == 1
-    model_server.script(say("next"))
-    assert TextDelta("next") in await collect(step(ollama_provider))
+    loop_model_server.script(say("next"))
+    assert TextDelta("next") in await collect(step(loop_ollama_provider))
 
 
 # -- failures -------------------------------------------------------------------------------
 
 
-async def test_an_unauthorised_request_is_an_auth_error(model_server, ollama_provider):
-    model_server.script(fail(401, "unauthorized"))
-    error = await failure(ollama_provider)
+async def test_an_unauthorised_request_is_an_auth_error(loop_model_server, loop_ollama_provider):
+    loop_model_server.script(fail(401, "unauthorized"))
+    error = await failure(loop_ollama_provider)
     assert error.kind == "auth"
     assert error.message.startswith(
-        f"Ollama at {model_server.ollama_host} refused the request as unauthorised (401)."
+        f"Ollama at {loop_model_server.ollama_host} refused the request as unauthorised (401)."
     )
 
 
-async def test_rate_limits_are_retried_a_bounded_number_of_times(model_server, ollama_provider):
-    model_server.script(*[rate_limited()] * 4)
-    error = await failure(ollama_provider)
+async def test_rate_limits_are_retried_a_bounded_number_of_times(
+    loop_model_server, loop_ollama_provider
+):
+    loop_model_server.script(*[rate_limited()] * 4)
+    error = await failure(loop_ollama_provider)
     assert error.kind == "rate_limit"
-    assert len(model_server.bodies(CHAT)) == 3
+    assert len(loop_model_server.bodies(CHAT)) == 3
     assert error.message.endswith("Still refused after 2 retries.")
 
 
-async def test_no_retries_when_told_so(model_server, make_ollama_provider):
-    model_server.script(rate_limited(), say("not reached"))
-    error = await failure(make_ollama_provider(max_rate_limit_retries=0))
+async def test_no_retries_when_told_so(loop_model_server, loop_make_ollama_provider):
+    loop_model_server.script(rate_limited(), say("not reached"))
+    error = await failure(loop_make_ollama_provider(max_rate_limit_retries=0))
     assert error.kind == "rate_limit"
-    assert len(model_server.bodies(CHAT)) == 1
+    assert len(loop_model_server.bodies(CHAT)) == 1
 
 
-async def test_a_server_error_is_reported(model_server, ollama_provider):
-    model_server.script(fail(500, "llama runner process has terminated"))
-    error = await failure(ollama_provider)
+async def test_a_server_error_is_reported(loop_model_server, loop_ollama_provider):
+    loop_model_server.script(fail(500, "llama runner process has terminated"))
+    error = await failure(loop_ollama_provider)
     assert error.kind == "server"
     assert error.message == (
-        f"Ollama at {model_server.ollama_host} failed with an internal error (500). "
+        f"Ollama at {loop_model_server.ollama_host} failed with an internal error (500). "
         "Ollama said: llama runner process has terminated"
     )
 
 
-async def test_a_model_without_tools_says_so(ollama_provider):
-    error = await failure(ollama_provider, model="scripted-plain")
+async def test_a_model_without_tools_says_so(loop_ollama_provider):
+    error = await failure(loop_ollama_provider, model="scripted-plain")
     assert error.kind == "no_tools"
     assert error.message.startswith("The model 'scripted-plain' at Ollama at http://127.0.0.1:")
     assert "does not support tools, which the assistant needs" in error.message
 
 
-async def test_a_stream_cut_midway_is_a_stream_error(model_server, ollama_provider):
-    model_server.script(say("This answer will not finish.", chunk_size=4, cut_after=2))
+async def test_a_stream_cut_midway_is_a_stream_error(loop_model_server, loop_ollama_provider):
+    loop_model_server.script(say("This answer will not finish.", chunk_size=4, cut_after=2))
     seen: list[object] = []
     with pytest.raises(ProviderError) as caught:
-        async for event in step(ollama_provider):
+        async for event in step(loop_ollama_provider):
             seen.append(event)
     assert caught.value.kind == "stream"
     assert "broke off in the middle of the answer" in caught.value.message
@@ -227,32 +235,34 @@ async def test_a_stream_cut_midway_is_a_stream_error(model_server, ollama_provid
 
 
 async def test_tool_arguments_that_are_not_an_object_are_a_bad_response(
-    model_server, ollama_provider
+    loop_model_server, loop_ollama_provider
 ):
-    model_server.script(call_tools(("run_cells", '{"ids": ["c3"'), text="Running."))
-    error = await failure(ollama_provider)
+    loop_model_server.script(call_tools(("run_cells", '{"ids": ["c3"'), text="Running."))
+    error = await failure(loop_ollama_provider)
     assert error.kind == "bad_response"
     assert error.message.startswith(
-        f"Ollama at {model_server.ollama_host} sent an answer that could not be read"
+        f"Ollama at {loop_model_server.ollama_host} sent an answer that could not be read"
     )
 
 
-async def test_an_unreachable_server_is_reported(make_ollama_provider):
+async def test_an_unreachable_server_is_reported(loop_make_ollama_provider):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         host = f"http://127.0.0.1:{s.getsockname()[1]}"
-    error = await failure(make_ollama_provider(host=host))
+    error = await failure(loop_make_ollama_provider(host=host))
     assert error.kind == "unreachable"
     assert error.message.startswith(
         f"Could not reach Ollama at {host}. Check that Ollama is running"
     )
     with pytest.raises(ProviderError, match="Could not reach Ollama"):
-        await make_ollama_provider(host=host).models()
+        await loop_make_ollama_provider(host=host).models()
 
 
-async def test_ollama_host_is_read_from_the_environment(model_server):
+async def test_ollama_host_is_read_from_the_environment(loop_model_server):
     # The settings read OLLAMA_HOST, once; the provider gets what they found.
-    settings = AgentSettings(environ={"OLLAMA_HOST": model_server.ollama_host}, request_timeout=5.0)
+    settings = AgentSettings(
+        environ={"OLLAMA_HOST": loop_model_server.ollama_host}, request_timeout=5.0
+    )
     provider = settings.make_provider()
     assert isinstance(provider, OllamaProvider)
     try:
@@ -260,12 +270,12 @@ async def test_ollama_host_is_read_from_the_environment(model_server):
     finally:
         await provider.aclose()
     assert TextDelta("ok") in events
-    assert provider.label == f"Ollama at {model_server.ollama_host}"
+    assert provider.label == f"Ollama at {loop_model_server.ollama_host}"
 
 
-async def test_the_ollama_provider_reads_only_its_arguments(model_server, monkeypatch):
+async def test_the_ollama_provider_reads_only_its_arguments(loop_model_server, monkeypatch):
     # One source for each setting: OLLAMA_HOST reaches a provider through the settings.
-    monkeypatch.setenv("OLLAMA_HOST", model_server.ollama_host)
+    monkeypatch.setenv("OLLAMA_HOST", loop_model_server.ollama_host)
     provider = OllamaProvider(None, timeout=5.0)
     try:
         assert provider.label == "Ollama at http://127.0.0.1:11434"

@@ -62,16 +62,18 @@ def closed_port() -> int:
 # -- answers --------------------------------------------------------------------------------
 
 
-async def test_text_streams_in_pieces(model_server, openai_provider):
-    model_server.script(say("The cell divides by zero.", chunk_size=5))
-    events = await collect(step(openai_provider))
+async def test_text_streams_in_pieces(loop_model_server, loop_openai_provider):
+    loop_model_server.script(say("The cell divides by zero.", chunk_size=5))
+    events = await collect(step(loop_openai_provider))
     texts = [e.text for e in events if isinstance(e, TextDelta)]
     assert texts == ["The c", "ell d", "ivide", "s by ", "zero."]
     assert events[-1] == StreamEnd("stop")
 
 
-async def test_tool_calls_split_across_chunks_are_assembled(model_server, openai_provider):
-    model_server.script(
+async def test_tool_calls_split_across_chunks_are_assembled(
+    loop_model_server, loop_openai_provider
+):
+    loop_model_server.script(
         call_tools(
             ScriptedCall("read_cell", {"cell_id": "c3"}, id="call_a"),
             ScriptedCall("read_cell", {"cell_id": "c4"}, id="call_b"),
@@ -79,7 +81,7 @@ async def test_tool_calls_split_across_chunks_are_assembled(model_server, openai
             chunk_size=3,
         )
     )
-    events = await collect(step(openai_provider))
+    events = await collect(step(loop_openai_provider))
     ready = [e for e in events if isinstance(e, ToolCallsReady)]
     assert ready == [
         ToolCallsReady(
@@ -94,14 +96,16 @@ async def test_tool_calls_split_across_chunks_are_assembled(model_server, openai
     assert events[-1] == StreamEnd("tool_calls")
 
 
-async def test_usage_comes_from_the_last_chunk(model_server, openai_provider):
-    model_server.script(say("ok", usage=(1200, 35)))
-    events = await collect(step(openai_provider))
+async def test_usage_comes_from_the_last_chunk(loop_model_server, loop_openai_provider):
+    loop_model_server.script(say("ok", usage=(1200, 35)))
+    events = await collect(step(loop_openai_provider))
     assert [e for e in events if isinstance(e, Usage)] == [Usage(1200, 35)]
-    assert model_server.bodies(CHAT)[0]["stream_options"] == {"include_usage": True}
+    assert loop_model_server.bodies(CHAT)[0]["stream_options"] == {"include_usage": True}
 
 
-async def test_the_request_carries_messages_tools_key_and_options(model_server, openai_provider):
+async def test_the_request_carries_messages_tools_key_and_options(
+    loop_model_server, loop_openai_provider
+):
     history = [
         ChatMessage("system", "You help with notebooks."),
         ChatMessage("user", "Fix cell 3", images=(ImagePart("image/png", "iVBORw0KGgo="),)),
@@ -111,14 +115,14 @@ async def test_the_request_carries_messages_tools_key_and_options(model_server, 
         ChatMessage("tool", "ZeroDivisionError: division by zero", tool_call_id="call_1"),
     ]
     await collect(
-        openai_provider.stream(
+        loop_openai_provider.stream(
             model="scripted-vision",
             messages=history,
             tools=[READ_CELL],
             options={"temperature": 0.2},
         )
     )
-    (request,) = model_server.requests
+    (request,) = loop_model_server.requests
     assert request.headers["authorization"] == f"Bearer {TEST_API_KEY}"
     body = request.body
     assert body["model"] == "scripted-vision"
@@ -136,8 +140,8 @@ async def test_the_request_carries_messages_tools_key_and_options(model_server, 
     }
 
 
-async def test_models_are_listed(openai_provider):
-    models = await openai_provider.models()
+async def test_models_are_listed(loop_openai_provider):
+    models = await loop_openai_provider.models()
     assert [(m.id, m.provider) for m in models] == [
         ("scripted-plain", "openai"),
         ("scripted-tools", "openai"),
@@ -148,88 +152,94 @@ async def test_models_are_listed(openai_provider):
 PLOT = [ChatMessage("user", "What does it show?", images=(ImagePart("image/png", "iVBORw0KG"),))]
 
 
-async def test_refused_images_are_dropped_and_the_model_remembered(model_server, openai_provider):
-    model_server.script(say("A plot."), say("Still."))
+async def test_refused_images_are_dropped_and_the_model_remembered(
+    loop_model_server, loop_openai_provider
+):
+    loop_model_server.script(say("A plot."), say("Still."))
     events = await collect(
-        openai_provider.stream(model="scripted-tools", messages=PLOT, tools=[READ_CELL])
+        loop_openai_provider.stream(model="scripted-tools", messages=PLOT, tools=[READ_CELL])
     )
     assert isinstance(events[0], ImagesRefused) and "multimodal" in events[0].message
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "A plot."
-    refused, sent = model_server.bodies(CHAT)
+    refused, sent = loop_model_server.bodies(CHAT)
     assert refused["messages"][0]["content"][1]["type"] == "image_url"
     assert sent["messages"][0]["content"].endswith("the model does not take images.)")
-    assert (await openai_provider.capabilities("scripted-tools")).images is False
+    assert (await loop_openai_provider.capabilities("scripted-tools")).images is False
     later = await collect(
-        openai_provider.stream(model="scripted-tools", messages=PLOT, tools=[READ_CELL])
+        loop_openai_provider.stream(model="scripted-tools", messages=PLOT, tools=[READ_CELL])
     )
     assert not any(isinstance(e, ImagesRefused) for e in later)
-    assert isinstance(model_server.bodies(CHAT)[2]["messages"][0]["content"], str)
-    assert (await openai_provider.capabilities("scripted-vision")).images is True
+    assert isinstance(loop_model_server.bodies(CHAT)[2]["messages"][0]["content"], str)
+    assert (await loop_openai_provider.capabilities("scripted-vision")).images is True
 
 
-async def test_images_on_makes_a_refusal_an_error(model_server, make_openai_provider):
-    provider = make_openai_provider(images="on")
+async def test_images_on_makes_a_refusal_an_error(loop_model_server, loop_make_openai_provider):
+    provider = loop_make_openai_provider(images="on")
     with pytest.raises(ProviderError, match="multimodal"):
         await collect(provider.stream(model="scripted-tools", messages=PLOT, tools=[READ_CELL]))
-    assert len(model_server.bodies(CHAT)) == 1
+    assert len(loop_model_server.bodies(CHAT)) == 1
 
 
-async def test_capabilities_are_configured_or_assumed(make_openai_provider):
+async def test_capabilities_are_configured_or_assumed(loop_make_openai_provider):
     known = Capabilities(tools=False, images=False, context_window=8192)
-    provider = make_openai_provider(model_capabilities={"local-model": known})
+    provider = loop_make_openai_provider(model_capabilities={"local-model": known})
     assert await provider.capabilities("local-model") == known
     # images: 'auto' assumes them until the server refuses; 'off' never sends them
     assert await provider.capabilities("gpt-3.5-turbo") == Capabilities(True, True, None)
-    off = make_openai_provider(images="off")
+    off = loop_make_openai_provider(images="off")
     assert await off.capabilities("gpt-4o-mini") == Capabilities(True, False, None)
 
 
-async def test_closing_the_stream_stops_the_answer_promptly(model_server, openai_provider):
-    model_server.script(say("word " * 20, chunk_size=5, delay=0.2))
-    events = step(openai_provider)
+async def test_closing_the_stream_stops_the_answer_promptly(
+    loop_model_server, loop_openai_provider
+):
+    loop_model_server.script(say("word " * 20, chunk_size=5, delay=0.2))
+    events = step(loop_openai_provider)
     first = await anext(events)
     await events.aclose()
     assert first == TextDelta("word ")
     # The model server saw the connection go mid-answer (the whole answer takes over 4 s):
     # an event, not a time, so a busy machine cannot fail it.
-    aborted = await wait_for(lambda: model_server.aborted, timeout=30)
+    aborted = await wait_for(lambda: loop_model_server.aborted, timeout=30)
     assert len(aborted) == 1
-    model_server.script(say("next"))
-    assert TextDelta("next") in await collect(step(openai_provider))
+    loop_model_server.script(say("next"))
+    assert TextDelta("next") in await collect(step(loop_openai_provider))
 
 
 # -- failures -------------------------------------------------------------------------------
 
 
-async def test_a_rejected_key_is_an_auth_error_without_the_key(model_server, openai_provider):
-    model_server.script(fail(401, f"Incorrect API key provided: {TEST_API_KEY}."))
-    error = await failure(openai_provider)
+async def test_a_rejected_key_is_an_auth_error_without_the_key(
+    loop_model_server, loop_openai_provider
+):
+    loop_model_server.script(fail(401, f"Incorrect API key provided: {TEST_API_KEY}."))
+    error = await failure(loop_openai_provider)
     assert error.kind == "auth"
     assert error.message.startswith(
-        f"The OpenAI-compatible server at {model_server.openai_base_url} rejected the API key "
+        f"The OpenAI-compatible server at {loop_model_server.openai_base_url} rejected the API key "
         "(401). Set OPENAI_API_KEY or c.JupyterLoopApp.openai_api_key."
     )
     assert TEST_API_KEY not in error.message
     assert TEST_API_KEY not in repr(error)
-    assert TEST_API_KEY not in repr(openai_provider)
+    assert TEST_API_KEY not in repr(loop_openai_provider)
 
 
-async def test_the_key_stays_out_of_the_logs(model_server, openai_provider, caplog):
+async def test_the_key_stays_out_of_the_logs(loop_model_server, loop_openai_provider, caplog):
     caplog.set_level(logging.DEBUG)
-    model_server.script(say("fine"), fail(401, f"Incorrect API key provided: {TEST_API_KEY}"))
-    await collect(step(openai_provider))
-    await failure(openai_provider)
+    loop_model_server.script(say("fine"), fail(401, f"Incorrect API key provided: {TEST_API_KEY}"))
+    await collect(step(loop_openai_provider))
+    await failure(loop_openai_provider)
     assert "POST" in caplog.text or "HTTP" in caplog.text  # the clients did log
     assert TEST_API_KEY not in caplog.text
 
 
 async def test_rate_limits_honour_retry_after_a_bounded_number_of_times(
-    model_server, openai_provider
+    loop_model_server, loop_openai_provider
 ):
-    model_server.script(*[rate_limited(retry_after=0.15)] * 4)
+    loop_model_server.script(*[rate_limited(retry_after=0.15)] * 4)
     started = time.monotonic()
-    error = await failure(openai_provider)
-    assert len(model_server.bodies(CHAT)) == 3  # max_rate_limit_retries=2, plus the first
+    error = await failure(loop_openai_provider)
+    assert len(loop_model_server.bodies(CHAT)) == 3  # max_rate_limit_retries=2, plus the first
     assert time.monotonic() - started >= 0.3
     assert error.kind == "rate_limit"
     assert error.retry_after == 0.15
@@ -238,68 +248,70 @@ async def test_rate_limits_honour_retry_after_a_bounded_number_of_times(
     assert error.message.endswith("Still refused after 2 retries.")
 
 
-async def test_a_rate_limit_that_clears_is_invisible(model_server, openai_provider):
-    model_server.script(rate_limited(retry_after=0), say("fine"))
-    events = await collect(step(openai_provider))
+async def test_a_rate_limit_that_clears_is_invisible(loop_model_server, loop_openai_provider):
+    loop_model_server.script(rate_limited(retry_after=0), say("fine"))
+    events = await collect(step(loop_openai_provider))
     assert TextDelta("fine") in events
-    assert len(model_server.bodies(CHAT)) == 2
+    assert len(loop_model_server.bodies(CHAT)) == 2
 
 
-async def test_a_wait_longer_than_the_cap_fails_at_once(model_server, openai_provider):
-    model_server.script(rate_limited(retry_after=120))
-    error = await failure(openai_provider)
+async def test_a_wait_longer_than_the_cap_fails_at_once(loop_model_server, loop_openai_provider):
+    loop_model_server.script(rate_limited(retry_after=120))
+    error = await failure(loop_openai_provider)
     assert error.kind == "rate_limit"
     assert error.message.endswith("It asked to wait 120 s.")
-    assert len(model_server.bodies(CHAT)) == 1
+    assert len(loop_model_server.bodies(CHAT)) == 1
 
 
-async def test_a_server_error_is_reported(model_server, openai_provider):
-    model_server.script(fail(500, "The server had an error while processing your request."))
-    error = await failure(openai_provider)
+async def test_a_server_error_is_reported(loop_model_server, loop_openai_provider):
+    loop_model_server.script(fail(500, "The server had an error while processing your request."))
+    error = await failure(loop_openai_provider)
     assert error.kind == "server"
     assert "failed with an internal error (500)" in error.message
     assert "while processing your request" in error.message
-    assert len(model_server.bodies(CHAT)) == 1
+    assert len(loop_model_server.bodies(CHAT)) == 1
 
 
-async def test_a_model_without_tools_says_so(model_server, openai_provider):
-    model_server.script(no_tools("tinyllama"))
-    scripted = await failure(openai_provider)
-    by_model = await failure(openai_provider, model="scripted-plain")
+async def test_a_model_without_tools_says_so(loop_model_server, loop_openai_provider):
+    loop_model_server.script(no_tools("tinyllama"))
+    scripted = await failure(loop_openai_provider)
+    by_model = await failure(loop_openai_provider, model="scripted-plain")
     for error, model in ((scripted, "scripted-tools"), (by_model, "scripted-plain")):
         assert error.kind == "no_tools"
         assert error.message.startswith(f"The model '{model}' at ")
         assert "does not support tools" in error.message
 
 
-async def test_an_unknown_model_is_not_found(model_server, openai_provider):
-    model_server.script(fail(404, "The model `gpt-9` does not exist."))
-    error = await failure(openai_provider, model="gpt-9")
+async def test_an_unknown_model_is_not_found(loop_model_server, loop_openai_provider):
+    loop_model_server.script(fail(404, "The model `gpt-9` does not exist."))
+    error = await failure(loop_openai_provider, model="gpt-9")
     assert error.kind == "not_found"
     assert "does not know the model 'gpt-9' (404)" in error.message
 
 
-async def test_a_stream_cut_midway_is_a_stream_error(model_server, openai_provider):
-    model_server.script(say("This answer will not finish.", chunk_size=4, cut_after=3))
+async def test_a_stream_cut_midway_is_a_stream_error(loop_model_server, loop_openai_provider):
+    loop_model_server.script(say("This answer will not finish.", chunk_size=4, cut_after=3))
     seen: list[object] = []
     with pytest.raises(ProviderError) as caught:
-        async for event in step(openai_provider):
+        async for event in step(loop_openai_provider):
             seen.append(event)
     assert caught.value.kind == "stream"
     assert "broke off in the middle of the answer" in caught.value.message
     assert seen == [TextDelta("This"), TextDelta(" ans")]
 
 
-async def test_a_stream_without_a_finish_reason_is_a_stream_error(model_server, openai_provider):
-    model_server.script(say("Half", finish_reason=""))
-    error = await failure(openai_provider)
+async def test_a_stream_without_a_finish_reason_is_a_stream_error(
+    loop_model_server, loop_openai_provider
+):
+    loop_model_server.script(say("Half", finish_reason=""))
+    error = await failure(loop_openai_provider)
     assert error.kind == "stream"
     assert "ended before it was complete" in error.message
 
 
-async def test_malformed_tool_arguments_fail_when_read(model_server, openai_provider):
-    model_server.script(call_tools(("read_cell", '{"cell_id": "c3"')))
-    events = await collect(step(openai_provider))
+async def test_malformed_tool_arguments_fail_when_read(loop_model_server, loop_openai_provider):
+    loop_model_server.script(call_tools(("read_cell", '{"cell_id": "c3"')))
+    events = await collect(step(loop_openai_provider))
     (ready,) = [e for e in events if isinstance(e, ToolCallsReady)]
     with pytest.raises(BadToolArguments) as caught:
         ready.calls[0].arguments()
@@ -315,9 +327,9 @@ async def test_arguments_that_are_not_an_object_are_refused():
     assert ToolCall("call_0", "list_cells", "").arguments() == {}
 
 
-async def test_an_unreachable_server_is_reported(make_openai_provider):
+async def test_an_unreachable_server_is_reported(loop_make_openai_provider):
     url = f"http://127.0.0.1:{closed_port()}/v1"
-    error = await failure(make_openai_provider(base_url=url))
+    error = await failure(loop_make_openai_provider(base_url=url))
     assert error.kind == "unreachable"
     assert error.message.startswith(f"Could not reach the OpenAI-compatible server at {url}")
     assert TEST_API_KEY not in error.message
@@ -337,12 +349,12 @@ async def test_openai_without_a_key_asks_for_one(monkeypatch):
     )
 
 
-async def test_environment_variables_are_honoured(model_server):
+async def test_environment_variables_are_honoured(loop_model_server):
     # The settings read the environment, once; the provider gets what they found.
     settings = AgentSettings(
         environ={
             "OPENAI_API_KEY": "sk-from-environment-42",
-            "OPENAI_BASE_URL": model_server.openai_base_url,
+            "OPENAI_BASE_URL": loop_model_server.openai_base_url,
         },
         request_timeout=5.0,
     )
@@ -352,9 +364,9 @@ async def test_environment_variables_are_honoured(model_server):
         await collect(step(provider))
     finally:
         await provider.aclose()
-    assert model_server.requests[0].headers["authorization"] == "Bearer sk-from-environment-42"
+    assert loop_model_server.requests[0].headers["authorization"] == "Bearer sk-from-environment-42"
     assert repr(provider) == (
-        f"OpenAIProvider(base_url='{model_server.openai_base_url}', api_key=set)"
+        f"OpenAIProvider(base_url='{loop_model_server.openai_base_url}', api_key=set)"
     )
 
 
@@ -410,12 +422,12 @@ def test_credentials_are_masked_in_server_text():
 
 
 async def test_the_factory_builds_each_kind():
-    openai_provider = make_provider("openai", api_key="sk-x", base_url="http://127.0.0.1:9/v1")
-    ollama_provider = make_provider("ollama", host="http://127.0.0.1:9", num_ctx=8192)
-    assert isinstance(openai_provider, OpenAIProvider)
-    assert isinstance(ollama_provider, OllamaProvider)
-    assert ollama_provider.label == "Ollama at http://127.0.0.1:9"
-    await openai_provider.aclose()
-    await ollama_provider.aclose()
+    loop_openai_provider = make_provider("openai", api_key="sk-x", base_url="http://127.0.0.1:9/v1")
+    loop_ollama_provider = make_provider("ollama", host="http://127.0.0.1:9", num_ctx=8192)
+    assert isinstance(loop_openai_provider, OpenAIProvider)
+    assert isinstance(loop_ollama_provider, OllamaProvider)
+    assert loop_ollama_provider.label == "Ollama at http://127.0.0.1:9"
+    await loop_openai_provider.aclose()
+    await loop_ollama_provider.aclose()
     with pytest.raises(BadRequest, match="Unknown model provider 'anthropic'"):
         make_provider("anthropic")

@@ -18,25 +18,25 @@ from jupyter_loop.testing import call_tools, say
 
 
 @pytest.fixture
-def loop_config(model_server: Any) -> dict[str, Any]:
+def loop_config(loop_model_server: Any) -> dict[str, Any]:
     return openai_config(
-        model_server, budget_tokens_per_user_day=100, budget_tokens_per_notebook_day=1000
+        loop_model_server, budget_tokens_per_user_day=100, budget_tokens_per_notebook_day=1000
     )
 
 
 async def test_a_user_over_the_daily_cap_is_refused_plainly_everywhere(
-    api: Any, write_notebook: Any, jp_fetch: Any, jp_root_dir: Path, model_server: Any
+    api: Any, write_notebook: Any, jp_fetch: Any, jp_root_dir: Path, loop_model_server: Any
 ) -> None:
     agent = Agent(api)
     path = write_notebook("nb.ipynb", "1 + 1")
     # The first step reads a cell (80 + 30 tokens): the cap is reached before the second.
-    model_server.script(call_tools(("read_cell", {"cell_id": "c0"}), usage=(80, 30)))
-    model_server.set_default_reply(say("never asked"))
+    loop_model_server.script(call_tools(("read_cell", {"cell_id": "c0"}), usage=(80, 30)))
+    loop_model_server.set_default_reply(say("never asked"))
     await agent.start(path, "What is in the cell?")
     conversation = await agent.ended(path)
     assert conversation["turn"]["state"] == "error"
     assert "used your model tokens for today (110 of 100)" in conversation["turn"]["error"]
-    assert len(model_server.bodies(OPENAI_CHAT)) == 1
+    assert len(loop_model_server.bodies(OPENAI_CHAT)) == 1
     message = await refused(agent.start(path, "Again?"), 403)
     assert message.startswith("You have used your model tokens for today (110 of 100)")
     table = notebook_with_table(jp_root_dir)
@@ -44,7 +44,7 @@ async def test_a_user_over_the_daily_cap_is_refused_plainly_everywhere(
     assert "(110 of 100)" in await refused(
         jp_fetch(*COMPLETION, "stream", method="POST", body=body), 403
     )
-    assert len(model_server.bodies(OPENAI_CHAT)) == 1  # nothing more reached the model
+    assert len(loop_model_server.bodies(OPENAI_CHAT)) == 1  # nothing more reached the model
     status = await api("api", "jupyter-loop", "status")
     assert status["tokens"]["used"] == 110 and status["tokens"]["left"] == 0
 

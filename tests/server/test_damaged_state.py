@@ -78,8 +78,8 @@ DAMAGES: dict[str, Callable[[Path], Any]] = {
 
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("name", list(DAMAGES))
-async def test_a_damaged_state_file_is_moved_aside_and_the_rest_works(serve: Serve, name: str):
-    server = serve()
+async def test_a_damaged_state_file_is_moved_aside_and_the_rest_works(loop_serve: Serve, name: str):
+    server = loop_serve()
     root = data_dir(server)
     root.mkdir(parents=True)
     damaged = DAMAGES[name](root)
@@ -113,8 +113,8 @@ async def test_a_damaged_state_file_is_moved_aside_and_the_rest_works(serve: Ser
 
 
 @pytest.mark.timeout(120)
-async def test_a_sound_data_dir_reports_nothing_damaged(serve: Serve):
-    server = serve()
+async def test_a_sound_data_dir_reports_nothing_damaged(loop_serve: Serve):
+    server = loop_serve()
     server.start()
     await server.ready()
     assert (await server.api("api", "jupyter-loop", "status"))["damaged"] == []
@@ -122,14 +122,14 @@ async def test_a_sound_data_dir_reports_nothing_damaged(serve: Serve):
 
 
 @pytest.mark.timeout(120)
-async def test_a_server_whose_extension_could_not_start_stops_on_sigterm(serve: Serve):
+async def test_a_server_whose_extension_could_not_start_stops_on_sigterm(loop_serve: Serve):
     """Whatever stops the extension's start (here a data directory that is a file), the
     server still stops on SIGTERM: it waited forever when stopping the half-started
     extension raised."""
-    probe = serve()
+    probe = loop_serve()
     not_a_dir = probe.home / "a-file"
     not_a_dir.write_text("not a directory")
-    server = serve(f"--JupyterLoopApp.data_dir={not_a_dir}")
+    server = loop_serve(f"--JupyterLoopApp.data_dir={not_a_dir}")
     server.start()
     await server.ready()
     assert server.stop(timeout=30) < 30

@@ -65,21 +65,24 @@ def jp_server_config(jp_server_config: Config) -> Config:
 
 
 @pytest.fixture
-def loop_config(model_server: Any) -> dict[str, Any]:
+def loop_config(loop_model_server: Any) -> dict[str, Any]:
     return openai_config(
-        model_server, secrets=[SECRET], approval_policy="always", completion_model="scripted-plain"
+        loop_model_server,
+        secrets=[SECRET],
+        approval_policy="always",
+        completion_model="scripted-plain",
     )
 
 
 async def test_read_cell_pages_over_mcp_carry_no_piece_of_a_secret(
-    mcp_session: Any, jp_root_dir: Path
+    loop_mcp_session: Any, jp_root_dir: Path
 ) -> None:
     # c0: the secret starts at offset 5, so paging from offset 6 starts inside it; c1: a
     # source far over one page, so the page break the tool picks falls inside one.
     path = write_cells(
         jp_root_dir, "keys.ipynb", [(f"k = '{SECRET}'\nprint(k)", ""), (DENSE, DENSE)]
     )
-    async with mcp_session() as session:
+    async with loop_mcp_session() as session:
         texts = [text_of(await call(session, "read_cell", path=path, cell_id="c0", offset=6))]
         first = text_of(await call(session, "read_cell", path=path, cell_id="c1"))
         texts.append(first)
@@ -99,12 +102,12 @@ async def test_read_cell_pages_over_mcp_carry_no_piece_of_a_secret(
 
 
 async def test_a_turn_sends_the_model_no_piece_of_a_secret(
-    api: Any, jp_root_dir: Path, model_server: Any
+    api: Any, jp_root_dir: Path, loop_model_server: Any
 ) -> None:
     path = write_cells(
         jp_root_dir, "turn.ipynb", [(f"k = '{SECRET}'\nprint(k)", DENSE), ("# " + DENSE, "")]
     )
-    model_server.script(
+    loop_model_server.script(
         call_tools(("read_cell", {"cell_id": "c1"})),
         call_tools(("read_cell", {"cell_id": "c0", "offset": 6})),
         call_tools(("read_cell", {"cell_id": "c0", "output_index": 0, "offset": 7})),
@@ -116,7 +119,7 @@ async def test_a_turn_sends_the_model_no_piece_of_a_secret(
     await agent.start(path, "Which keys are these? " + DENSE * 2, focus_cell_ids=["c0", "c1"])
     conversation = await agent.ended(path)
     assert conversation["turn"]["state"] == "done", notices(conversation)
-    bodies = model_server.bodies(OPENAI_CHAT)
+    bodies = loop_model_server.bodies(OPENAI_CHAT)
     assert len(bodies) == 5
     assert [pieces_in(json.dumps(body)) for body in bodies] == [[]] * 5
     assert "••••••" in json.dumps(bodies[-1], ensure_ascii=False)
@@ -125,7 +128,7 @@ async def test_a_turn_sends_the_model_no_piece_of_a_secret(
 
 
 async def test_an_inline_completion_sends_the_model_no_piece_of_a_secret(
-    api: Any, jp_fetch: Any, jp_root_dir: Path, model_server: Any
+    api: Any, jp_fetch: Any, jp_root_dir: Path, loop_model_server: Any
 ) -> None:
     # The cell keeps 4,000 characters on each side of the cursor: this "before" is cut 6
     # characters into its first secret, this "after" 6 characters before the end of its
@@ -137,10 +140,10 @@ async def test_an_inline_completion_sends_the_model_no_piece_of_a_secret(
     path = write_cells(
         jp_root_dir, "edit.ipynb", [("# " + DENSE, DENSE), ("", ""), ("# " + DENSE, "")]
     )
-    model_server.script(say("1"))
+    loop_model_server.script(say("1"))
     body = {"path": path, "cell_id": "c1", "editor_id": "t:c1", "before": before, "after": after}
     response = await jp_fetch(*COMPLETION, "stream", method="POST", body=json.dumps(body))
     assert response.code == 200
-    sent = sent_text(model_server.bodies(OPENAI_CHAT))
+    sent = sent_text(loop_model_server.bodies(OPENAI_CHAT))
     assert "••••••" in sent
     assert pieces_in(sent) == []

@@ -215,7 +215,7 @@ def display_source() -> str:
 
 
 async def test_every_type_a_kernel_displays_is_masked_in_the_document_file_and_route(
-    write_notebook, start_kernel, run_cells, open_tab, api, jp_fetch, jp_root_dir, mcp_session
+    write_notebook, start_kernel, run_cells, open_tab, api, jp_fetch, jp_root_dir, loop_mcp_session
 ):
     source = display_source()
     assert SECRET not in source
@@ -253,7 +253,7 @@ async def test_every_type_a_kernel_displays_is_masked_in_the_document_file_and_r
     assert SECRET not in (jp_root_dir / path).read_text()
 
     # MCP: get_outputs (short outputs inline, the others as links) and resources/read.
-    async with mcp_session() as session:
+    async with loop_mcp_session() as session:
         result = await call(session, "get_outputs", path=path, cell_id="c0")
         read: list[str] = [text_of(result)]
         links = [item for item in result.content if isinstance(item, types.ResourceLink)]

@@ -13,8 +13,10 @@ from jupyter_loop.testing import say
 
 
 @pytest.fixture
-def loop_config(model_server, tmp_path: Path):
-    return openai_config(model_server, data_dir=str(tmp_path / "loop"), output_budget_bytes=2_000)
+def loop_config(loop_model_server, tmp_path: Path):
+    return openai_config(
+        loop_model_server, data_dir=str(tmp_path / "loop"), output_budget_bytes=2_000
+    )
 
 
 def mode(path: Path) -> int:
@@ -22,13 +24,13 @@ def mode(path: Path) -> int:
 
 
 async def test_conversations_journals_and_outputs_are_private(
-    write_notebook, start_kernel, run_cells, read_notebook, api, model_server, tmp_path
+    write_notebook, start_kernel, run_cells, read_notebook, api, loop_model_server, tmp_path
 ):
     path = write_notebook("nb.ipynb", "for i in range(5_000):\n    print(i)")
     await start_kernel(path)
     await run_cells(path, "c0")
     await wait_for(lambda: (nb := read_notebook(path)) and nb.cells[0].get("execution_count"))
-    model_server.script(say("hello"))
+    loop_model_server.script(say("hello"))
     agent = Agent(api)
     await agent.start(path, "hi")
     await agent.ended(path)

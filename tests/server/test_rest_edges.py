@@ -17,8 +17,8 @@ RUNS = ("api", "jupyter-loop", "runs")
 
 
 @pytest.fixture
-def loop_config(model_server):
-    return openai_config(model_server)
+def loop_config(loop_model_server):
+    return openai_config(loop_model_server)
 
 
 async def status_of(api: Any, *parts: str, **kwargs: Any) -> tuple[int, Any]:
@@ -120,9 +120,9 @@ async def test_running_cells_needs_write_on_contents(
 
 
 @pytest.mark.parametrize("authorizer", both("NoContents"))
-async def test_the_agent_needs_read_on_contents(write_notebook, api, model_server):
+async def test_the_agent_needs_read_on_contents(write_notebook, api, loop_model_server):
     path = write_notebook("nb.ipynb", "SECRET_SOURCE = 1")
-    model_server.script(say("hello"))
+    loop_model_server.script(say("hello"))
     for route, kwargs in [
         ((*AGENT, "turns"), {"method": "POST", "body": {"path": path, "message": "hi"}}),
         ((*AGENT, "conversation"), {"params": {"path": path}}),
@@ -131,19 +131,21 @@ async def test_the_agent_needs_read_on_contents(write_notebook, api, model_serve
     ]:
         status, _ = await status_of(api, *route, **kwargs)
         assert status == 403, route
-    assert model_server.requests == []
+    assert loop_model_server.requests == []
 
 
 @pytest.mark.parametrize("authorizer", both("ReadOnlyContents"))
-async def test_a_turn_runs_no_cells_for_a_reader(write_notebook, start_kernel, api, model_server):
+async def test_a_turn_runs_no_cells_for_a_reader(
+    write_notebook, start_kernel, api, loop_model_server
+):
     path = write_notebook("nb.ipynb", "print('must not run')")
     await start_kernel(path)
-    model_server.script(call_tools(("run_cells", {"cell_ids": ["c0"]})), say("done"))
+    loop_model_server.script(call_tools(("run_cells", {"cell_ids": ["c0"]})), say("done"))
     body = {"path": path, "message": "run it", "approval": "ask"}
     await api(*AGENT, "turns", method="POST", body=body)
     conversation = await Agent(api).ended(path)  # no approval was asked: nobody answers one
     assert conversation["turn"]["state"] == "done"
-    second = model_server.bodies("/v1/chat/completions")[1]
+    second = loop_model_server.bodies("/v1/chat/completions")[1]
     (answer,) = [m for m in second["messages"] if m["role"] == "tool"]  # the call's result
     assert "may not run cells" in answer["content"]
     assert (await api(*RUNS, params={"path": path}))["cells"] == []

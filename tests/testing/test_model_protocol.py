@@ -91,11 +91,11 @@ def test_openai_refuses_an_unknown_role_and_no_messages() -> None:
 
 
 def test_server_answers_400_in_the_openai_shape_and_scripts_nothing(
-    model_server: ScriptedModelServer,
+    loop_model_server: ScriptedModelServer,
 ) -> None:
-    model_server.script(say("kept for the next good request"))
-    bad = _post_openai(model_server, [{"role": "user", "content": "go"}, _tool("a")])
-    good = _post_openai(model_server, [{"role": "user", "content": "go"}])
+    loop_model_server.script(say("kept for the next good request"))
+    bad = _post_openai(loop_model_server, [{"role": "user", "content": "go"}, _tool("a")])
+    good = _post_openai(loop_model_server, [{"role": "user", "content": "go"}])
     assert (bad.status_code, bad.json()["error"]["type"], good.status_code) == (
         400,
         "invalid_request_error",
@@ -138,8 +138,8 @@ def test_ollama_images_must_be_base64_strings() -> None:
     ) == (None, True)
 
 
-def test_server_answers_400_in_the_ollama_shape(model_server: ScriptedModelServer) -> None:
-    response = _post_ollama(model_server, [{"role": "tool", "content": "1"}])
+def test_server_answers_400_in_the_ollama_shape(loop_model_server: ScriptedModelServer) -> None:
+    response = _post_ollama(loop_model_server, [{"role": "tool", "content": "1"}])
     assert (response.status_code, "must follow tool calls" in response.json()["error"]) == (
         400,
         True,
@@ -147,13 +147,13 @@ def test_server_answers_400_in_the_ollama_shape(model_server: ScriptedModelServe
 
 
 def test_a_reply_can_answer_once_its_tool_call_was_answered(
-    model_server: ScriptedModelServer,
+    loop_model_server: ScriptedModelServer,
 ) -> None:
-    model_server.set_default_reply(call_tools(("read_cell", {}), answer_after_tool="Seen."))
-    asked = _post_openai(model_server, [{"role": "user", "content": "go"}]).json()
+    loop_model_server.set_default_reply(call_tools(("read_cell", {}), answer_after_tool="Seen."))
+    asked = _post_openai(loop_model_server, [{"role": "user", "content": "go"}]).json()
     call = asked["choices"][0]["message"]["tool_calls"][0]
     messages = [{"role": "user", "content": "go"},
                 {"role": "assistant", "content": None, "tool_calls": [call]},
                 _tool(call["id"]), {"role": "user", "content": "now?"}]  # fmt: skip
-    answered = _post_openai(model_server, messages).json()
+    answered = _post_openai(loop_model_server, messages).json()
     assert answered["choices"][0]["message"]["content"] == "Seen."

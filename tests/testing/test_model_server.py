@@ -51,9 +51,9 @@ def deltas(events: list[Any]) -> list[dict[str, Any]]:
 # -- OpenAI ---------------------------------------------------------------------------------
 
 
-def test_openai_stream_splits_text_into_chunks_and_ends_with_done(model_server):
-    model_server.script(say("Hello, wörld", chunk_size=5))
-    response = openai_chat(model_server, stream=True)
+def test_openai_stream_splits_text_into_chunks_and_ends_with_done(loop_model_server):
+    loop_model_server.script(say("Hello, wörld", chunk_size=5))
+    response = openai_chat(loop_model_server, stream=True)
     assert response.headers["content-type"] == "text/event-stream"
     events = sse_events(response)
     assert events[-1] == "[DONE]"
@@ -62,24 +62,24 @@ def test_openai_stream_splits_text_into_chunks_and_ends_with_done(model_server):
     assert events[-2]["choices"][0]["finish_reason"] == "stop"
 
 
-def test_openai_stream_sends_usage_last_only_when_asked(model_server):
-    model_server.script(say("hi", usage=(12, 3)), say("hi", usage=(12, 3)))
+def test_openai_stream_sends_usage_last_only_when_asked(loop_model_server):
+    loop_model_server.script(say("hi", usage=(12, 3)), say("hi", usage=(12, 3)))
     asked = sse_events(
-        openai_chat(model_server, stream=True, stream_options={"include_usage": True})
+        openai_chat(loop_model_server, stream=True, stream_options={"include_usage": True})
     )
     assert asked[-2]["choices"] == []
     assert asked[-2]["usage"] == {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15}
-    plain = sse_events(openai_chat(model_server, stream=True))
+    plain = sse_events(openai_chat(loop_model_server, stream=True))
     assert all("usage" not in e for e in plain if e != "[DONE]")
 
 
-def test_openai_tool_call_name_first_then_arguments_in_pieces(model_server):
-    model_server.script(
+def test_openai_tool_call_name_first_then_arguments_in_pieces(loop_model_server):
+    loop_model_server.script(
         call_tools(("read_cell", {"cell_id": "c1"}), ("run_cells", {"ids": ["c2"]}), chunk_size=6)
     )
     calls = [
         d["tool_calls"][0]
-        for d in deltas(sse_events(openai_chat(model_server, stream=True)))
+        for d in deltas(sse_events(openai_chat(loop_model_server, stream=True)))
         if d.get("tool_calls")
     ]
     first = [c for c in calls if c["index"] == 0]
@@ -92,9 +92,9 @@ def test_openai_tool_call_name_first_then_arguments_in_pieces(model_server):
     assert json.loads(second) == {"ids": ["c2"]}
 
 
-def test_openai_json_answer_when_not_streaming(model_server):
-    model_server.script(call_tools(ScriptedCall("run", {"a": 1}, id="call_x"), text="Sure."))
-    body = openai_chat(model_server).json()
+def test_openai_json_answer_when_not_streaming(loop_model_server):
+    loop_model_server.script(call_tools(ScriptedCall("run", {"a": 1}, id="call_x"), text="Sure."))
+    body = openai_chat(loop_model_server).json()
     message = body["choices"][0]["message"]
     assert message["content"] == "Sure."
     assert message["tool_calls"][0]["id"] == "call_x"
@@ -102,16 +102,16 @@ def test_openai_json_answer_when_not_streaming(model_server):
     assert body["choices"][0]["finish_reason"] == "tool_calls"
 
 
-def test_openai_errors_use_the_openai_error_shape_and_headers(model_server):
-    model_server.script(rate_limited(retry_after=7))
-    response = openai_chat(model_server, stream=True)
+def test_openai_errors_use_the_openai_error_shape_and_headers(loop_model_server):
+    loop_model_server.script(rate_limited(retry_after=7))
+    response = openai_chat(loop_model_server, stream=True)
     assert response.status_code == 429
     assert response.headers["retry-after"] == "7"
     assert response.json()["error"]["message"].startswith("Rate limit reached")
 
 
-def test_models_are_listed_for_openai(model_server):
-    response = httpx.get(f"{model_server.openai_base_url}/models", timeout=5)
+def test_models_are_listed_for_openai(loop_model_server):
+    response = httpx.get(f"{loop_model_server.openai_base_url}/models", timeout=5)
     assert [m["id"] for m in response.json()["data"]] == [
         "scripted-tools",
         "scripted-vision",
@@ -122,9 +122,11 @@ def test_models_are_listed_for_openai(model_server):
 # -- Ollama ---------------------------------------------------------------------------------
 
 
-def test_ollama_streams_ndjson_with_object_arguments_and_no_ids(model_server):
-    model_server.script(call_tools(("run_cells", {"ids": ["c1"]}), text="On it", usage=(20, 4)))
-    response = ollama_chat(model_server)
+def test_ollama_streams_ndjson_with_object_arguments_and_no_ids(loop_model_server):
+    loop_model_server.script(
+        call_tools(("run_cells", {"ids": ["c1"]}), text="On it", usage=(20, 4))
+    )
+    response = ollama_chat(loop_model_server)
     parts = [json.loads(line) for line in response.text.splitlines()]
     assert "".join(p["message"]["content"] for p in parts) == "On it"
     calls = [c for p in parts for c in p["message"].get("tool_calls", [])]
@@ -133,99 +135,107 @@ def test_ollama_streams_ndjson_with_object_arguments_and_no_ids(model_server):
     assert (parts[-1]["prompt_eval_count"], parts[-1]["eval_count"]) == (20, 4)
 
 
-def test_ollama_json_answer_when_not_streaming(model_server):
-    model_server.script(say("Whole answer"))
-    body = ollama_chat(model_server, stream=False).json()
+def test_ollama_json_answer_when_not_streaming(loop_model_server):
+    loop_model_server.script(say("Whole answer"))
+    body = ollama_chat(loop_model_server, stream=False).json()
     assert body["message"] == {"role": "assistant", "content": "Whole answer"}
     assert body["done"] is True
 
 
-def test_ollama_tags_and_show_describe_the_models(model_server):
-    tags = httpx.get(f"{model_server.ollama_host}/api/tags", timeout=5).json()
+def test_ollama_tags_and_show_describe_the_models(loop_model_server):
+    tags = httpx.get(f"{loop_model_server.ollama_host}/api/tags", timeout=5).json()
     assert [m["name"] for m in tags["models"]][:2] == ["scripted-tools", "scripted-vision"]
     shown = httpx.post(
-        f"{model_server.ollama_host}/api/show", json={"model": "scripted-vision"}, timeout=5
+        f"{loop_model_server.ollama_host}/api/show", json={"model": "scripted-vision"}, timeout=5
     ).json()
     assert shown["capabilities"] == ["completion", "tools", "vision"]
     assert shown["model_info"]["llama.context_length"] == 32768
-    missing = httpx.post(f"{model_server.ollama_host}/api/show", json={"model": "nope"}, timeout=5)
+    missing = httpx.post(
+        f"{loop_model_server.ollama_host}/api/show", json={"model": "nope"}, timeout=5
+    )
     assert missing.status_code == 404
     assert missing.json() == {"error": "model 'nope' not found"}
 
 
-def test_older_ollama_models_have_no_capabilities_list(model_server):
-    model_server.set_models(ScriptedModel("old", capabilities=None, template="{{ .Tools }}"))
-    shown = httpx.post(f"{model_server.ollama_host}/api/show", json={"model": "old"}, timeout=5)
+def test_older_ollama_models_have_no_capabilities_list(loop_model_server):
+    loop_model_server.set_models(ScriptedModel("old", capabilities=None, template="{{ .Tools }}"))
+    shown = httpx.post(
+        f"{loop_model_server.ollama_host}/api/show", json={"model": "old"}, timeout=5
+    )
     assert "capabilities" not in shown.json()
     assert shown.json()["template"] == "{{ .Tools }}"
 
 
-def test_a_model_without_tools_refuses_a_request_with_tools(model_server):
+def test_a_model_without_tools_refuses_a_request_with_tools(loop_model_server):
     tools = [{"type": "function", "function": {"name": "f", "parameters": {}}}]
-    response = ollama_chat(model_server, model="scripted-plain", tools=tools)
+    response = ollama_chat(loop_model_server, model="scripted-plain", tools=tools)
     assert response.status_code == 400
     assert response.json()["error"].endswith("scripted-plain does not support tools")
-    assert ollama_chat(model_server, model="scripted-plain").status_code == 200
+    assert ollama_chat(loop_model_server, model="scripted-plain").status_code == 200
 
 
 # -- scripting ------------------------------------------------------------------------------
 
 
-def test_replies_are_used_in_order_then_the_default(model_server):
-    model_server.script(say("first"), say("second"))
-    answers = [ollama_chat(model_server, stream=False).json()["message"]["content"] for _ in "abc"]
+def test_replies_are_used_in_order_then_the_default(loop_model_server):
+    loop_model_server.script(say("first"), say("second"))
+    answers = [
+        ollama_chat(loop_model_server, stream=False).json()["message"]["content"] for _ in "abc"
+    ]
     assert answers == ["first", "second", "ok"]
-    model_server.set_default_reply(say("fallback"))
-    assert ollama_chat(model_server, stream=False).json()["message"]["content"] == "fallback"
+    loop_model_server.set_default_reply(say("fallback"))
+    assert ollama_chat(loop_model_server, stream=False).json()["message"]["content"] == "fallback"
 
 
-def test_replies_for_other_endpoints_wait_for_their_endpoint(model_server):
-    model_server.script(fail(401, "bad key", endpoint="models"), say("chat answer"))
-    assert ollama_chat(model_server, stream=False).json()["message"]["content"] == "chat answer"
-    assert httpx.get(f"{model_server.ollama_host}/api/tags", timeout=5).status_code == 401
-    assert httpx.get(f"{model_server.ollama_host}/api/tags", timeout=5).status_code == 200
+def test_replies_for_other_endpoints_wait_for_their_endpoint(loop_model_server):
+    loop_model_server.script(fail(401, "bad key", endpoint="models"), say("chat answer"))
+    assert (
+        ollama_chat(loop_model_server, stream=False).json()["message"]["content"] == "chat answer"
+    )
+    assert httpx.get(f"{loop_model_server.ollama_host}/api/tags", timeout=5).status_code == 401
+    assert httpx.get(f"{loop_model_server.ollama_host}/api/tags", timeout=5).status_code == 200
 
 
-def test_requests_are_recorded_with_path_body_and_headers(model_server):
-    openai_chat(model_server, stream=True)
-    httpx.get(f"{model_server.ollama_host}/api/tags", headers={"X-Probe": "1"}, timeout=5)
-    first, second = model_server.requests
+def test_requests_are_recorded_with_path_body_and_headers(loop_model_server):
+    openai_chat(loop_model_server, stream=True)
+    httpx.get(f"{loop_model_server.ollama_host}/api/tags", headers={"X-Probe": "1"}, timeout=5)
+    first, second = loop_model_server.requests
     assert (first.method, first.path) == ("POST", "/v1/chat/completions")
     assert first.body["messages"] == [{"role": "user", "content": "hi"}]
     assert (second.path, second.body, second.headers["x-probe"]) == ("/api/tags", None, "1")
-    model_server.reset()
-    assert model_server.requests == []
+    loop_model_server.reset()
+    assert loop_model_server.requests == []
 
 
-def test_when_the_first_text_went_out_is_recorded(model_server):
+def test_when_the_first_text_went_out_is_recorded(loop_model_server):
     delay = 0.1
-    model_server.script(say("abc", delay=delay), say("abc", delay=delay))
+    loop_model_server.script(say("abc", delay=delay), say("abc", delay=delay))
     began = time.time()
-    openai_chat(model_server, stream=True)  # role, text, finish, [DONE]: a delay before each
+    openai_chat(loop_model_server, stream=True)  # role, text, finish, [DONE]: a delay before each
     middle = time.time()
-    ollama_chat(model_server)  # text, done
+    ollama_chat(loop_model_server)  # text, done
     end = time.time()
-    (openai, sent_openai), (ollama, sent_ollama) = model_server.first_text
+    (openai, sent_openai), (ollama, sent_ollama) = loop_model_server.first_text
     assert (openai.path, ollama.path) == ("/v1/chat/completions", "/api/chat")
     assert began + 2 * delay <= sent_openai <= middle - 2 * delay
     assert middle + delay <= sent_ollama <= end - delay
-    model_server.reset()
-    assert model_server.first_text == []
+    loop_model_server.reset()
+    assert loop_model_server.first_text == []
 
 
-def test_a_cut_stream_closes_the_connection_midway(model_server):
-    model_server.script(say("a long answer that never ends", chunk_size=2, cut_after=3))
+def test_a_cut_stream_closes_the_connection_midway(loop_model_server):
+    loop_model_server.script(say("a long answer that never ends", chunk_size=2, cut_after=3))
     with pytest.raises(httpx.RemoteProtocolError):
-        openai_chat(model_server, stream=True)
-    model_server.script(say("whole"))
-    assert openai_chat(model_server, stream=True).status_code == 200
+        openai_chat(loop_model_server, stream=True)
+    loop_model_server.script(say("whole"))
+    assert openai_chat(loop_model_server, stream=True).status_code == 200
 
 
-def test_control_endpoints_script_list_and_reset_over_http(model_server):
-    url = model_server.url
+def test_control_endpoints_script_list_and_reset_over_http(loop_model_server):
+    url = loop_model_server.url
     queued = httpx.post(f"{url}/_script", json=[{"text": "scripted over HTTP"}], timeout=5)
     assert queued.json() == {"queued": 1}
-    assert ollama_chat(model_server, stream=False).json()["message"]["content"] == (
+    assert ollama_chat(loop_model_server, stream=False).json()["message"]["content"] == (
         "scripted over HTTP"
     )
     recorded = httpx.get(f"{url}/_requests", timeout=5).json()
@@ -234,11 +244,11 @@ def test_control_endpoints_script_list_and_reset_over_http(model_server):
     assert httpx.get(f"{url}/_requests", timeout=5).json() == []
 
 
-def test_a_bad_script_is_refused_with_the_reason(model_server):
-    response = httpx.post(f"{model_server.url}/_script", json=[{"txt": "typo"}], timeout=5)
+def test_a_bad_script_is_refused_with_the_reason(loop_model_server):
+    response = httpx.post(f"{loop_model_server.url}/_script", json=[{"txt": "typo"}], timeout=5)
     assert response.status_code == 400
     assert response.json() == {"error": "Bad reply: Unknown reply keys: txt"}
-    assert model_server.pending == 0
+    assert loop_model_server.pending == 0
 
 
 def test_replies_round_trip_through_json():

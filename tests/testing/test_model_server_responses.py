@@ -18,16 +18,18 @@ from jupyter_loop.testing import Reply, ScriptedModelServer, call_tools, fail, s
 
 
 @pytest.fixture
-def client(model_server: ScriptedModelServer) -> Any:
-    made = openai.OpenAI(base_url=model_server.openai_base_url, api_key="sk-test", max_retries=0)
+def client(loop_model_server: ScriptedModelServer) -> Any:
+    made = openai.OpenAI(
+        base_url=loop_model_server.openai_base_url, api_key="sk-test", max_retries=0
+    )
     yield made
     made.close()
 
 
 def test_a_streamed_text_comes_as_output_text_deltas_between_created_and_completed(
-    model_server: ScriptedModelServer, client: Any
+    loop_model_server: ScriptedModelServer, client: Any
 ) -> None:
-    model_server.script(say("Hello, wörld", chunk_size=5))
+    loop_model_server.script(say("Hello, wörld", chunk_size=5))
     with client.responses.create(model="scripted-tools", input="hi", stream=True) as stream:
         events = list(stream)
     kinds = [e.type for e in events]
@@ -46,9 +48,11 @@ def test_a_streamed_text_comes_as_output_text_deltas_between_created_and_complet
 
 
 def test_a_streamed_tool_call_is_a_function_call_item_with_its_arguments_in_pieces(
-    model_server: ScriptedModelServer, client: Any
+    loop_model_server: ScriptedModelServer, client: Any
 ) -> None:
-    model_server.script(call_tools(("read_cell", {"cell_id": "c1"}), text="Looking.", chunk_size=6))
+    loop_model_server.script(
+        call_tools(("read_cell", {"cell_id": "c1"}), text="Looking.", chunk_size=6)
+    )
     tools = [{"type": "function", "name": "read_cell", "parameters": {"type": "object"}}]
     with client.responses.create(
         model="scripted-tools", input="why?", tools=tools, stream=True
@@ -67,22 +71,24 @@ def test_a_streamed_tool_call_is_a_function_call_item_with_its_arguments_in_piec
 
 
 def test_the_answer_without_streaming_is_one_response_object(
-    model_server: ScriptedModelServer, client: Any
+    loop_model_server: ScriptedModelServer, client: Any
 ) -> None:
-    model_server.script(say("Plain."), call_tools(("run_cells", {"cell_ids": ["c0"]})))
+    loop_model_server.script(say("Plain."), call_tools(("run_cells", {"cell_ids": ["c0"]})))
     text = client.responses.create(model="scripted-tools", input="hi")
     assert text.object == "response" and text.output_text == "Plain."
     call = client.responses.create(model="scripted-tools", input="run it")
     assert [(item.type, item.name, item.arguments) for item in call.output] == [
         ("function_call", "run_cells", '{"cell_ids": ["c0"]}')
     ]
-    assert model_server.bodies("/v1/responses")[0]["input"] == "hi"
+    assert loop_model_server.bodies("/v1/responses")[0]["input"] == "hi"
 
 
 def test_a_function_call_output_answers_its_call_and_then_the_text_after_the_tool(
-    model_server: ScriptedModelServer, client: Any
+    loop_model_server: ScriptedModelServer, client: Any
 ) -> None:
-    model_server.script(Reply(tool_calls=call_tools(("f", {})).tool_calls, answer_after_tool="Ok"))
+    loop_model_server.script(
+        Reply(tool_calls=call_tools(("f", {})).tool_calls, answer_after_tool="Ok")
+    )
     made = [
         {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]},
         {"type": "function_call", "call_id": "call_1", "name": "f", "arguments": "{}"},
@@ -118,26 +124,26 @@ def test_a_function_call_output_answers_its_call_and_then_the_text_after_the_too
     ],
 )
 def test_a_malformed_request_is_refused_with_a_400_that_says_why(
-    model_server: ScriptedModelServer, body: dict[str, Any], why: str
+    loop_model_server: ScriptedModelServer, body: dict[str, Any], why: str
 ) -> None:
-    response = httpx.post(f"{model_server.openai_base_url}/responses", json=body, timeout=5)
+    response = httpx.post(f"{loop_model_server.openai_base_url}/responses", json=body, timeout=5)
     assert response.status_code == 400, response.text
     error = response.json()["error"]
     assert error["type"] == "invalid_request_error" and why in error["message"], error
 
 
 def test_a_scripted_failure_is_an_openai_error_and_the_client_raises_it(
-    model_server: ScriptedModelServer, client: Any
+    loop_model_server: ScriptedModelServer, client: Any
 ) -> None:
-    model_server.script(fail(429, "Slow down."))
+    loop_model_server.script(fail(429, "Slow down."))
     with pytest.raises(openai.RateLimitError, match="Slow down"):
         client.responses.create(model="scripted-tools", input="hi", stream=True)
 
 
 def test_a_cut_stream_ends_before_response_completed(
-    model_server: ScriptedModelServer, client: Any
+    loop_model_server: ScriptedModelServer, client: Any
 ) -> None:
-    model_server.script(say("A long answer that is cut off", cut_after=3))
+    loop_model_server.script(say("A long answer that is cut off", cut_after=3))
     kinds: list[str] = []
     with pytest.raises((httpx.HTTPError, openai.APIError)):
         with client.responses.create(model="scripted-tools", input="hi", stream=True) as stream:
@@ -146,11 +152,11 @@ def test_a_cut_stream_ends_before_response_completed(
 
 
 def test_a_call_of_a_tool_in_a_namespace_names_the_tool_and_its_namespace(
-    model_server: ScriptedModelServer, client: Any
+    loop_model_server: ScriptedModelServer, client: Any
 ) -> None:
     # Codex offers each MCP server's tools inside a namespace tool; a model calls one by
     # its own name with the namespace beside it.
-    model_server.script(call_tools(("mcp__jupyter_loop__read_cell", {"cell_id": "c0"})))
+    loop_model_server.script(call_tools(("mcp__jupyter_loop__read_cell", {"cell_id": "c0"})))
     inner = [{"type": "function", "name": "read_cell", "parameters": {"type": "object"}}]
     tools = [{"type": "namespace", "name": "mcp__jupyter_loop", "description": "", "tools": inner}]
     with client.responses.create(
