@@ -86,10 +86,15 @@ export class ServerCellExecutor implements INotebookCellExecutor {
       });
       return null;
     }
-    if (!sessionContext.session?.kernel && !sessionContext.hasNoKernel) {
+    const starting = !sessionContext.isReady || !sessionContext.hasNoKernel;
+    if (!sessionContext.session?.kernel && starting) {
       // The notebook opened a moment ago: its session and kernel are still being
       // created. Run once they are there, as a kernel connection queues its first
-      // requests, rather than drop the run without a word.
+      // requests, rather than drop the run without a word. Not ready yet also counts
+      // while the page still lists the running sessions, before it names a kernel
+      // (`hasNoKernel` is true then): starting one from here would race the page's
+      // own start, and JupyterLab's session context answers two starts by shutting
+      // the first kernel down under the tab.
       await kernelSettled(sessionContext, KERNEL_START_WAIT_MS);
     }
     if (sessionContext.hasNoKernel) {
