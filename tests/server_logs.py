@@ -17,8 +17,8 @@ Registered with ``pytest_plugins`` in ``conftest.py``.
 
 from __future__ import annotations
 
-from collections.abc import Generator
 import re
+from collections.abc import Generator
 from pathlib import Path
 
 import pytest
