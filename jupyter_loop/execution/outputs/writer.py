@@ -40,13 +40,10 @@ from .budget import OutputBudget
 from .cell_outputs import CellOutputs
 from .masking import OutputMasking
 from .ops import AppendOutput, OutputOp
+from .reloads import RunReloads
 from .writes import apply_plan, tail_length
 
 CellMutation = Callable[[YNotebook, Map], None]
-
-RELOAD_SECONDS = 3.0
-"""How long after jupyter-collaboration says it reloads a notebook from its file the
-reload may still come (it reads the file first)."""
 
 
 @dataclass(frozen=True)
@@ -129,11 +126,7 @@ class CellWriter:
         self._journal: RunJournal | None = None
         if run_id is not None and policy.journal is not None:
             self._journal = policy.journal.open(self.room_id, self.cell_id, run_id)
-        self._reloads = self._docs.overwrites(self.room_id)
-        # A reload from the file, not yet over: one announced just before this run began
-        # may land after the run cleared its cell (the watcher reads the file first), and
-        # put the file's outputs back before the run's lines (chaos seed 2039 trial 682).
-        self._reload_heard_at = self._reload_still_coming() if run_id is not None else None
+        self._reloads = RunReloads(self._docs, self.room_id, running=run_id is not None)
         self._write_over = False  # the next write replaces every output the cell holds
 
     async def start_run(self, run_id: str, then: CellMutation) -> None:
@@ -269,7 +262,8 @@ class CellWriter:
             if self._model.dirty or self._backlog:
                 self._last_flush = time.monotonic()  # outputs written: the next batch waits
             found = await self._cell()
-            if found is not None and self._reload_heard():
+            # A run's journal is open until its last batch is in (see ``reloads``).
+            if found is not None and self._journal is not None and self._reloads.heard():
                 await self._replay_run()
                 found = await self._cell()  # the reload may have gone on meanwhile
             if found is None:
@@ -304,37 +298,7 @@ class CellWriter:
             return None
         return (notebook, ycell) if ycell.get("cell_type") == "code" else None
 
-    # -- the notebook reloaded from its file --------------------------------------------
-
-    def _reload_heard(self) -> bool:
-        """Whether this run's outputs must be written whole again: the notebook was
-        reloaded from its file (a ``git checkout``), which replaced the cell's outputs
-        with the file's. The run owns its cell's outputs: the file's, or a cell cleared by
-        the reload, would otherwise show only the lines printed since, after the file's.
-
-        A tab that clears the outputs mid-run is not a reload: lines printed since show.
-        """
-        if self._journal is None:  # no run, or its end is written (a run's last batch is in)
-            return False
-        reloads = self._docs.overwrites(self.room_id)
-        if reloads != self._reloads:
-            self._reloads, self._reload_heard_at = reloads, time.monotonic()
-        heard = self._reload_heard_at
-        if heard is None:
-            return False
-        # The event comes before jupyter-collaboration reads the file and replaces the
-        # notebook, and a replaced cell cannot always be told from ours by its size (the
-        # file's outputs may have the very length we wrote, as seen in CI): until the
-        # reload has surely landed, every batch writes the run over the cell, and the
-        # first batch after that does once more.
-        if time.monotonic() - heard > RELOAD_SECONDS:
-            self._reload_heard_at = None
-        return True
-
-    def _reload_still_coming(self) -> float | None:
-        """When the room's last reload was announced, if it may still land."""
-        heard = self._docs.overwritten_at(self.room_id)
-        return heard if heard is not None and time.monotonic() - heard <= RELOAD_SECONDS else None
+    # -- the notebook reloaded from its file (:mod:`.reloads`) -------------------------
 
     async def _replay_run(self) -> None:
         """Rebuild the model from the run's journal, to be written over the cell's outputs."""
@@ -343,7 +307,7 @@ class CellWriter:
         ops = await store.ops_so_far(journal)
         if ops is None:  # the journal kept part of the run: show what comes next
             self._log.info("jupyter-loop cannot rewrite cell %s whole after a reload", self.cell_id)
-            self._reload_heard_at = None
+            self._reloads.give_up()
             return
         # No await from here on: edits pushed since the journal was read go to this model.
         links = self._record.link if self._record is not None else None
