@@ -149,6 +149,24 @@ def notices(conversation: dict[str, Any]) -> list[str]:
     return [m["text"] for m in conversation["messages"] if m["role"] == "notice"]
 
 
+async def second_turn_after_the_agent_process_ended(
+    api: Any, path: str, model: ScriptedModelServer, jp_serverapp: Any, agent_name: str
+) -> dict[str, Any]:
+    """Two turns of an ACP agent on one notebook, its process ended between them (idle,
+    as a server restart ends it): the conversation after the second, which asks the first
+    turn's word back (apples). What an agent that reloads its session shows is the test's."""
+    agent = Agent(api)
+    model.script(say("I will remember apples."), say("You said apples."))
+    await agent.start(path, "Remember the word apples.", agent=agent_name)
+    assert (await agent.ended(path, timeout=120))["turn"]["state"] == "done"
+    service = jp_serverapp.web_app.settings["jupyter_loop_acp"]
+    await wait_for(lambda: service.processes() == [], timeout=30)
+    await agent.start(path, "Which word?", agent=agent_name)
+    conversation = await agent.ended(path, timeout=120)
+    assert conversation["turn"]["state"] == "done", conversation["turn"]
+    return conversation
+
+
 def prompt_text(body: dict[str, Any]) -> str:
     """Everything a chat request sent to the model, as one text."""
     return json.dumps(body.get("messages", []), ensure_ascii=False)

@@ -27,6 +27,7 @@ from agent_helpers import (
     approve_each,
     asked_about_an_error,
     notices,
+    second_turn_after_the_agent_process_ended,
 )
 from loop_helpers import notebook_json, wait_for
 
@@ -186,17 +187,11 @@ async def test_codex_loads_its_earlier_session_when_its_process_has_ended(
 ) -> None:
     # A session ended (idle here; a server restart ends it the same way) is reopened with
     # session/load: codex-acp advertises loadSession and keeps its sessions in CODEX_HOME.
-    agent = Agent(api)
     path = write_notebook("resume.ipynb", "1")
-    loop_model_server.script(say("I will remember apples."), say("You said apples."))
-    await agent.start(path, "Remember the word apples.", agent="codex")
-    assert (await agent.ended(path, timeout=120))["turn"]["state"] == "done"
-    service = jp_serverapp.web_app.settings["jupyter_loop_acp"]
-    await wait_for(lambda: service.processes() == [], timeout=30)
-    await agent.start(path, "Which word?", agent="codex")
-    conversation = await agent.ended(path, timeout=120)
-    assert conversation["turn"]["state"] == "done", conversation["turn"]
-    shown = [m["text"] for m in conversation["messages"] if m["role"] == "notice"]
+    conversation = await second_turn_after_the_agent_process_ended(
+        api, path, loop_model_server, jp_serverapp, "codex"
+    )
+    shown = notices(conversation)
     assert any("Codex loaded its earlier session" in n for n in shown), shown
     last = json.dumps(loop_model_server.bodies(RESPONSES)[-1]["input"])
     assert "Remember the word apples." in last and "I will remember apples." in last

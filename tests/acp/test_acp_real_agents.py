@@ -19,8 +19,9 @@ from agent_helpers import (
     Agent,
     approve_each,
     asked_about_an_error,
+    notices,
+    second_turn_after_the_agent_process_ended,
 )
-from loop_helpers import wait_for
 
 from jupyter_loop.testing import ScriptedModelServer, call_tools, say
 
@@ -112,17 +113,11 @@ async def test_qwen_loads_its_earlier_session_when_its_process_has_ended(
 ) -> None:
     # A session ended (idle here; a server restart ends it the same way) is reopened with
     # session/load: Qwen Code advertises loadSession and keeps its sessions in its HOME.
-    agent = Agent(api)
     path = write_notebook("resume.ipynb", "1")
-    loop_model_server.script(say("I will remember apples."), say("You said apples."))
-    await agent.start(path, "Remember the word apples.", agent="qwen")
-    assert (await agent.ended(path, timeout=120))["turn"]["state"] == "done"
-    service = jp_serverapp.web_app.settings["jupyter_loop_acp"]
-    await wait_for(lambda: service.processes() == [], timeout=30)
-    await agent.start(path, "Which word?", agent="qwen")
-    conversation = await agent.ended(path, timeout=120)
-    assert conversation["turn"]["state"] == "done", conversation["turn"]
-    shown = [m["text"] for m in conversation["messages"] if m["role"] == "notice"]
+    conversation = await second_turn_after_the_agent_process_ended(
+        api, path, loop_model_server, jp_serverapp, "qwen"
+    )
+    shown = notices(conversation)
     assert any("Qwen Code loaded its earlier session" in n for n in shown), shown
     last = json.dumps(loop_model_server.bodies(OPENAI_CHAT)[-1])
     assert "Remember the word apples." in last  # the model was sent the earlier turn
