@@ -20,11 +20,7 @@ test('the Server Connection Error dialog closes once the server is back', async 
   await server.start();
   try {
     const page = await browser.newPage();
-    await page.goto(`${server.url}/lab/tree/back.ipynb`);
-    await page.locator('.jp-NotebookPanel .jp-CodeCell').first().waitFor();
-    await expect(page.locator('#jp-main-statusbar')).toContainText('Idle', {
-      timeout: 60000
-    });
+    await server.openIdle(page, 'back.ipynb');
 
     server.crash(); // SIGKILL of the server alone
     const dialog = page.locator('.jp-Dialog', {

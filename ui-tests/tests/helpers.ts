@@ -138,6 +138,13 @@ export async function openInNewTab(
 }
 
 /** The stream text of code cell `index` in a page. */
+/** Run > Run All Cells in the notebook `page` shows; returns once it is asked for. */
+export async function runAllCells(page: Page): Promise<void> {
+  await page.evaluate(() => {
+    void (window as any).jupyterapp.commands.execute('notebook:run-all-cells');
+  });
+}
+
 export async function cellText(page: Page, index: number): Promise<string> {
   const cell = page
     .locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell')

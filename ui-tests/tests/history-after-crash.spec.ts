@@ -24,11 +24,7 @@ test("a tab's run taken over after a server crash is one run in the History view
   try {
     // Shift-Enter in a tab (the run goes over the runs socket), then the tab is closed.
     const tab = await browser.newPage();
-    await tab.goto(`${server.url}/lab/tree/${PATH}`);
-    await tab.locator('.jp-NotebookPanel .jp-CodeCell').first().waitFor();
-    await expect(tab.locator('#jp-main-statusbar')).toContainText('Idle', {
-      timeout: 60000
-    });
+    await server.openIdle(tab, PATH);
     await tab.locator('.jp-NotebookPanel .jp-CodeCell').nth(1).click();
     await tab.keyboard.press('Shift+Enter');
     await expect

@@ -1,6 +1,6 @@
 import { expect, test } from '@playwright/test';
 
-import { cellPrompt, cellText, printedNumbers } from './helpers';
+import { cellPrompt, cellText, printedNumbers, runAllCells } from './helpers';
 import { OwnServer } from './own-server';
 
 const LINES = 500;
@@ -16,16 +16,8 @@ test('a server crash mid-run: the open tab keeps streaming the same run, every l
   await server.start();
   try {
     const page = await browser.newPage();
-    await page.goto(`${server.url}/lab/tree/kept.ipynb`);
-    await page.locator('.jp-NotebookPanel .jp-CodeCell').first().waitFor();
-    await expect(page.locator('#jp-main-statusbar')).toContainText('Idle', {
-      timeout: 60000
-    });
-    await page.evaluate(() => {
-      void (window as any).jupyterapp.commands.execute(
-        'notebook:run-all-cells'
-      );
-    });
+    await server.openIdle(page, 'kept.ipynb');
+    await runAllCells(page);
     await expect
       .poll(async () => printedNumbers(await cellText(page, 1)).length, {
         timeout: 30000

@@ -1,3 +1,4 @@
+import { expect, Page } from '@playwright/test';
 import { ChildProcess, spawn, spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
@@ -93,6 +94,18 @@ export class OwnServer {
       }
       await new Promise(resolve => setTimeout(resolve, 250));
     }
+  }
+
+  /**
+   * Open notebook `name` of this server in `page` and wait until its kernel is idle, so
+   * what the test does next is not timed by the kernel's start.
+   */
+  async openIdle(page: Page, name: string): Promise<void> {
+    await page.goto(`${this.url}/lab/tree/${name}`);
+    await page.locator('.jp-NotebookPanel .jp-CodeCell').first().waitFor();
+    await expect(page.locator('#jp-main-statusbar')).toContainText('Idle', {
+      timeout: 60000
+    });
   }
 
   /** Write `name` in the server's root: see {@link notebookJson}. */

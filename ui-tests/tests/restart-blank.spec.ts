@@ -1,6 +1,6 @@
 import { expect, test } from '@playwright/test';
 
-import { cellPrompt, cellText } from './helpers';
+import { cellPrompt, cellText, runAllCells } from './helpers';
 import { OwnServer } from './own-server';
 
 /**
@@ -26,14 +26,8 @@ test('a notebook run with no tab, across restarts, opens whole in a tab', async 
     // 1. Run from a tab closed a second later, twice; then a restart.
     for (let i = 0; i < 2; i++) {
       const page = await browser.newPage();
-      await page.goto(`${server.url}/lab/tree/blank.ipynb`);
-      await page.locator('.jp-NotebookPanel .jp-CodeCell').first().waitFor();
-      await expect(page.locator('#jp-main-statusbar')).toContainText('Idle', {
-        timeout: 60000
-      });
-      await page.evaluate(() =>
-        (window as any).jupyterapp.commands.execute('notebook:run-all-cells')
-      );
+      await server.openIdle(page, 'blank.ipynb');
+      await runAllCells(page);
       await page.waitForTimeout(1000);
       await page.close();
       await new Promise(r => setTimeout(r, 3000)); // the run ends with no tab open

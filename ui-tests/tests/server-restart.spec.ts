@@ -1,6 +1,6 @@
 import { expect, test } from '@playwright/test';
 
-import { cellPrompt, cellText, printedNumbers } from './helpers';
+import { cellPrompt, cellText, printedNumbers, runAllCells } from './helpers';
 import { OwnServer } from './own-server';
 
 const LOOP =
@@ -16,16 +16,8 @@ test('a server crash mid-run: saved output stays, the cut is marked, no [*] left
   await server.start();
   try {
     const page = await browser.newPage();
-    await page.goto(`${server.url}/lab/tree/crash.ipynb`);
-    await page.locator('.jp-NotebookPanel .jp-CodeCell').first().waitFor();
-    await expect(page.locator('#jp-main-statusbar')).toContainText('Idle', {
-      timeout: 60000
-    });
-    await page.evaluate(() => {
-      void (window as any).jupyterapp.commands.execute(
-        'notebook:run-all-cells'
-      );
-    });
+    await server.openIdle(page, 'crash.ipynb');
+    await runAllCells(page);
     await expect
       .poll(async () => printedNumbers(await cellText(page, 0)).length, {
         timeout: 30000
