@@ -121,6 +121,16 @@ class JupyterLoopApp(
         ),
     )
 
+    loop_stall_warning = Float(
+        1.0,
+        config=True,
+        help=(
+            "Seconds the server's event loop may not come back before the server logs a "
+            "warning naming what holds it (default 1). The watchdog looks every 0.1 s: "
+            "set 0.15 to name holds of about 50 ms and more, as a capacity test does."
+        ),
+    )
+
     kernel_ready_timeout = Float(
         60.0,
         config=True,
@@ -280,7 +290,7 @@ class JupyterLoopApp(
         )
         self.execution.start()
         # How late the event loop runs, and what holds it when it stalls (the status says).
-        self.loop_monitor = LoopMonitor(self.log)
+        self.loop_monitor = LoopMonitor(self.log, warn_after=self.loop_stall_warning)
         if self.freeze_startup_heap:  # once the loop runs: every extension is loaded
             IOLoop.current().add_callback(freeze_startup_heap)
         # After the freeze: its own full collection is the start's, not a stall.

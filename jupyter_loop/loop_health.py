@@ -60,6 +60,7 @@ class LoopLag:
     stalls: int  # stalls over the warning threshold since the server started
     gc_max_ms: float = 0.0  # the longest garbage collection in the window
     frozen: int = 0  # objects kept out of the collector's sight (freeze_startup_heap)
+    stall_s: float = STALL_WARNING  # what counts as a stall (``loop_stall_warning``)
 
     def as_json(self) -> dict[str, float | int]:
         return {
@@ -69,6 +70,7 @@ class LoopLag:
             "stalls": self.stalls,
             "gc_max_ms": round(self.gc_max_ms, 1),
             "frozen": self.frozen,
+            "stall_s": self.stall_s,
         }
 
 
@@ -140,9 +142,12 @@ class LoopMonitor:
         gc_max = max((took for at, took in self._collections if at >= since), default=0.0)
         frozen = gc.get_freeze_count()
         if not lags:
-            return LoopLag(0.0, 0.0, 0, self._stalls, gc_max * 1000, frozen)
+            return LoopLag(0.0, 0.0, 0, self._stalls, gc_max * 1000, frozen, self._warn_after)
         p95 = lags[min(len(lags) - 1, int(0.95 * len(lags)))]
-        return LoopLag(p95 * 1000, lags[-1] * 1000, len(lags), self._stalls, gc_max * 1000, frozen)
+        return LoopLag(
+            p95 * 1000, lags[-1] * 1000, len(lags), self._stalls, gc_max * 1000, frozen,
+            self._warn_after,
+        )  # fmt: skip
 
     def _timed_collection(self, phase: str, info: dict[str, int]) -> None:
         """``gc.callbacks``: time each collection (on the thread that triggered it)."""

@@ -240,6 +240,8 @@ def loop_line(loop: dict[str, Any] | None) -> str:
     Example:
         >>> loop_line({"p95_ms": 3.2, "max_ms": 41.0, "samples": 3000, "stalls": 0})
         'Server event loop lag (last 5 min): p95 3.2 ms, max 41.0 ms, 0 stalls over 1 s.'
+        >>> loop_line({"p95_ms": 9.0, "max_ms": 80.0, "samples": 30, "stalls": 2, "stall_s": 0.15})
+        'Server event loop lag (last 5 min): p95 9.0 ms, max 80.0 ms, 2 stalls over 0.15 s.'
         >>> loop_line(None)
         'Server event loop lag: not reported by this server.'
     """
@@ -247,7 +249,8 @@ def loop_line(loop: dict[str, Any] | None) -> str:
         return "Server event loop lag: not reported by this server."
     return (
         f"Server event loop lag (last 5 min): p95 {float(loop['p95_ms']):.1f} ms, "
-        f"max {float(loop['max_ms']):.1f} ms, {int(loop['stalls'])} stalls over 1 s."
+        f"max {float(loop['max_ms']):.1f} ms, {int(loop['stalls'])} stalls over "
+        f"{float(loop.get('stall_s', 1)):g} s."
     )
 
 

@@ -20,10 +20,23 @@ BLOCK = 1.5
 
 
 @pytest.fixture
-def jp_server_config(jp_server_config: Config) -> Config:
+def stall_warning(request: pytest.FixtureRequest) -> float | None:
+    """``loop_stall_warning`` set in the server's config (``None``: its default, 1 s)."""
+    return getattr(request, "param", None)
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config: Config, stall_warning: float | None) -> Config:
     jp_server_config.ServerApp.kernel_manager_class = "kernel_managers.LoopBlockingKernels"
     jp_server_config.LoopBlockingKernels.block_seconds = BLOCK
+    if stall_warning is not None:
+        jp_server_config.JupyterLoopApp.loop_stall_warning = stall_warning
+        jp_server_config.LoopBlockingKernels.block_seconds = 2 * stall_warning
     return jp_server_config
+
+
+def stall_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if "event loop has not run" in r.getMessage()]
 
 
 @pytest.mark.timeout(60)
@@ -42,9 +55,7 @@ async def test_a_stalled_loop_is_warned_of_by_name_and_shows_in_the_status(
         raise AssertionError("the store's write queue never emptied at rest")
     caplog.set_level(logging.WARNING)
     await start_kernel(write_notebook("slow.ipynb", "1"))  # its start holds the loop
-    warnings = [
-        r.getMessage() for r in caplog.records if "event loop has not run" in r.getMessage()
-    ]
+    warnings = stall_warnings(caplog)
     assert warnings, "no warning while the loop stalled"
     # What ran: the blocking call, by its function and the kernel manager's module.
     assert "start_kernel" in warnings[0] and "kernel_managers.py" in warnings[0], warnings[0]
@@ -63,6 +74,22 @@ async def test_a_stalled_loop_is_warned_of_by_name_and_shows_in_the_status(
     assert loop["max_ms"] >= (BLOCK - 0.5) * 1000 and loop["stalls"] >= 1, loop
     assert loop["samples"] > 0
     assert f"{int(loop['stalls'])} stalls over 1 s" in loop_line(loop)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("stall_warning", [0.3], indirect=True)
+async def test_a_lower_stall_threshold_names_shorter_holds(
+    write_notebook: Any, start_kernel: Any, api: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A hold of 0.6 s: under the default second, named once the admin asks for 0.3 s
+    # (how a capacity test finds what holds a busy server's loop for tens of ms).
+    caplog.set_level(logging.WARNING)
+    await start_kernel(write_notebook("slow.ipynb", "1"))
+    warnings = stall_warnings(caplog)
+    assert warnings and "start_kernel" in warnings[0], warnings
+    loop = (await api("api", "jupyter-loop", "status"))["loop"]
+    assert loop["stall_s"] == 0.3 and loop["stalls"] >= 1, loop
+    assert "stalls over 0.3 s" in loop_line(loop)
 
 
 async def test_a_server_keeps_its_startup_objects_out_of_garbage_collections(
