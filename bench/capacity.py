@@ -23,8 +23,12 @@ Printed per system and N (medians over the repeats): status p95 and its slowest 
 print→tab p95, the server's CPU per 10k lines net of its idle CPU (with N rooms open),
 its idle CPU, the kernels' and keepers' CPU apart, the bench client's own CPU, the saves
 ("Saving file" in the server's log) during the run and lines lost (the tab and the saved
-``.ipynb`` each hold every line?). Then the knee per system: the first N where status
-p95 > 100 ms, echo p95 > 250 ms or print→tab p95 > 1 s.
+``.ipynb`` each hold every line?) and, for jupyter-loop, the holds of its loop of about
+50 ms or more its watchdog named while the notebooks printed (``loop_stall_warning`` at
+0.15 s; the watchdog looks every 0.1 s, so it misses some: a floor, not a count; the
+slowest status answer bounds them from above, with the bench's own delays in it). Then
+the knee per system: the first N where status p95 > 100 ms, echo p95 > 250 ms or
+print→tab p95 > 1 s.
 
 Usage::
 
@@ -76,7 +80,10 @@ _LINE_RE = re.compile(r"^(\d+\.\d+) (\d{7}) x+$")
 STOCK = ('--ServerApp.jpserver_extensions={"jupyter_loop": False}',)
 # The servers' own defaults, not the fast saves of the test helper (ServerProcess).
 DEFAULTS = ("--YDocExtension.document_save_delay=1.0",)
-LOOP = ("--JupyterLoopApp.save_interval=30.0",)
+# The watchdog names every hold of the loop of about 50 ms it sees (loop_health.py: it looks
+# every 0.1 s, so a hold between two looks is missed): the "holds" column, while printing.
+LOOP = ("--JupyterLoopApp.save_interval=30.0", "--JupyterLoopApp.loop_stall_warning=0.15")
+STALL_WARNING = "event loop has not run"
 
 
 def printing_code(rate: float, seconds: float) -> str:
@@ -327,9 +334,10 @@ def family_cpu(server: psutil.Process) -> dict[str, float]:
     return totals
 
 
-def saves_in_log(home: Path) -> int:
+def in_log(home: Path, words: str) -> int:
+    """How many times the server's log says ``words`` so far."""
     return sum(
-        log.read_text(encoding="utf-8", errors="replace").count("Saving file:")
+        log.read_text(encoding="utf-8", errors="replace").count(words)
         for log in home.glob("server-*.log")
     )
 
@@ -350,6 +358,7 @@ class Round:
     saves: int
     lost_tab: int
     lost_file: int
+    holds: int | None = None  # the loop's holds of ~50 ms+ named while printing (loop only)
 
 
 async def one_round(system: str, n: int, args: argparse.Namespace) -> Round:
@@ -406,7 +415,7 @@ async def one_round(system: str, n: int, args: argparse.Namespace) -> Round:
         probe = Probe(server)
         background.append(asyncio.ensure_future(probe.statuses(stop)))
         background.append(asyncio.ensure_future(probe.typing(typists[0][0], typists[1][0], stop)))
-        saves_before = saves_in_log(home)
+        saves_before, holds_before = in_log(home, "Saving file:"), in_log(home, STALL_WARNING)
         spy = None
         if args.py_spy:
             out = Path(args.py_spy) / f"{system}-{n}-{time.strftime('%H%M%S')}.txt"
@@ -431,6 +440,7 @@ async def one_round(system: str, n: int, args: argparse.Namespace) -> Round:
         elapsed = time.monotonic() - started
         after = family_cpu(proc)
         client_cpu = cpu_seconds(me) - client_before
+        holds = in_log(home, STALL_WARNING) - holds_before  # while printing, not after
         stop.set()
         if spy is not None:  # waited for off the loop; a py-spy that hangs is stopped
             with contextlib.suppress(subprocess.TimeoutExpired):
@@ -438,7 +448,7 @@ async def one_round(system: str, n: int, args: argparse.Namespace) -> Round:
             if spy.poll() is None:
                 spy.kill()
         await asyncio.sleep(args.settle)  # the last saves land
-        saves = saves_in_log(home) - saves_before
+        saves = in_log(home, "Saving file:") - saves_before
         if system == "loop":  # the server's own view of its loop (loop_health.py)
             status = await server.api("api", "jupyter-loop", "status")
             print(f"  loop N={n}: the server's loop lag {status.get('loop')}", file=sys.stderr)
@@ -461,6 +471,7 @@ async def one_round(system: str, n: int, args: argparse.Namespace) -> Round:
             saves=saves,
             lost_tab=expected * n - sum(seen),
             lost_file=expected * n - sum(in_files),
+            holds=holds if system == "loop" else None,
         )
     except Exception:
         keep_home = True  # the server's log says what held it up
@@ -509,6 +520,7 @@ def table(results: list[Round], failed: list[Failed], args: argparse.Namespace) 
     header = (
         "system", "N", "status p95", "status max", "echo p95", "print→tab p95", "srv CPU/10k lines",
         "idle CPU", "kernels CPU", "keepers CPU", "bench CPU", "saves", "lost tab/file",
+        "holds ≥50 ms",
     )  # fmt: skip
     print(" | ".join(header))
     by: dict[str, dict[int, list[Round]]] = {}
@@ -526,7 +538,8 @@ def table(results: list[Round], failed: list[Failed], args: argparse.Namespace) 
                 f"{med('print_p95'):.0f} ms | {med('cpu_per_10k'):.2f} s | "
                 f"{med('idle_cpu'):.0f} % | {med('kernels_cpu'):.0f} % | "
                 f"{med('keepers_cpu'):.0f} % | {med('client_cpu'):.0f} % | "
-                f"{med('saves'):.0f} | {med('lost_tab'):.0f}/{med('lost_file'):.0f}"
+                f"{med('saves'):.0f} | {med('lost_tab'):.0f}/{med('lost_file'):.0f} | "
+                + (f"{med('holds'):.0f}" if rs[0].holds is not None else "—")
             )
     for f in failed:
         print(f"{f.system} | {f.n} | failed: {f.error}")
