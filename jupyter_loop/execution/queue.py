@@ -189,8 +189,11 @@ class KernelQueue:
         return bool(self._jobs) or any(run.ended_at is None for run in self._handed)
 
     def pending(self) -> list[CellJob]:
-        """The cells handed to the kernel (the running one first), then those queued."""
-        return [run.job for run in self._handed] + list(self._jobs)
+        """The cells handed to the kernel (the running one first), then those queued. A
+        run whose end the document shows is not among them, though its writing may go on
+        (waiting for a save its end asked for): a tab shows it done, and so does everyone
+        who asks (``GET runs``, an outside agent's ``get_outputs``)."""
+        return [run.job for run in self._handed if not run.end_shown] + list(self._jobs)
 
     async def _work(self) -> None:
         while not self._closing or self._jobs or self._handed:
@@ -273,6 +276,7 @@ class KernelQueue:
 
         def finish(notebook: YNotebook, ycell: Map) -> None:
             mark_finished(notebook, ycell, run, outcome)
+            run.end_shown = True  # in this transaction: the tabs see it as pending() does
             if self._settings.history is not None:
                 run.outputs_digest = outputs_digest(ycell)
             if following is not None and following.job.room_id == job.room_id:

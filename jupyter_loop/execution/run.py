@@ -87,6 +87,7 @@ class CellRun:
         self.source: str | None = None  # what the kernel was handed (the run history)
         self.started_at: float | None = None
         self.ended_at: float | None = None  # when its outcome was known (see drop_queued)
+        self.end_shown = False  # its end is in the document (see KernelQueue.pending)
         self.kernel_run = ""  # which start of the kernel ran it (see KernelLine.kernel_run)
         self.taken_over = False  # started by an earlier server process (``kept_runs.resume_run``)
         self.outputs_digest = ""
