@@ -104,3 +104,37 @@ test('a cell run before the page has listed the running sessions runs on the one
     }
   );
 });
+
+/**
+ * The other side of the wait above: a notebook whose kernel was shut down (Kernel > Shut
+ * Down Kernel) is not "starting", so Shift+Enter starts a kernel at once and runs, as in
+ * stock JupyterLab, rather than wait for a start nobody asked for.
+ */
+test('a cell run after its kernel was shut down starts a kernel and runs', async ({
+  page,
+  tmpPath
+}) => {
+  const name = 'after-shutdown.ipynb';
+  fs.writeFileSync(
+    path.join(SERVER_ROOT, tmpPath, name),
+    notebookJson(['print("again", 6 * 7)'])
+  );
+  await page.notebook.openByPath(`${tmpPath}/${name}`);
+  await expect(page.locator('#jp-main-statusbar')).toContainText('Idle', {
+    timeout: 60000
+  });
+  await page.evaluate(() =>
+    (window as any).jupyterapp.commands.execute('kernelmenu:shutdown')
+  );
+  await expect(page.locator('#jp-main-statusbar')).toContainText('No Kernel', {
+    timeout: 30000
+  });
+  await page
+    .locator('.jp-NotebookPanel .jp-CodeCell .cm-content')
+    .first()
+    .click();
+  await page.keyboard.press('Shift+Enter');
+  await expect
+    .poll(() => cellText(page, 0), { timeout: 30000 })
+    .toContain('again 42');
+});
