@@ -243,7 +243,7 @@ class JupyterLoopApp(
             self.versions.start()
         self.outputs = self.output_store(self.data_dir)
         self.outputs.sweep()
-        masker = self.secret_masker(self.openai_api_key)
+        masker = self.secret_masker(self.openai_api_key, environs=self.agent_environments())
         self.journal = self.output_journal(self.data_dir, self.log)
         if self.journal is not None:
             self.journal.start()

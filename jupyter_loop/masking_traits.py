@@ -7,6 +7,7 @@ the notebook, and everything the agent sends to a model, keeps or logs.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Mapping
 
 from traitlets import Bool, List, Unicode
 from traitlets.config import Configurable
@@ -40,8 +41,9 @@ class MaskingConfig(Configurable):
         default_value=list(DEFAULT_ENV_NAME_PATTERNS),
         config=True,
         help=(
-            "Names (fnmatch patterns, any case) of the server's environment variables whose "
-            "values are masked (default: *API_KEY, *_KEY, *TOKEN, *SECRET, *PASSWORD*, ...). "
+            "Names (fnmatch patterns, any case) of the environment variables whose values are "
+            "masked, the server's and those acp_agents gives its agents (default: *API_KEY, "
+            "*_KEY, *TOKEN, *SECRET, *PASSWORD*, ...). "
             "An empty list masks configured secrets and token shapes only."
         ),
     )
@@ -54,13 +56,17 @@ class MaskingConfig(Configurable):
             "env_patterns": list(self.secret_env_patterns),
         }
 
-    def secret_masker(self, *also: str | None) -> SecretMasker | None:
-        """The masker for these settings (plus ``also``, e.g. a configured API key)."""
+    def secret_masker(
+        self, *also: str | None, environs: Iterable[Mapping[str, str]] = ()
+    ) -> SecretMasker | None:
+        """The masker for these settings (plus ``also``, e.g. a configured API key, and the
+        variables of ``environs`` besides the server's, e.g. what agents are given)."""
         if not self.mask_secrets:
             return None
         values = [value for value in (*self.secrets, *also) if value]
+        variables = [pair for environ in (os.environ, *environs) for pair in environ.items()]
         return SecretMasker(
             values,
-            environ=dict(os.environ),
+            environ=variables,
             env_name_patterns=tuple(self.secret_env_patterns),
         )

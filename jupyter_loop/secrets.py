@@ -136,7 +136,8 @@ class SecretMasker:
 
     Args:
         secrets: Secret values from configuration.
-        environ: Environment to read sensitive variables from (``None``: none).
+        environ: Environment to read sensitive variables from, a mapping or (name, value)
+            pairs (``None``: none).
         env_name_patterns: Which variable names are sensitive.
         token_patterns: Also mask the well-known token shapes of :data:`TOKEN_PATTERN`.
         min_length: Values shorter than this are ignored.
@@ -150,7 +151,7 @@ class SecretMasker:
     def __init__(
         self,
         secrets: Iterable[str] = (),
-        environ: Mapping[str, str] | None = None,
+        environ: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
         *,
         env_name_patterns: Sequence[str] = DEFAULT_ENV_NAME_PATTERNS,
         token_patterns: bool = True,
@@ -158,7 +159,9 @@ class SecretMasker:
         mask: str = DEFAULT_MASK,
     ) -> None:
         values = {value.strip() for value in secrets}
-        for name, value in (environ or {}).items():
+        # Pairs as well as a mapping: several environments may give one name two values.
+        variables = environ.items() if isinstance(environ, Mapping) else environ or ()
+        for name, value in variables:
             if any(fnmatchcase(name.upper(), pattern.upper()) for pattern in env_name_patterns):
                 values.add(value.strip())
         literals = sorted((v for v in values if len(v) >= min_length), key=lambda v: (-len(v), v))

@@ -48,8 +48,22 @@ READ_LIMIT = 50 * 2**20
 """Bytes one JSON-RPC line of the agent may take (an image or a long file read)."""
 
 
+WORDS_SHOWN = 300
+"""Characters of the agent's own words a message quotes. They are masked whole first: a
+secret cut in two is no longer one the masker knows."""
+
+AUTH_REQUIRED = -32000
+"""ACP's JSON-RPC error code for an agent that needs its person to sign in first."""
+
+
 class AgentGone(Exception):
     """The agent's process ended (or closed its output) while the server waited on it."""
+
+
+class AgentRefused(Exception):
+    """The agent answered a request with an error (Qwen Code and Codex answer so when their
+    model refuses them, a signed-out agent so to ``session/new``). The message says so in
+    the agent's own words; the process and its session go on."""
 
 
 class AcpSession:
@@ -160,6 +174,8 @@ class AcpSession:
         except ConnectionError as e:
             await self._reaped()
             raise AgentGone(self.why_gone()) from e
+        except RequestError as e:
+            raise AgentRefused(self._refusal(e)) from e
         self.session_id = opened.session_id
 
     async def prompt(self, text: str) -> PromptResponse:
@@ -171,6 +187,8 @@ class AcpSession:
         except ConnectionError as e:
             await self._reaped()
             raise AgentGone(self.why_gone()) from e
+        except RequestError as e:
+            raise AgentRefused(self._refusal(e)) from e
 
     async def _reaped(self, seconds: float = 2.0) -> None:
         """Give a process whose output closed a moment to exit, so its status is known."""
@@ -194,10 +212,28 @@ class AcpSession:
         # before its backtrace, whose frames may name error types too, or Node's before
         # its stack), else the last line (a Python traceback's exception).
         errors = [line for line in said if line.lower().startswith("error")]
-        words = (errors or said)[-1][:300] if said else ""
+        words = self._shown((errors or said)[-1]) if said else ""
         last = f' Its last words: "{words}".' if words else ""
         status = "stopped unexpectedly" if code is None else f"exited with status {code}"
         return f"{status}.{last}"
+
+    def _refusal(self, error: RequestError) -> str:
+        """What to tell people of an error the agent answered: its words (the details its
+        error's data gives, as Qwen Code's and Codex's do, else the error's message)."""
+        data = error.data if isinstance(error.data, dict) else {}
+        given = next((data[k] for k in ("details", "message") if isinstance(data.get(k), str)), "")
+        words = self._shown(given.strip() or str(error))
+        if error.code == AUTH_REQUIRED:
+            return (
+                f'is not signed in: it answered "{words}". Sign it in on the server (as its '
+                "own documentation says), then try again."
+            )
+        return f"answered with an error: {words}"
+
+    def _shown(self, words: str) -> str:
+        """The agent's ``words`` as a message quotes them: masked whole, then cut."""
+        masker = self.client.scope.masker
+        return (masker.mask(words) if masker is not None else words)[:WORDS_SHOWN]
 
     async def _keep_stderr(self) -> None:
         assert self.process is not None and self.process.stderr is not None

@@ -95,6 +95,17 @@ class AcpConfig(Configurable):
         )
         return AcpService(docs, settings, log)
 
+    def agent_environments(self) -> list[dict[str, str]]:
+        """What each configured agent is given besides the server's environment: a key
+        among it is masked as the server's own are (an agent may say it back)."""
+        entries = [entry for entry in self.acp_agents.values() if isinstance(entry, dict)]
+        environs = [entry.get("env") for entry in entries]
+        return [
+            {str(name): str(value) for name, value in environ.items()}
+            for environ in environs
+            if isinstance(environ, dict)
+        ]
+
 
 def mcp_url_of(server: Any) -> str | None:
     """jupyter-loop's MCP endpoint as a process on this machine reaches it (None: the

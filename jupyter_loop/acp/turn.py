@@ -37,7 +37,7 @@ from ..document import LiveDocuments
 from ..errors import JupyterLoopError
 from ..providers.token_budgets import BudgetAccount
 from ..secrets import SecretMasker
-from .session import AcpSession, AgentGone
+from .session import AcpSession, AgentGone, AgentRefused
 from .updates import TurnUpdates, commands_text
 
 CANCEL_GRACE = 5.0
@@ -180,6 +180,8 @@ class AcpTurn:
                 state, error = "error", f"{label} {e}"
                 if session is not None:
                     await self._end_session(session)
+            except AgentRefused as e:  # the agent goes on: the next turn may do better
+                state, error = "error", f"{label} {e}"
             except JupyterLoopError as e:
                 state, error = "error", e.message
             except Exception as e:  # a bug: end the turn visibly rather than hang it

@@ -21,6 +21,8 @@ prompt's text, one command a line (so a test reads as what the agent does):
 - ``sleep SECONDS``: wait that long (a turn that goes on while a test closes its tab);
 - ``hang``: wait for ``session/cancel`` (then the turn ends ``cancelled``);
 - ``crash``: exit at once with status 3, mid-turn;
+- ``fail WORDS``: answer the prompt with a JSON-RPC error, ``Internal error`` with WORDS as
+  its ``details`` (as Qwen Code answers when its model refuses it; Codex's is alike);
 - ``run COMMAND``: ``terminal/create`` of the shell line COMMAND, ``wait_for_exit``,
   ``terminal/output`` and ``release``; says ``exit CODE (truncated?): OUTPUT`` and the
   output reversed (``reversed: …``: what the agent was given, past the conversation's own
@@ -41,9 +43,12 @@ history on disk), so a new process (after the server restarted) can ``session/lo
 loading replays the earlier prompts as ``session/update`` notifications, as ACP asks.
 Without it, sessions live in the process only and ``loadSession`` is not advertised.
 
-In ``say``, ``tool`` and ``think``, ``${NAME}`` is the agent's environment variable NAME: an agent
-that writes out a secret it holds (the prompt it was sent is masked, so a test cannot
-give it one there).
+With ``SCRIPTED_SIGNED_OUT`` set, ``session/new`` is answered ``Authentication required``
+(JSON-RPC -32000), as an agent that needs its person to log in first answers.
+
+In ``say``, ``tool``, ``think`` and ``fail``, ``${NAME}`` is the agent's environment
+variable NAME: an agent that writes out a secret it holds (the prompt it was sent is
+masked, so a test cannot give it one there).
 
 Errors of the client's methods are said back (``error: …``), never raised: a test reads
 them in the conversation.
@@ -134,6 +139,8 @@ class ScriptedAgent:
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any
     ) -> NewSessionResponse:
+        if os.environ.get("SCRIPTED_SIGNED_OUT"):
+            raise RequestError.auth_required()
         session_id = f"s{len(self._sessions) + 1}-{uuid.uuid4().hex[:8]}"
         self._sessions[session_id] = {"cwd": cwd, "mcp": list(mcp_servers or []), "said": []}
         self._cancelled[session_id] = asyncio.Event()
@@ -188,7 +195,7 @@ class ScriptedAgent:
         client = self._client
         assert client is not None
         session = self._sessions[session_id]
-        if command in ("say", "tool", "think"):
+        if command in ("say", "tool", "think", "fail"):
             rest = _ENV_NAME.sub(lambda found: os.environ.get(found[1], ""), rest)
         if command == "say":
             await self._say(session_id, rest)
@@ -231,6 +238,8 @@ class ScriptedAgent:
             sys.stderr.write(f"Error: {words}\n\nStack backtrace:\n{frames}")
             sys.stderr.flush()
             os._exit(3)
+        elif command == "fail":
+            raise RequestError.internal_error({"details": rest})
         elif command == "mcp":
             name, _, arguments = rest.partition(" ")
             await self._say(

@@ -257,6 +257,25 @@ async def test_what_the_agent_is_sent_or_reads_is_masked(
     assert "key " in text and "three" in text and "masked.ipynb" in text
 
 
+# A key given to the agent alone (not one of the server's secrets nor its environment),
+# short of any well-known token shape: masked by its variable's name, as the server's are.
+AGENT_KEY = "key-only-the-agent-has-91c2"
+WITH_KEY = {"scripted": {**SCRIPTED, "env": {"SERVICE_API_KEY": AGENT_KEY, "LABEL": "plain"}}}
+
+
+@pytest.mark.parametrize("loop_config", [config(acp_agents=WITH_KEY)])
+async def test_a_key_in_an_agents_own_environment_is_masked_too(
+    agent: Agent, notebook_in_tab: Any
+) -> None:
+    async with notebook_in_tab("agentkey.ipynb", "1") as (path, _tab):
+        script = "say my key ${SERVICE_API_KEY}, my label ${LABEL}\nfail refused ${SERVICE_API_KEY}"
+        await agent.start(path, script, agent="scripted")
+        conversation = await agent.ended(path)
+    assert AGENT_KEY not in json.dumps(conversation)
+    assert said(conversation) == "my key ••••••, my label plain"
+    assert conversation["turn"]["error"] == "scripted answered with an error: refused ••••••"
+
+
 async def test_the_turn_goes_on_with_every_tab_closed(
     agent: Agent, write_notebook: Any, open_tab: Any
 ) -> None:
@@ -311,6 +330,58 @@ async def test_an_agents_last_words_are_masked(agent: Agent, notebook_in_tab: An
         conversation = await agent.ended(path)
     assert "broke on" in conversation["turn"]["error"]
     assert CANARY not in json.dumps(conversation)
+
+
+# A last line longer than the words kept, with a secret across where they are cut.
+LONG_WORDS = {"scripted": {**SCRIPTED, "env": {"SCRIPTED_LAST_WORDS": "x" * 280 + " " + CANARY}}}
+
+
+@pytest.mark.parametrize("loop_config", [config(acp_agents=LONG_WORDS)])
+async def test_an_agents_last_words_are_masked_before_they_are_cut(
+    agent: Agent, notebook_in_tab: Any
+) -> None:
+    async with notebook_in_tab("long.ipynb", "1") as (path, _tab):
+        await agent.start(path, "crash", agent="scripted")
+        conversation = await agent.ended(path)
+    error = conversation["turn"]["error"]
+    assert error.startswith('scripted exited with status 3. Its last words: "Error: xxx')
+    assert CANARY[:10] not in json.dumps(conversation)  # not even the part before a cut
+
+
+async def test_an_agent_that_answers_with_an_error_ends_the_turn_with_its_words(
+    agent: Agent, notebook_in_tab: Any
+) -> None:
+    """As Qwen Code and Codex answer a prompt when their model refuses them: a JSON-RPC
+    error whose data holds what the model said."""
+    async with notebook_in_tab("refused.ipynb", "1") as (path, _tab):
+        await agent.start(path, f"say looking\nfail 401 Wrong API key: {CANARY}.", agent="scripted")
+        conversation = await agent.ended(path)
+        turn = conversation["turn"]
+        await agent.start(path, "say still here", agent="scripted")
+        after = await agent.ended(path)
+    assert turn["state"] == "error"
+    assert turn["error"] == "scripted answered with an error: 401 Wrong API key: ••••••."
+    assert notices(conversation)[-1] == turn["error"]
+    assert CANARY not in json.dumps(conversation)
+    assert after["turn"]["state"] == "done" and said(after).endswith("still here")
+
+
+SIGNED_OUT = {"scripted": {**SCRIPTED, "env": {"SCRIPTED_SIGNED_OUT": "1"}}}
+
+
+@pytest.mark.parametrize("loop_config", [config(acp_agents=SIGNED_OUT)])
+async def test_an_agent_that_is_not_signed_in_says_so_plainly(
+    agent: Agent, notebook_in_tab: Any, api: Any
+) -> None:
+    async with notebook_in_tab("signin.ipynb", "1") as (path, _tab):
+        await agent.start(path, "say hello", agent="scripted")
+        conversation = await agent.ended(path)
+    assert conversation["turn"]["state"] == "error"
+    assert conversation["turn"]["error"] == (
+        'scripted is not signed in: it answered "Authentication required". '
+        "Sign it in on the server (as its own documentation says), then try again."
+    )
+    assert (await api("api", "jupyter-loop", "tokens"))["tokens"] == []  # its session ended
 
 
 @pytest.mark.parametrize("loop_config", [config(acp_session_idle_timeout=0.5)])

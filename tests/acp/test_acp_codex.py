@@ -32,7 +32,7 @@ from agent_helpers import (
 )
 from loop_helpers import notebook_json, wait_for
 
-from jupyter_loop.testing import ScriptedModelServer, call_tools, say
+from jupyter_loop.testing import ScriptedModelServer, call_tools, fail, say
 from jupyter_loop.testing.server_process import ServerProcess
 
 CODEX = os.environ.get("JUPYTER_LOOP_CODEX", "")
@@ -144,6 +144,23 @@ async def test_codex_runs_a_cell_only_after_our_approval(
     assert asked[1]["cell_ids"] == ["c0"] and "print(6 * 7)" in json.dumps(asked[1]["sources"])
     assert "42" in outputs
     assert agent_state(tab)["live"][-1]["text"] == "It printed 42."
+
+
+@pytest.mark.timeout(300)
+async def test_a_model_that_refuses_codex_ends_the_turn_with_what_codex_says(
+    api: Any, notebook_in_tab: Any, loop_model_server: ScriptedModelServer, http_server_client: Any
+) -> None:
+    """Codex answers the prompt with a JSON-RPC error whose data holds the model's answer:
+    the conversation says it (its key masked), not that the turn failed unexpectedly."""
+    agent = Agent(api)
+    loop_model_server.set_default_reply(fail(401, "Incorrect API key provided: sk-codex-test."))
+    async with notebook_in_tab("refused.ipynb", "1") as (path, _tab):
+        await agent.start(path, "What does the cell do?", agent="codex")
+        conversation = await agent.ended(path, timeout=120)
+    error = conversation["turn"]["error"]
+    assert conversation["turn"]["state"] == "error", conversation["turn"]
+    assert error.startswith("Codex answered with an error: unexpected status 401"), error
+    assert "Incorrect API key provided: ••••••." in error, error
 
 
 @pytest.mark.timeout(300)

@@ -23,7 +23,7 @@ from agent_helpers import (
     second_turn_after_the_agent_process_ended,
 )
 
-from jupyter_loop.testing import ScriptedModelServer, call_tools, say
+from jupyter_loop.testing import ScriptedModelServer, call_tools, fail, say
 
 QWEN = os.environ.get("JUPYTER_LOOP_QWEN", "")
 pytestmark = pytest.mark.skipif(not QWEN, reason="JUPYTER_LOOP_QWEN names no qwen command")
@@ -121,3 +121,22 @@ async def test_qwen_loads_its_earlier_session_when_its_process_has_ended(
     assert any("Qwen Code loaded its earlier session" in n for n in shown), shown
     last = json.dumps(loop_model_server.bodies(OPENAI_CHAT)[-1])
     assert "Remember the word apples." in last  # the model was sent the earlier turn
+
+
+@pytest.mark.timeout(300)
+async def test_a_model_that_refuses_qwen_ends_the_turn_with_what_qwen_says(
+    api: Any, notebook_in_tab: Any, loop_model_server: ScriptedModelServer, http_server_client: Any
+) -> None:
+    """Qwen Code answers the prompt with a JSON-RPC error whose details are the model's
+    words: the conversation says them (masked), not that the turn failed unexpectedly."""
+    agent = Agent(api)
+    refusal = fail(401, "Incorrect API key provided: sk-real-agent-test.")
+    loop_model_server.set_default_reply(refusal)
+    async with notebook_in_tab("refused.ipynb", "1") as (path, _tab):
+        await agent.start(path, "What does the cell do?", agent="qwen")
+        conversation = await agent.ended(path, timeout=120)
+    assert conversation["turn"]["state"] == "error", conversation["turn"]
+    # The key Qwen was given (acp_agents' env, OPENAI_API_KEY) is masked as the server's are.
+    assert conversation["turn"]["error"] == (
+        "Qwen Code answered with an error: 401 Incorrect API key provided: ••••••."
+    )
