@@ -321,30 +321,23 @@ async def test_a_new_conversation_starts_a_new_session_and_ends_the_old_process(
 
 
 SECRET_WORDS = {"scripted": {**SCRIPTED, "env": {"SCRIPTED_LAST_WORDS": f"broke on {CANARY}"}}}
-
-
-@pytest.mark.parametrize("loop_config", [config(acp_agents=SECRET_WORDS)])
-async def test_an_agents_last_words_are_masked(agent: Agent, notebook_in_tab: Any) -> None:
-    async with notebook_in_tab("last.ipynb", "1") as (path, _tab):
-        await agent.start(path, "crash", agent="scripted")
-        conversation = await agent.ended(path)
-    assert "broke on" in conversation["turn"]["error"]
-    assert CANARY not in json.dumps(conversation)
-
-
 # A last line longer than the words kept, with a secret across where they are cut.
 LONG_WORDS = {"scripted": {**SCRIPTED, "env": {"SCRIPTED_LAST_WORDS": "x" * 280 + " " + CANARY}}}
 
 
-@pytest.mark.parametrize("loop_config", [config(acp_agents=LONG_WORDS)])
-async def test_an_agents_last_words_are_masked_before_they_are_cut(
-    agent: Agent, notebook_in_tab: Any
+@pytest.mark.parametrize(
+    ("loop_config", "shown"),
+    [(config(acp_agents=SECRET_WORDS), "broke on"), (config(acp_agents=LONG_WORDS), "xxx")],
+    ids=["secret", "secret-across-the-cut"],
+)
+async def test_an_agents_last_words_are_masked_whole_before_they_are_cut(
+    agent: Agent, notebook_in_tab: Any, shown: str
 ) -> None:
-    async with notebook_in_tab("long.ipynb", "1") as (path, _tab):
+    async with notebook_in_tab("last.ipynb", "1") as (path, _tab):
         await agent.start(path, "crash", agent="scripted")
         conversation = await agent.ended(path)
     error = conversation["turn"]["error"]
-    assert error.startswith('scripted exited with status 3. Its last words: "Error: xxx')
+    assert error.startswith(f'scripted exited with status 3. Its last words: "Error: {shown}')
     assert CANARY[:10] not in json.dumps(conversation)  # not even the part before a cut
 
 
