@@ -87,6 +87,7 @@ class AcpSession:
         self.process: asyncio.subprocess.Process | None = None
         self._conn: ClientSideConnection | None = None
         self._stderr: bytearray = bytearray()
+        self._stderr_trimmed = False  # only its last STDERR_KEPT bytes are kept
         self._drain: asyncio.Task[None] | None = None
         self.session_id = ""
         self.reaches_tools = False
@@ -206,7 +207,10 @@ class AcpSession:
         """What to tell people when the process is gone: its status and last stderr line."""
         process = self.process
         code = process.returncode if process is not None else None
-        said = [line.strip() for line in self._stderr.decode("utf-8", "replace").splitlines()]
+        lines = self._stderr.decode("utf-8", "replace").splitlines()
+        if self._stderr_trimmed:  # its first line may start anywhere, in a secret say
+            lines = lines[1:]
+        said = [line.strip() for line in lines]
         said = [line for line in said if line]
         # The last line that starts as an error does ("Error: …", as a Rust agent's
         # before its backtrace, whose frames may name error types too, or Node's before
@@ -242,7 +246,9 @@ class AcpSession:
             if not chunk:
                 return
             self._stderr += chunk
-            del self._stderr[:-STDERR_KEPT]
+            if len(self._stderr) > STDERR_KEPT:
+                del self._stderr[:-STDERR_KEPT]
+                self._stderr_trimmed = True
 
     async def close(self) -> None:
         """Revoke the session's token, then end its process (every way it may be).

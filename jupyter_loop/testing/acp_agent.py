@@ -20,7 +20,9 @@ prompt's text, one command a line (so a test reads as what the agent does):
 - ``commands``: ``available_commands_update`` with ``/explain`` and ``/fix``;
 - ``sleep SECONDS``: wait that long (a turn that goes on while a test closes its tab);
 - ``hang``: wait for ``session/cancel`` (then the turn ends ``cancelled``);
-- ``crash``: exit at once with status 3, mid-turn;
+- ``crash``: exit at once with status 3, mid-turn, saying ``SCRIPTED_LAST_WORDS`` on
+  stderr as ``Error: …`` and a backtrace (with ``SCRIPTED_NO_BACKTRACE``: the words
+  alone);
 - ``fail WORDS``: answer the prompt with a JSON-RPC error, ``Internal error`` with WORDS as
   its ``details`` (as Qwen Code answers when its model refuses it; Codex's is alike);
 - ``run COMMAND``: ``terminal/create`` of the shell line COMMAND, ``wait_for_exit``,
@@ -235,7 +237,11 @@ class ScriptedAgent:
         elif command == "crash":  # as a Rust agent dies: the error, then its backtrace
             words = os.environ.get("SCRIPTED_LAST_WORDS", "the scripted agent broke")
             frames = "   0: anyhow::Error::from\n   1: main\n"  # codex-acp's, shortened
-            sys.stderr.write(f"Error: {words}\n\nStack backtrace:\n{frames}")
+            if os.environ.get("SCRIPTED_NO_BACKTRACE"):
+                frames = ""
+            sys.stderr.write(
+                f"Error: {words}\n\nStack backtrace:\n{frames}" if frames else f"{words}\n"
+            )
             sys.stderr.flush()
             os._exit(3)
         elif command == "fail":

@@ -325,10 +325,24 @@ SECRET_WORDS = {"scripted": {**SCRIPTED, "env": {"SCRIPTED_LAST_WORDS": f"broke 
 LONG_WORDS = {"scripted": {**SCRIPTED, "env": {"SCRIPTED_LAST_WORDS": "x" * 280 + " " + CANARY}}}
 
 
+# One line longer than the stderr kept (its last 4,000 bytes), whose start falls in the
+# secret: the line is kept from the middle of the secret on.
+TAIL_WORDS = {
+    "scripted": {
+        **SCRIPTED,
+        "env": {"SCRIPTED_LAST_WORDS": CANARY + "y" * 3990, "SCRIPTED_NO_BACKTRACE": "1"},
+    }
+}
+
+
 @pytest.mark.parametrize(
     ("loop_config", "shown"),
-    [(config(acp_agents=SECRET_WORDS), "broke on"), (config(acp_agents=LONG_WORDS), "xxx")],
-    ids=["secret", "secret-across-the-cut"],
+    [
+        (config(acp_agents=SECRET_WORDS), ' Its last words: "Error: broke on ••••••".'),
+        (config(acp_agents=LONG_WORDS), f' Its last words: "Error: {"x" * 280} ••••••".'),
+        (config(acp_agents=TAIL_WORDS), ""),  # no line whole: no last words
+    ],
+    ids=["secret", "secret-across-the-cut", "secret-across-the-tail-kept"],
 )
 async def test_an_agents_last_words_are_masked_whole_before_they_are_cut(
     agent: Agent, notebook_in_tab: Any, shown: str
@@ -337,8 +351,9 @@ async def test_an_agents_last_words_are_masked_whole_before_they_are_cut(
         await agent.start(path, "crash", agent="scripted")
         conversation = await agent.ended(path)
     error = conversation["turn"]["error"]
-    assert error.startswith(f'scripted exited with status 3. Its last words: "Error: {shown}')
+    assert error == f"scripted exited with status 3.{shown}"
     assert CANARY[:10] not in json.dumps(conversation)  # not even the part before a cut
+    assert CANARY[-10:] not in json.dumps(conversation)  # nor the part after one
 
 
 async def test_an_agent_that_answers_with_an_error_ends_the_turn_with_its_words(
