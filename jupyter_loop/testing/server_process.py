@@ -29,7 +29,8 @@ from tornado.websocket import WebSocketClientConnection, websocket_connect
 
 from ..cli.ychannel import TornadoChannel, connect_room
 from ..document.reference import NotebookRef
-from ..keeper.registry import list_entries, process_alive
+from ..keeper.identity import same_process
+from ..keeper.registry import list_entries
 
 TOKEN = "jupyter-loop-test-token"
 
@@ -105,10 +106,13 @@ class ServerProcess:
             self._connection.close()
             self._connection = None
         if self.process is not None:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass  # the server has exited already
+            # Only while it runs: once reaped, its id (and group id) may be another
+            # process's (this machine's ids wrap at 32,768; two test suites share it).
+            if self.process.poll() is None:
+                try:
+                    os.killpg(self.process.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass  # the server has exited already
             self.process.wait(timeout=10)
             self.process = None
 
@@ -119,10 +123,15 @@ class ServerProcess:
         self.kill_kept_kernels()
 
     def kill_kept_kernels(self) -> None:
-        """SIGKILL every keeper and kernel in the registry (each keeper's process group)."""
+        """SIGKILL every keeper and kernel in the registry that is still the process
+        recorded (its start time): one that ended long ago left an id that another
+        process may hold by now, a young kernel of another test, say (the likely cause of
+        kernels that died young and silently in CI, where two suites share the machine
+        and process ids wrap at 32,768)."""
         for entry in list_entries(self.kernels_dir):
-            for pid in (entry.kernel_pid, entry.keeper_pid):
-                if pid and process_alive(pid):
+            kernel = (entry.kernel_pid, entry.kernel_started)
+            for pid, started in (kernel, (entry.keeper_pid, entry.keeper_started)):
+                if pid and same_process(pid, started):
                     try:
                         os.kill(pid, signal.SIGKILL)
                     except ProcessLookupError:
