@@ -10,7 +10,7 @@ import asyncio
 
 from pycrdt import YMessageType, YSyncMessageType
 from tornado.httpclient import HTTPRequest
-from tornado.websocket import WebSocketClientConnection, websocket_connect
+from tornado.websocket import WebSocketClientConnection, WebSocketClosedError, websocket_connect
 
 _SYNC_STEP2 = bytes([YMessageType.SYNC, YSyncMessageType.SYNC_STEP2])
 
@@ -70,3 +70,17 @@ class TornadoChannel:
     def close(self) -> None:
         """Close the websocket, as a tab that is closed does."""
         self._connection.close()
+
+
+class TabChannel(TornadoChannel):
+    """The channel as a browser tab's y-websocket provider behaves: while its socket is
+    closed it sends nothing, and the server's updates stop coming, so the tab's provider
+    ends quietly. Tests follow a notebook through it across a server's SIGKILL, as a tab
+    does; the terminal client keeps :class:`TornadoChannel`, whose closed-socket error it
+    turns into "the server closed the connection" (``cli/failures.py``)."""
+
+    async def send(self, message: bytes) -> None:
+        try:
+            await super().send(message)
+        except WebSocketClosedError:
+            pass

@@ -27,7 +27,7 @@ from pycrdt import Map
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 from tornado.websocket import WebSocketClientConnection, websocket_connect
 
-from ..cli.ychannel import TornadoChannel, connect_room
+from ..cli.ychannel import TabChannel, connect_room
 from ..document.reference import NotebookRef
 from ..keeper.identity import same_process
 from ..keeper.registry import list_entries
@@ -228,8 +228,9 @@ class ServerProcess:
                 await asyncio.sleep(1)
         raise AssertionError("unreachable")
 
-    async def open_room(self, path: str) -> tuple[TornadoChannel, YNotebook]:
-        """A channel to the notebook's room and an empty document to sync through it."""
+    async def open_room(self, path: str) -> tuple[TabChannel, YNotebook]:
+        """A tab's channel to the notebook's room (one that outlives a kill of this server
+        quietly, as a browser's does) and an empty document to sync through it."""
         session = await self.api(
             "api", "collaboration", "session", path, method="PUT",
             body={"format": "json", "type": "notebook"},
@@ -240,7 +241,7 @@ class ServerProcess:
         connection = await connect_room(
             HTTPRequest(url, headers={"Authorization": f"token {TOKEN}"})
         )
-        return TornadoChannel(connection, room), YNotebook()
+        return TabChannel(connection, room), YNotebook()
 
     async def open_run_socket(self) -> WebSocketClientConnection:
         """The runs websocket a tab keeps open (``execution/run_socket.py``)."""

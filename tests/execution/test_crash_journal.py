@@ -13,7 +13,7 @@ from jupyter_ydoc import YNotebook
 from loop_helpers import notebook_json, wait_for
 from pycrdt import Map, Provider
 
-from jupyter_loop.cli.ychannel import TornadoChannel
+from jupyter_loop.cli.ychannel import TabChannel
 from jupyter_loop.testing.server_process import ServerProcess
 from jupyter_loop.testing.yjs import disagreements, read_with_yjs
 
@@ -43,7 +43,7 @@ def printed(outputs: Any) -> list[int]:
 
 async def start_with_notebook(
     server: ServerProcess, path: str, source: str
-) -> tuple[TornadoChannel, YNotebook]:
+) -> tuple[TabChannel, YNotebook]:
     """The server started on a one-cell notebook with its kernel; a tab's channel to it."""
     server.root.mkdir(parents=True)
     (server.root / path).write_text(notebook_json(source), encoding="utf-8")
