@@ -34,6 +34,11 @@ from ..secrets import SecretMasker
 MAX_LINE = 64 * 1024
 """Bytes held waiting for a newline before they are written anyway."""
 
+PORT_TAKEN = "ZMQError: Address already in use"
+"""What ipykernel prints when a port it was given is bound by another process (jupyter_client
+picks free ports, closes them and the kernel binds them a second later: on a busy server
+another process can take one meanwhile)."""
+
 
 class KernelOutput:
     """Reads the kernel's output pipe (non-blocking) and appends it, masked, to the log."""
@@ -45,6 +50,7 @@ class KernelOutput:
         self._masker = masker
         self._pending = b""
         self._open = True
+        self.port_taken = False  # the kernel said a port it was given is taken (PORT_TAKEN)
 
     def read(self) -> None:
         """Write whatever whole lines the kernel has written since (never blocks)."""
@@ -77,6 +83,7 @@ class KernelOutput:
 
     def _write(self, data: bytes) -> None:
         text = data.decode("utf-8", errors="replace")
+        self.port_taken = self.port_taken or PORT_TAKEN in text
         if self._masker is not None:
             text = self._masker.mask(text)
         self._log.write(text.encode("utf-8"))

@@ -39,6 +39,7 @@ from .registry import (
     EXITED,
     KERNEL_LOG,
     ORPHANED,
+    PORTS_TAKEN,
     RUNNING,
     SEGMENTS,
     KeeperEntry,
@@ -74,6 +75,7 @@ class Keeper:
         self._masker = masker_from(entry.masking, secrets)
         self._journal = IopubJournal(directory / SEGMENTS, self._masker, entry.max_journal_bytes)
         self._output: KernelOutput | None = None
+        self._heard = False  # the kernel has published on IOPub: its sockets are bound
 
     def run(self) -> int:
         signal.signal(signal.SIGINT, _ignore)  # the kernel's, sent to the whole group
@@ -117,12 +119,29 @@ class Keeper:
         while self._kernel.poll() is None:
             if iopub.poll(POLL_MS) or self._output is not None:
                 self._drain(iopub, 0)
+            if self._start_failed():
+                print(
+                    "jupyter-loop keeper: a port the kernel was given is taken; ending it, "
+                    "to be started again on new ports",
+                    flush=True,
+                )
+                self._kernel.kill()
+                self._kernel.wait()
+                return PORTS_TAKEN
             if time.monotonic() >= next_check:
                 next_check = time.monotonic() + SERVER_CHECK
                 if self._orphaned():
                     self._shut_down(iopub)
                     return ORPHANED
         return EXITED
+
+    def _start_failed(self) -> bool:
+        """Whether the kernel failed to bind a port at its start, before publishing
+        anything. ipykernel 7 does not exit then (its threads hold the process), so
+        jupyter_client's restarter would wait for its death for good, and every cell sent
+        to it would wait for an answer. A kernel already running is never ended so: a
+        cell's program may print those words."""
+        return not self._heard and self._output is not None and self._output.port_taken
 
     def _drain(self, iopub: zmq.Socket[bytes], wait: float) -> None:
         if self._output is not None:
@@ -131,6 +150,7 @@ class Keeper:
         while True:
             try:
                 self._journal.record(iopub.recv_multipart(zmq.NOBLOCK))
+                self._heard = True
             except zmq.Again:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or not iopub.poll(int(remaining * 1000)):

@@ -28,15 +28,24 @@ from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any, cast
 
-from jupyter_client.connect import KernelConnectionInfo
+from jupyter_client.connect import KernelConnectionInfo, LocalPortCache
 from jupyter_client.provisioning import KernelProvisionerFactory, LocalProvisioner
 from traitlets import Dict, Float, Int, Unicode
 
 from .identity import this_process
 from .journal import SECRETS_ON_STDIN, SUFFIX
-from .registry import SEGMENTS, KeeperEntry, keeper_is_ours, remove_kernel_dir, write_entry
+from .registry import (
+    PORTS_TAKEN,
+    SEGMENTS,
+    KeeperEntry,
+    keeper_is_ours,
+    read_entry,
+    remove_kernel_dir,
+    write_entry,
+)
 
 NAME = "jupyter-loop-keeper"
+PORT_NAMES = ("shell_port", "iopub_port", "stdin_port", "hb_port", "control_port")
 ENTRY_POINT = "jupyter_loop.keeper.provisioner:KeeperProvisioner"
 
 
@@ -79,6 +88,7 @@ class KeeperProvisioner(LocalProvisioner):
         return Path(self.directory) / str(self.kernel_id)
 
     _adopted: KeeperEntry | None = None  # the entry of a kernel a previous server launched
+    _ports_taken = False  # the kernel's keeper ended it on a taken port: restart on new ones
 
     @property
     def has_process(self) -> bool:
@@ -93,6 +103,9 @@ class KeeperProvisioner(LocalProvisioner):
         return keeper_is_ours(adopted, self.kernel_dir)
 
     async def pre_launch(self, **kwargs: Any) -> dict[str, Any]:
+        if self._ports_taken:
+            self._ports_taken = False
+            self._forget_ports()
         kwargs = await super().pre_launch(**kwargs)
         env = kwargs.get("env") or {}
         remove_kernel_dir(self.kernel_dir)  # a restart's kernel journals afresh
@@ -112,6 +125,25 @@ class KeeperProvisioner(LocalProvisioner):
         write_entry(self.kernel_dir, entry)
         kwargs["cmd"] = [*keeper_command(), str(self.kernel_dir), "--", *kwargs["cmd"]]
         return kwargs
+
+    def _forget_ports(self) -> None:
+        """New ports for this start: the last one's keeper found one of them taken.
+
+        jupyter_client's restarter asks for new random ports when a kernel dies young, but
+        with its port cache (on by default) the provisioner keeps the ports it chose first
+        and the connection file that holds them: the kernel would start on the taken port
+        again, and fail again, five times."""
+        manager = self.parent
+        if manager is None:
+            return
+        cache = LocalPortCache.instance()
+        for name in PORT_NAMES:
+            port = int(getattr(manager, name, 0) or 0)
+            if port > 0:
+                cache.return_port(port)
+                setattr(manager, name, 0)
+        self.ports_cached = False
+        manager.cleanup_connection_file()
 
     async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> KernelConnectionInfo:
         """Launch the keeper, and hand it the secrets to mask on its standard input."""
@@ -182,7 +214,11 @@ class KeeperProvisioner(LocalProvisioner):
             pass
 
     async def cleanup(self, restart: bool = False) -> None:
-        """The kernel was shut down by a server: nothing of it is to be recovered."""
+        """The kernel was shut down by a server: nothing of it is to be recovered (but
+        whether its keeper found a port taken, for the restart's ports)."""
+        if restart:
+            ended = read_entry(self.kernel_dir)
+            self._ports_taken = ended is not None and ended.state == PORTS_TAKEN
         await super().cleanup(restart)
         remove_kernel_dir(self.kernel_dir)
 

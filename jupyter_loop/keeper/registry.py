@@ -39,6 +39,9 @@ KERNEL_LOG = "kernel.log"
 STARTING, RUNNING, EXITED, ORPHANED = "starting", "running", "exited", "orphaned"
 """Where a kept kernel is: launched, running, ended on its own (it died, or a server shut
 it down), shut down by its keeper because no server came back in time."""
+PORTS_TAKEN = "ports-taken"
+"""Ended by its keeper at its start: another process had taken a port it was given
+(``process.Keeper``); its next start needs new ports (``provisioner``)."""
 
 
 @dataclass(frozen=True)
