@@ -114,7 +114,12 @@ class KernelQueue:
     def submit(self, jobs: list[CellJob]) -> list[asyncio.Future[RunOutcome]]:
         """Queue the jobs; each future resolves with how its run ended."""
         loop = asyncio.get_running_loop()
-        self._ledger.add([self._queued_entry(job) for job in jobs])
+        waiting = self._jobs or jobs
+        ahead = waiting[0] if waiting else None
+        handed_now = not self._handed and ahead is not None and ahead.marked_running
+        now = ahead if handed_now and self.line.channel.connected else None
+        # Listed running at once if handed at once: one line of the ledger before the send.
+        self._ledger.add([self._queued_entry(job, running=job is now) for job in jobs])
         outcomes = []
         for job in jobs:
             self._docs.pin(job.room_id)
@@ -122,25 +127,25 @@ class KernelQueue:
             outcome: asyncio.Future[RunOutcome] = loop.create_future()
             self._outcomes[job.run_id] = outcome
             outcomes.append(outcome)
-        first = self._jobs[0] if not self._handed and self._jobs else None
-        if first is not None and first.marked_running and self.line.channel.connected:
+        if now is not None:
             # The kernel gets the cell before the request is even answered. Its writer
             # starts afresh after the send (no message is read before the next turn); the
             # marker written next clears the cell's outputs.
             run = self._take(self._jobs.popleft())
-            self._handover.send(run, first.code)
-            run.writer.reset(first.run_id)
+            self._handover.send(run, now.code)
+            run.writer.reset(now.run_id)
         self._start_worker()
         return outcomes
 
-    def _queued_entry(self, job: CellJob) -> LedgerEntry:
+    def _queued_entry(self, job: CellJob, *, running: bool = False) -> LedgerEntry:
         # With its kernel: a server that adopts the kernel after a crash runs it there.
         # With the run's record as asked (who, through what, the source): a server that
         # takes the run over continues it (see ``LedgerEntry``).
         origin = (job.origin or RunOrigin(job.by, RUNS_API)).fields
         asked = job.kept or kept_source(job.code, self._settings.outputs.masker)
         return LedgerEntry(
-            job.room_id, job.cell_id, job.run_id, "queued", self.kernel_id,
+            job.room_id, job.cell_id, job.run_id, "running" if running else "queued",
+            self.kernel_id,
             approved_hash=job.approved_hash or "", source_hash=asked.hash,
             source=asked.text, queued_at=job.queued_at, **origin,
         )  # fmt: skip
@@ -277,11 +282,14 @@ class KernelQueue:
         def finish(notebook: YNotebook, ycell: Map) -> None:
             mark_finished(notebook, ycell, run, outcome)
             run.end_shown = True  # in this transaction: the tabs see it as pending() does
-            if self._settings.history is not None:
-                run.outputs_digest = outputs_digest(ycell)
             if following is not None and following.job.room_id == job.room_id:
                 mark_handed_over(notebook, following.job)
                 started.append(True)
+
+        def digest(ycell: Map) -> None:
+            # For the history: the outputs as the end left them, read once the tabs have
+            # the end (in its transaction, a large output's digest held their update up).
+            run.outputs_digest = outputs_digest(ycell)
 
         try:  # whatever happens, the cell handed over next may write its outputs after
             if run.msg_id is not None:
@@ -289,7 +297,9 @@ class KernelQueue:
             if outcome.note:
                 run.writer.push(AppendStream("stderr", note_line(outcome.note)))
             await run.writer.end_run(
-                then=finish, ending=RunEnd(outcome.status, outcome.execution_count, outcome.note)
+                then=finish,
+                ending=RunEnd(outcome.status, outcome.execution_count, outcome.note),
+                read_back=digest if self._settings.history is not None else None,
             )
             forget_request(self._manager, run.msg_id)
             if following is not None and not started:

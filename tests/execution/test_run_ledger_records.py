@@ -50,3 +50,17 @@ def test_an_older_servers_line_still_loads(tmp_path: Path) -> None:
     (entry,) = RunLedger(path, LOG).load()
     assert entry.origin is None and entry.kept is None and entry.started_at is None
     assert taken_up_job(entry).by == "ada"
+
+
+def test_a_change_that_changes_nothing_writes_no_line(tmp_path: Path) -> None:
+    """A run handed to the kernel as it is queued is listed running at once; marking it
+    running again (as every handed run is) wrote a line of nothing but its id, on the way
+    from the request to the kernel."""
+    path = tmp_path / "runs.jsonl"
+    ledger = RunLedger(path, LOG)
+    ledger.add([LedgerEntry("room", "c1", "run1", "running", "k1")])
+    ledger.mark_running("run1")
+    ledger.flush()
+    assert len(path.read_text().splitlines()) == 1
+    (entry,) = RunLedger(path, LOG).load()
+    assert entry.state == "running"

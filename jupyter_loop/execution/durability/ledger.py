@@ -317,6 +317,8 @@ class RunLedger:
     def _put(self, entry: LedgerEntry) -> None:
         self._ending.pop(entry.run_id, None)
         before = self._entries.get(entry.run_id)
+        if before == entry:
+            return  # listed as it is already (a run taken up, marked running again)
         self._entries[entry.run_id] = entry
         if before is None:
             self._append({"put": asdict(entry)})

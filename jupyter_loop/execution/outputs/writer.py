@@ -44,6 +44,10 @@ from .reloads import RunReloads
 from .writes import apply_plan, tail_length
 
 CellMutation = Callable[[YNotebook, Map], None]
+CellReading = Callable[[Map], None]
+"""Reads a cell right after a write of ours committed, before anything else can change it:
+what needs the written outputs (the history's digest of them) but not in the write's
+transaction, which the tabs' update waits for."""
 
 
 @dataclass(frozen=True)
@@ -161,12 +165,17 @@ class CellWriter:
         """The document shows the run started: what waited is written from now on."""
         self._open.set()
 
-    async def end_run(self, then: CellMutation | None = None, ending: RunEnd | None = None) -> None:
+    async def end_run(
+        self,
+        then: CellMutation | None = None,
+        ending: RunEnd | None = None,
+        read_back: CellReading | None = None,
+    ) -> None:
         """The run is over: flush as :meth:`flush` does, then let go of the outputs'
         content (the document holds it; a later display update takes it back). The
         journal records ``ending`` (how the run ended) and takes no more edits."""
         self._running = False
-        await self.flush(then)
+        await self.flush(then, read_back)
         if self._journal is not None:
             self._journal.end(ending or RunEnd("ok"))
             self._journal = None
@@ -237,9 +246,11 @@ class CellWriter:
                 self._log.exception("jupyter-loop could not write the outputs of %s", self.cell_id)
         await self._flushes.close(timeout)
 
-    async def flush(self, then: CellMutation | None = None) -> None:
+    async def flush(
+        self, then: CellMutation | None = None, read_back: CellReading | None = None
+    ) -> None:
         """Write what the document has not seen yet; then apply ``then`` in a transaction
-        of its own.
+        of its own, and call ``read_back`` on the cell once that transaction committed.
 
         A flush with ``then`` marks a boundary of the run (its start, a prompt, an answer,
         its end): text held back by secret masking is released first, and a long output's
@@ -274,6 +285,8 @@ class CellWriter:
                 if finish is not None:
                     with writing(notebook):
                         finish()
+            if read_back is not None:
+                read_back(ycell)
             if not self._running:
                 self._keep_whole_run()
                 self._model.forget()
