@@ -11,6 +11,10 @@ its own process id. When none has been alive for ``orphan_timeout`` seconds, the
 asks the kernel to shut down (then terminates, then kills it) and records it as orphaned:
 the journal stays for the next server to replay.
 
+A kernel that fails at its start to bind a port it was given (another process took it
+between jupyter_client's choice and the bind) is ended, and recorded ``ports-taken``:
+ipykernel would hang, not exit, and the provisioner gives its restart new ports.
+
 The keeper shares the kernel's process group: the provisioner signals the group (an
 interrupt must reach the kernel), so the keeper ignores SIGINT and passes SIGTERM on.
 It imports little (no jupyter_client until it must shut the kernel down): it starts with

@@ -1,8 +1,8 @@
 """A kernel provisioner whose first start of each kernel is given a port another process
 holds: the race a busy server meets now and then (jupyter_client picks free ports and
 closes them; the kernel binds them a second later), made certain. Set through the
-server's configuration (``register``, then ``KernelProvisionerFactory.
-default_provisioner_name = NAME``), as a fault is injected here."""
+server's configuration, as a fault is injected here: ``register()``, then ``NAME`` as the
+``KernelProvisionerFactory``'s default provisioner."""
 
 from __future__ import annotations
 
