@@ -31,6 +31,7 @@ from .provisioner import KeeperProvisioner
 from .registry import (
     EXITED,
     ORPHANED,
+    PORTS_TAKEN,
     RUNNING,
     SEGMENTS,
     KeeperEntry,
@@ -60,6 +61,8 @@ class KeptKernels:
         keeper saw it) or ``killed`` (the keeper went too: the machine's share of
         processes was killed at once)."""
         entry = self.ended.get(kernel_id)
+        if entry is not None and entry.state == PORTS_TAKEN:
+            return EXITED  # its keeper ended it at its start, as a kernel that died young
         if entry is None or entry.state not in (ORPHANED, EXITED):
             return "killed"
         return entry.state

@@ -11,6 +11,7 @@ certain by a provisioner set in the server's configuration (``testing.taken_port
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +19,8 @@ from kept_helpers import PATH, ended_in_file, run, started
 from loop_fixtures import Serve
 from loop_helpers import wait_for
 
-from jupyter_loop.keeper.registry import RUNNING, list_entries
+from jupyter_loop.keeper.adoption import KeptKernels
+from jupyter_loop.keeper.registry import PORTS_TAKEN, RUNNING, KeeperEntry, list_entries
 from jupyter_loop.testing.taken_port import NAME
 
 CONFIG = f"""
@@ -48,3 +50,11 @@ async def test_a_kernel_whose_port_was_taken_starts_again_and_runs_the_cell(loop
 def cell_in_file(server: Any) -> Any:
     saved = server.saved(PATH)
     return saved.cells[0] if saved is not None else {}
+
+
+def test_a_kernel_ended_on_a_taken_port_counts_as_one_that_died(tmp_path: Path) -> None:
+    """A server that comes back after a crash finds the kernel's keeper gone: its runs get
+    the note of a kernel that died, not of one killed with its keeper."""
+    ended = KeeperEntry("k1", "python3", {}, server_pid=1, state=PORTS_TAKEN)
+    kept = KeptKernels(tmp_path, ended={"k1": ended})
+    assert kept.how_ended("k1") == "exited"
