@@ -324,6 +324,10 @@ class KernelQueue:
                 entry_for(job, outcome, run, path, self.kernel_id, self.line.kernel_run, masker)
             )
 
+    def any_sent(self) -> bool:
+        """Whether a run not ended yet reached the kernel (its request sent, or followed)."""
+        return any(run.msg_id is not None for run in self._handed if not run.done.done())
+
     def end_handed(self, note: str | None) -> None:
         """The kernel is gone: the cell it ran is cut off, those handed after it never ran."""
         unfinished = [run for run in self._handed if not run.done.done()]

@@ -4,20 +4,18 @@ jupyter_client picks free ports and closes them; the kernel binds them a second 
 On a busy server (on CI, two suites side by side) another process takes one now and then
 (CI at 6854091: ``ZMQError: Address already in use`` in the kernel's log, and the cell
 waited for good). ipykernel 7 does not exit then, so nothing restarted it; and a restart
-would have used the taken port again (jupyter_client's port cache). A cell sent to the
-hung kernel ends with a plain note; run again, it runs. The fault is made
+would have used the taken port again (jupyter_client's port cache). A cell asked for
+meanwhile never reached the kernel: it runs on the kernel's next start. The fault is made
 certain by a provisioner set in the server's configuration (``testing.taken_port``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
-from kept_helpers import PATH, ended_in_file, run, started
+from kept_helpers import ended_in_file, run, started
 from loop_fixtures import Serve
-from loop_helpers import wait_for
 
 from jupyter_loop.keeper.adoption import KeptKernels
 from jupyter_loop.keeper.registry import PORTS_TAKEN, RUNNING, KeeperEntry, list_entries
@@ -36,20 +34,13 @@ async def test_a_kernel_whose_port_was_taken_starts_again_and_runs_the_cell(loop
     (server.home / "config").mkdir(parents=True)
     (server.home / "config" / "jupyter_server_config.py").write_text(CONFIG, encoding="utf-8")
     await started(server, "print('ran')")
-    await run(server, "c0")  # sent while the kernel hangs: it ends with a plain note
-    await wait_for(lambda: "restarted" in str(cell_in_file(server).get("outputs")), timeout=60)
-    await run(server, "c0")  # and the kernel, started again on new ports, runs it
+    await run(server, "c0")  # asked while the kernel hangs: it runs once it started again
     saved = await ended_in_file(server, 0, timeout=60)
     assert saved.cells[0].outputs[0]["text"] == "ran\n"
     assert saved.cells[0].execution_count == 1
     log = "".join(p.read_text(errors="replace") for p in server.home.glob("server-*.log"))
     assert "restarting kernel (1/5)" in log and "(2/5)" not in log  # once, on new ports
     assert [entry.state for entry in list_entries(server.kernels_dir)] == [RUNNING]
-
-
-def cell_in_file(server: Any) -> Any:
-    saved = server.saved(PATH)
-    return saved.cells[0] if saved is not None else {}
 
 
 def test_a_kernel_ended_on_a_taken_port_counts_as_one_that_died(tmp_path: Path) -> None:

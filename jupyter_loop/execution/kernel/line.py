@@ -38,6 +38,9 @@ class LineRuns(Protocol):
     async def drop_queued(self, queued_by: float | None = None) -> None:
         """Forget the cells still waiting (all of them, without ``queued_by``)."""
 
+    def any_sent(self) -> bool:
+        """Whether a run not ended yet was sent to the kernel (or followed on it)."""
+
 
 class KernelLine:
     """The connection to one kernel, replaced as each of its lives ends.
@@ -128,8 +131,23 @@ class KernelLine:
     # -- words of the kernel's death (which of them end runs: ``lives``) ------
 
     def restarter_restarts(self) -> None:
-        """jupyter_client's restarter found the kernel dead and starts it again."""
-        self._end_if(self._hear(self._lives.restarter_restarts), KERNEL_RESTARTED, "the restarter")
+        """jupyter_client's restarter found the kernel dead and starts it again.
+
+        A kernel that died before it ever answered us (one whose port another process
+        took, say: its keeper ends it at its start), with no cell sent to it or followed
+        on it, ran nothing: the cells waiting for it wait on, and the connection that
+        waits finds the restarted kernel on its new ports. Rejected: ending them, as for
+        a kernel that dies under a cell; the cell a user ran as the notebook opened then
+        showed "the kernel died and was restarted while this cell ran" for a cell that
+        never ran."""
+        ends = self._hear(self._lives.restarter_restarts)
+        if ends and not self._channel.connected and not self._runs.any_sent():
+            self._log.info(
+                "jupyter-loop: kernel %s died before it answered; its cells wait for its restart",
+                self.kernel_id,
+            )
+            return
+        self._end_if(ends, KERNEL_RESTARTED, "the restarter")
 
     def kernel_died(self) -> None:
         """The kernel died for good (its restarter gave up)."""
